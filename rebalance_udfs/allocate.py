@@ -1,0 +1,117 @@
+"""Allocate one bucket of many consumer groups: the pure function behind the pandas UDF.
+
+`allocate_bucket(queues, members)` returns one row per (queue, claiming client) and one
+row with a null client for every queue nobody claims, with its status:
+OK (one clustering claimant), CONTENDED (two or more), UNCONSUMED (none), BROADCAST.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rebalance_udfs.batch import UNIT_KEYS, AllocationBatch, build_batch
+from rebalance_udfs.positional import expand_blocks
+from rebalance_udfs.strategies import kernel_for
+
+OK, UNCONSUMED, CONTENDED, BROADCAST = "OK", "UNCONSUMED", "CONTENDED", "BROADCAST"
+
+MEMBER_COLUMNS = [
+    "snapshot_id", "cluster", "consumer_group", "client_id", "client_addr", "topic",
+    "strategy", "message_model", "client_room", "virtual_nodes", "rooms", "config_queues",
+]
+QUEUE_COLUMNS = [*UNIT_KEYS, "broker_name", "queue_id", "broker_room"]
+
+
+class UnsupportedStrategy(ValueError):
+    """A member runs a strategy with no kernel (input validation should have caught it)."""
+
+
+def claim_all(batch: AllocationBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Run every call's own strategy; BROADCASTING calls claim every queue of their unit."""
+    calls_out, queues_out = [], []
+    broadcast = np.flatnonzero(batch.call_broadcast)
+    if len(broadcast):
+        units = batch.call_unit[broadcast]
+        rows, pos = expand_blocks(batch.unit_queue_start[units], batch.unit_queue_count[units])
+        calls_out.append(broadcast[rows])
+        queues_out.append(pos)
+    clustering = ~batch.call_broadcast
+    for name in pd.unique(batch.call_strategy[clustering]):
+        kernel = kernel_for(name)
+        if kernel is None:
+            raise UnsupportedStrategy(f"no allocation kernel for strategy {name!r}")
+        calls = np.flatnonzero(clustering & (batch.call_strategy == name))
+        c, q = kernel(batch, calls)
+        calls_out.append(c)
+        queues_out.append(q)
+    if not calls_out:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(calls_out).astype(np.int64), np.concatenate(queues_out).astype(np.int64)
+
+
+def claims_with_status(
+    batch: AllocationBatch, claim_call: np.ndarray, claim_queue: np.ndarray
+) -> pd.DataFrame:
+    """Claims deduplicated per (queue, client, mode) plus unclaimed queues, with status.
+
+    Columns: queue (position), call (-1 for unclaimed), status.
+    """
+    n_queues = len(batch.queue_id)
+    # A claim outside the caller's own unit would be a kernel bug; fail loudly.
+    if len(claim_queue) and (
+        (claim_queue < 0).any()
+        or (claim_queue >= n_queues).any()
+        or (batch.queue_unit[claim_queue] != batch.call_unit[claim_call]).any()
+    ):
+        raise AssertionError("allocation kernel claimed a queue outside the caller's topic")
+    claims = pd.DataFrame(
+        {
+            "queue": claim_queue,
+            "call": claim_call,
+            "client": batch.call_client_rank[claim_call],
+            "broadcast": batch.call_broadcast[claim_call],
+        }
+    ).drop_duplicates(["queue", "client", "broadcast"])
+    queue = claims["queue"].to_numpy(np.int64)
+    broadcast = claims["broadcast"].to_numpy(bool)
+    clustering_count = np.bincount(queue[~broadcast], minlength=n_queues)
+    any_count = np.bincount(queue, minlength=n_queues)
+    status = np.where(
+        broadcast, BROADCAST, np.where(clustering_count[queue] > 1, CONTENDED, OK)
+    ).astype(object)
+    unclaimed = np.flatnonzero(any_count == 0)
+    return pd.DataFrame(
+        {
+            "queue": np.concatenate([queue, unclaimed]),
+            "call": np.concatenate([claims["call"].to_numpy(np.int64),
+                                    np.full(len(unclaimed), -1, np.int64)]),
+            "status": np.concatenate([status, np.full(len(unclaimed), UNCONSUMED, object)]),
+        }
+    )
+
+
+def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+    """Assignments of every (group, topic) in the bucket.
+
+    `queues` holds the readable queues of every (snapshot, cluster, group, topic) the group
+    subscribes (QUEUE_COLUMNS plus any payload columns, carried to the output unchanged);
+    `members` the member rows of those groups (MEMBER_COLUMNS).
+    Output: the queue columns, then client_id, strategy, status; sorted deterministically.
+    """
+    if queues.empty or members.empty:
+        return pd.DataFrame(columns=[*queues.columns, "client_id", "strategy", "status"])
+    batch, ordered = build_batch(queues, members)
+    rows = claims_with_status(batch, *claim_all(batch))
+    # index -1 (unclaimed) picks the padding entry appended at the end
+    call = rows["call"].to_numpy(np.int64)
+    client = np.append(batch.call_client, None)[call]
+    strategy = np.append(batch.call_strategy, None)[call]
+    rank = np.append(batch.call_client_rank, -1)[call]
+    queue = rows["queue"].to_numpy(np.int64)
+    order = np.lexsort((rank, queue))
+    out = ordered.iloc[queue[order]].reset_index(drop=True)
+    out["client_id"] = client[order]
+    out["strategy"] = strategy[order]
+    out["status"] = rows["status"].to_numpy(object)[order]
+    return out

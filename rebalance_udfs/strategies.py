@@ -1,0 +1,40 @@
+"""The strategy registry: every strategy name of the contract and the kernel that runs it.
+
+A kernel takes (batch, call indices running that strategy) and returns claims as
+(call index, global queue position) arrays. Names are exactly as the clients log them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from rebalance_udfs import kafka, rocketmq
+from rebalance_udfs.batch import AllocationBatch
+from rebalance_udfs.positional import (
+    Claims,
+    kafka_member_count,
+    kafka_member_index,
+    positional_kernel,
+    rocketmq_cid_count,
+    rocketmq_cid_index,
+)
+
+Kernel = Callable[[AllocationBatch, np.ndarray], Claims]
+
+KERNELS: dict[str, Kernel] = {
+    "AVG": positional_kernel(rocketmq.averagely_share, rocketmq_cid_count, rocketmq_cid_index),
+    "range": positional_kernel(kafka.range_share, kafka_member_count, kafka_member_index),
+}
+
+KAFKA_STRATEGIES = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
+
+
+def supported_strategies() -> list[str]:
+    """Strategy names this build computes (the input validator accepts exactly these)."""
+    return sorted(KERNELS)
+
+
+def kernel_for(name: str) -> Kernel | None:
+    return KERNELS.get(name)
