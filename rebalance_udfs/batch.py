@@ -81,7 +81,9 @@ def _factorize(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Dat
     return codes, frame.iloc[first][keys].reset_index(drop=True)
 
 
-def build_batch(queues: pd.DataFrame, members: pd.DataFrame) -> tuple[AllocationBatch, pd.DataFrame]:
+def build_batch(
+    queues: pd.DataFrame, members: pd.DataFrame
+) -> tuple[AllocationBatch, pd.DataFrame]:
     """Flatten one bucket of queue rows and member rows into an AllocationBatch.
 
     `queues`: one row per readable queue per (snapshot, cluster, group, topic) the group

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-EXAMPLES_DIR = Path(
-    os.environ.get("REBALANCE_EXAMPLES", Path(__file__).resolve().parents[3] / "shared" / "examples")
-)
+_DEFAULT_EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+EXAMPLES_DIR = Path(os.environ.get("REBALANCE_EXAMPLES", _DEFAULT_EXAMPLES))
 
 ROCKETMQ_FILES = {
     "AVG": "rocketmq_averagely.json",
