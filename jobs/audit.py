@@ -1,0 +1,202 @@
+"""The audit job: read → validate → assign → report → write.
+
+Each step is a function a test can call on its own; `run` strings them together and
+times them. Spark is lazy, so each timed step materializes what the next one reuses.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs import demo
+from jobs.config import AuditConfig
+from jobs.inputs import (
+    REJECTS_SCHEMA,
+    conform,
+    validate_members,
+    validate_offsets,
+    validate_queues,
+)
+from jobs.session import build_session
+from rebalance_udfs.udfs import assign
+from reports.assignments import assignments_report
+from reports.consumer_load import consumer_load_report
+from reports.group_balance import group_balance_report
+from storage.delta import DeltaStore, WriteResult
+
+OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rejects")
+PARTITION_BY = ["snapshot_id"]
+DEMO_INPUTS = "demo_inputs"
+
+
+@dataclass
+class Inputs:
+    queues: DataFrame
+    members: DataFrame
+    offsets: DataFrame | None
+    rejects: DataFrame
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    output: str
+    engine: str
+    snapshots: list[str]
+    tables: dict[str, str]
+    timings: dict[str, float] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    worst_groups: list[dict] = field(default_factory=list)
+    writes: list[WriteResult] = field(default_factory=list)
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+
+
+def write_demo_inputs(store: DeltaStore, root: str, groups: int, seed: int) -> dict[str, str]:
+    """Generate the embedded sample cluster as Delta tables under `root`."""
+    tables = demo.generate(groups, seed)
+    spark = store.spark
+    paths = {}
+    for name in ("queues", "members", "offsets"):
+        frame = getattr(tables, name)
+        df = spark.createDataFrame(frame, schema=_demo_schema(name))
+        path = f"{root}/{name}"
+        store.write(df, path, name, PARTITION_BY,
+                    replace={"snapshot_id": [s for s, _ in demo.SNAPSHOTS]})
+        paths[name] = path
+    return paths
+
+
+def _demo_schema(name: str) -> str:
+    from jobs.inputs import CONTRACTS
+
+    return ", ".join(f"{c.name} {c.type.simpleString()}" for c in CONTRACTS[name])
+
+
+def read_inputs(store: DeltaStore, queues: str, members: str, offsets: str | None,
+                snapshots: tuple[str, ...] = ()) -> Inputs:
+    """Read, conform and validate the inputs; limit them to `snapshots` when given."""
+
+    def load(path: str, name: str) -> DataFrame:
+        df = conform(store.read(path, name), name)
+        return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
+
+    q_good, q_bad = validate_queues(load(queues, "queues"))
+    m_good, m_bad = validate_members(load(members, "members"))
+    rejects = q_bad.unionByName(m_bad)
+    o_good = None
+    if offsets:
+        o_good, o_bad = validate_offsets(load(offsets, "offsets"))
+        rejects = rejects.unionByName(o_bad)
+    return Inputs(q_good, m_good, o_good, rejects)
+
+
+def compute_reports(inputs: Inputs, buckets: int) -> dict[str, DataFrame]:
+    """All output tables as DataFrames (without run_id)."""
+    assigned = assign(inputs.queues, inputs.members, inputs.offsets, buckets)
+    assignments = assignments_report(assigned)
+    return {
+        "assignments": assignments,
+        "consumer_load": consumer_load_report(assignments, inputs.members),
+        "group_balance": group_balance_report(assignments, inputs.members),
+        "rejects": inputs.rejects,
+    }
+
+
+def _stamp(df: DataFrame, run_id: str) -> DataFrame:
+    return df.withColumn("run_id", F.lit(run_id))
+
+
+def snapshot_ids(inputs: Inputs, requested: tuple[str, ...]) -> list[str]:
+    """The snapshots this run writes (re-running one replaces its rows)."""
+    if requested:
+        return sorted(set(requested))
+    ids = (inputs.queues.select("snapshot_id").union(inputs.members.select("snapshot_id"))
+           .distinct().collect())
+    return sorted(r[0] for r in ids if r[0] is not None)
+
+
+def run(config: AuditConfig, spark: SparkSession | None = None,
+        log=print) -> RunResult:  # noqa: ANN001
+    run_id = config.run_id or new_run_id()
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    spark = spark or build_session(master=config.master, conf=config.spark_conf)
+    store = DeltaStore(spark, config.engine)
+    timings["session"] = time.perf_counter() - t0
+    output = config.output.rstrip("/")
+    log(f"run {run_id}: storage engine {store.engine}, output {output}")
+
+    queues, members, offsets = config.queues, config.members, config.offsets
+    if config.is_demo:
+        t = time.perf_counter()
+        paths = write_demo_inputs(store, f"{output}/{DEMO_INPUTS}", config.demo_groups,
+                                  config.demo_seed)
+        queues, members, offsets = paths["queues"], paths["members"], paths["offsets"]
+        timings["demo_inputs"] = time.perf_counter() - t
+        log(f"no inputs given: generated the demo cluster under {output}/{DEMO_INPUTS}")
+
+    t = time.perf_counter()
+    inputs = read_inputs(store, queues, members, offsets, config.snapshots)
+    inputs.members = inputs.members.persist(StorageLevel.MEMORY_AND_DISK)
+    snapshots = snapshot_ids(inputs, config.snapshots)
+    timings["read"] = time.perf_counter() - t
+    if not snapshots:
+        log("no snapshot to audit in the inputs" + (f" (asked for {', '.join(config.snapshots)})"
+                                                    if config.snapshots else ""))
+
+    buckets = config.buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
+    t = time.perf_counter()
+    reports = compute_reports(inputs, buckets)
+    assignments = reports["assignments"].persist(StorageLevel.MEMORY_AND_DISK)
+    reports["assignments"] = assignments
+    rows = {"assignments": assignments.count()}
+    timings["assign"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    small = {}
+    for name in ("consumer_load", "group_balance", "rejects"):
+        small[name] = reports[name].persist(StorageLevel.MEMORY_AND_DISK)
+        rows[name] = small[name].count()
+    timings["reports"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    tables, writes = {}, []
+    replace = {"snapshot_id": snapshots}
+    for name in OUTPUT_TABLES:
+        df = _stamp(assignments if name == "assignments" else small[name], run_id)
+        path = f"{output}/{name}"
+        if name == "rejects":
+            df = df.select(*REJECTS_SCHEMA.fieldNames(), "run_id")
+        writes.append(store.write(df, path, name, PARTITION_BY, replace=replace))
+        tables[name] = path
+    timings["write"] = time.perf_counter() - t
+
+    worst = _worst_groups(small["group_balance"])
+    for df in (assignments, inputs.members, *small.values()):
+        df.unpersist()
+    timings["total"] = time.perf_counter() - t0
+    return RunResult(run_id, output, store.engine, snapshots, tables, timings, rows, worst,
+                     writes)
+
+
+def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
+    """The groups most in need of attention (a handful of rows to the driver)."""
+    severity = (
+        F.col("contended_queues") * 1000 + F.col("unconsumed_queues") * 100
+        + F.coalesce(F.col("skew"), F.lit(0)) * 10 + F.col("idle_clients")
+    )
+    rows = (balance.where(F.col("topic").isNull() & (F.size("findings") > 0))
+            .withColumn("_severity", severity)
+            .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
+            .limit(limit).collect())
+    return [r.asDict() for r in rows]

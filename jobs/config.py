@@ -1,0 +1,93 @@
+"""One typed, validated configuration: conf/<env>.yaml overridden by CLI flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from storage.delta import ENGINES
+
+
+# What conf/local.yaml sets: small shuffles suit a laptop and the demo.
+LOCAL_SPARK_CONF = {"spark.sql.shuffle.partitions": "8"}
+
+
+class ConfigError(Exception):
+    """The configuration is unusable; the message says which setting and why."""
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    queues: str | None = None
+    members: str | None = None
+    offsets: str | None = None
+    output: str | None = "output/rebalance-audit"
+    snapshots: tuple[str, ...] = ()
+    engine: str = "auto"
+    master: str | None = "local[*]"
+    spark_conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
+    buckets: int = 0
+    demo_groups: int = 300
+    demo_seed: int = 7
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ConfigError(f"storage.engine must be one of {', '.join(ENGINES)}, "
+                              f"not {self.engine!r}")
+        given = [n for n in ("queues", "members") if getattr(self, n)]
+        if len(given) == 1:
+            missing = "members" if given == ["queues"] else "queues"
+            raise ConfigError(f"--{given[0]} is set but --{missing} is not: an audit needs both "
+                              "tables (or neither, to run the embedded demo)")
+        if self.offsets and not given:
+            raise ConfigError("--offsets needs --queues and --members")
+        if not self.output:
+            raise ConfigError("no output folder: set `output:` in the config or pass --output")
+        if self.buckets < 0:
+            raise ConfigError("assign.buckets must be >= 0")
+        if self.demo_groups < 0:
+            raise ConfigError("demo.groups must be >= 0")
+
+    @property
+    def is_demo(self) -> bool:
+        return not (self.queues or self.members)
+
+
+def load_config(path: str | None, **overrides: Any) -> AuditConfig:
+    """Read the YAML file (if any), then apply non-None overrides (the CLI flags)."""
+    raw: dict[str, Any] = {}
+    if path:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"config file {path} does not exist")
+        try:
+            raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    try:
+        inputs = raw.get("inputs") or {}
+        spark = raw.get("spark") or {}
+        config = AuditConfig(
+            queues=inputs.get("queues"),
+            members=inputs.get("members"),
+            offsets=inputs.get("offsets"),
+            output=raw.get("output", AuditConfig.output),
+            engine=(raw.get("storage") or {}).get("engine", "auto"),
+            master=spark.get("master", "local[*]"),
+            spark_conf={str(k): str(v) for k, v in (spark.get("conf") or LOCAL_SPARK_CONF).items()},
+            buckets=int((raw.get("assign") or {}).get("buckets", 0)),
+            demo_groups=int((raw.get("demo") or {}).get("groups", 300)),
+            demo_seed=int((raw.get("demo") or {}).get("seed", 7)),
+        )
+        changes = {k: v for k, v in overrides.items() if v not in (None, (), [])}
+        if "snapshots" in changes:
+            changes["snapshots"] = tuple(changes["snapshots"])
+        return replace(config, **changes)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"config file {path}: {exc}") from exc

@@ -1,0 +1,210 @@
+"""Input contracts (SPEC §2), schema checks and row-level rejects.
+
+A table whose *shape* is wrong (a required column missing, a column of the wrong type)
+stops the run with a message naming the table and column. Rows that cannot be used go to
+`rejects` with the reason; every other row proceeds. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from rebalance_udfs.strategies import supported_strategies
+
+STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
+BOOL, TIMESTAMP = T.BooleanType(), T.TimestampType()
+PARAMS = T.MapType(T.StringType(), T.StringType())
+
+
+@dataclass(frozen=True)
+class Col:
+    name: str
+    type: T.DataType
+    required: bool
+
+
+QUEUES = [
+    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
+    Col("captured_at", TIMESTAMP, False), Col("topic", STRING, True),
+    Col("broker_name", STRING, False), Col("queue_id", INT, True),
+    Col("readable", BOOL, False), Col("broker_room", STRING, False),
+    Col("max_offset", LONG, False), Col("in_rate", DOUBLE, False),
+]
+MEMBERS = [
+    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
+    Col("consumer_group", STRING, True), Col("client_id", STRING, True),
+    Col("topic", STRING, False), Col("strategy", STRING, True),
+    Col("message_model", STRING, False), Col("client_room", STRING, False),
+    Col("client_addr", STRING, False), Col("strategy_params", PARAMS, False),
+]
+OFFSETS = [
+    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
+    Col("consumer_group", STRING, True), Col("topic", STRING, True),
+    Col("broker_name", STRING, False), Col("queue_id", INT, True),
+    Col("committed_offset", LONG, False), Col("consumed_offset", LONG, False),
+]
+CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS}
+MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
+
+REJECTS_SCHEMA = T.StructType([
+    T.StructField("snapshot_id", STRING), T.StructField("cluster", STRING),
+    T.StructField("source_table", STRING), T.StructField("row_json", STRING),
+    T.StructField("reason", STRING),
+])
+
+
+class InputError(Exception):
+    """An input table has the wrong shape; the message names the table and column."""
+
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
+
+
+def _compatible(actual: T.DataType, wanted: T.DataType) -> bool:
+    """Types we accept and cast: any integer for int/long, any number for double."""
+    if isinstance(wanted, (T.IntegerType, T.LongType)):
+        return isinstance(actual, _INTEGRAL)
+    if isinstance(wanted, T.DoubleType):
+        return isinstance(actual, _NUMERIC)
+    if isinstance(wanted, T.TimestampType):
+        return isinstance(actual, (T.TimestampType, T.TimestampNTZType, T.DateType))
+    if isinstance(wanted, T.MapType):
+        return (isinstance(actual, T.MapType) and isinstance(actual.keyType, T.StringType)
+                and isinstance(actual.valueType, T.StringType))
+    return type(actual) is type(wanted)
+
+
+def conform(df: DataFrame, table: str) -> DataFrame:
+    """Check the columns against the contract; add absent nullable columns as nulls; cast
+    accepted types to the contract's; drop extra columns. Raises InputError."""
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    lower = {name.lower(): name for name in fields}
+    problems, columns = [], []
+    for col in CONTRACTS[table]:
+        actual_name = col.name if col.name in fields else lower.get(col.name.lower())
+        if actual_name is None:
+            if col.required:
+                problems.append(f"required column `{col.name}` ({col.type.simpleString()}) "
+                                "is missing")
+            columns.append(F.lit(None).cast(col.type).alias(col.name))
+            continue
+        actual = fields[actual_name]
+        if not _compatible(actual, col.type):
+            problems.append(f"column `{actual_name}` is {actual.simpleString()}, "
+                            f"expected {col.type.simpleString()}")
+            continue
+        value = F.col(f"`{actual_name}`")
+        if isinstance(col.type, T.IntegerType) and isinstance(actual, T.LongType):
+            # keep the raw value: out-of-range ids become a reject, not a silent null
+            columns.append(value.alias(col.name))
+        else:
+            columns.append(value.cast(col.type).alias(col.name))
+    if problems:
+        raise InputError(f"{table} table: " + "; ".join(problems)
+                         + f". Columns found: {', '.join(fields) or '(none)'}.")
+    return df.select(*columns)
+
+
+def _reasons(*checks: tuple[Column, str]) -> Column:
+    """Semicolon-joined reasons of the failing checks, or null when the row is fine."""
+    parts = F.array_compact(F.array(*[F.when(cond, F.lit(msg)) for cond, msg in checks]))
+    return F.when(F.size(parts) > 0, F.array_join(parts, "; "))
+
+
+def _required_null_checks(table: str) -> list[tuple[Column, str]]:
+    return [(F.col(c.name).isNull(), f"{c.name} is null")
+            for c in CONTRACTS[table] if c.required]
+
+
+def _split(df: DataFrame, table: str, reason: Column, key: list[str]) -> tuple[DataFrame, DataFrame]:
+    """Rows with a reason go to rejects; of exact duplicates the first copy proceeds and the
+    others are rejected; rows that share `key` but differ are all rejected (ambiguous)."""
+    cols = [c for c in df.columns if not c.startswith("_")]
+    comparable = [c for c in cols if not isinstance(df.schema[c].dataType, T.MapType)]
+    row_hash = F.xxhash64(*[
+        F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
+        for c in cols
+    ])
+    by_key = Window.partitionBy(*[F.col(c) for c in key])
+    # one window (one shuffle): how many different rows share the key, and copy numbers
+    scored = (
+        df.withColumn("_reason", reason)
+        .withColumn("_hash", row_hash)
+        .withColumn("_variants", F.size(F.collect_set("_hash").over(by_key)))
+        .withColumn("_copy", F.row_number().over(by_key.orderBy("_hash", *comparable)))
+    )
+    final_reason = F.coalesce(
+        F.col("_reason"),
+        F.when(F.col("_variants") > 1,
+               F.lit(f"conflicting rows for the same {', '.join(key)}")),
+        F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
+    )
+    scored = scored.withColumn("_final", final_reason)
+    good = scored.where(F.col("_final").isNull()).select(*cols)
+    bad = scored.where(F.col("_final").isNotNull()).select(
+        F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),
+        F.to_json(F.struct(*[F.col(c) for c in cols])).alias("row_json"),
+        F.col("_final").alias("reason"),
+    )
+    return good, bad
+
+
+def validate_queues(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    reason = _reasons(
+        *_required_null_checks("queues"),
+        (F.col("queue_id") < 0, "queue_id is negative"),
+        (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
+    )
+    good, bad = _split(df, "queues", reason,
+                       ["snapshot_id", "cluster", "topic", "broker_name", "queue_id"])
+    return good.withColumn("queue_id", F.col("queue_id").cast(INT)), bad
+
+
+def with_strategy_params(df: DataFrame) -> DataFrame:
+    """Typed strategy parameters next to the raw map (what the kernels read)."""
+    params = F.col("strategy_params")
+    return (
+        df.withColumn("virtual_nodes_raw", params.getItem("virtual_nodes"))
+        .withColumn("virtual_nodes", F.col("virtual_nodes_raw").try_cast(INT))
+        .withColumn("rooms", params.getItem("rooms"))
+        .withColumn("config_queues", params.getItem("queues"))
+    )
+
+
+def validate_members(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    strategies = supported_strategies()
+    df = with_strategy_params(df)
+    reason = _reasons(
+        *_required_null_checks("members"),
+        (F.col("strategy").isNotNull() & ~F.col("strategy").isin(strategies),
+         "unknown strategy (supported: " + ", ".join(strategies) + ")"),
+        (F.col("message_model").isNotNull() & ~F.col("message_model").isin(*MESSAGE_MODELS),
+         "message_model must be CLUSTERING or BROADCASTING"),
+        (F.col("virtual_nodes_raw").isNotNull() & F.col("virtual_nodes").isNull(),
+         "strategy_params.virtual_nodes is not an integer"),
+        (F.col("virtual_nodes") < 0, "strategy_params.virtual_nodes is negative"),
+    )
+    # One row per client per topic; a second row that differs (other strategy) is a
+    # second process sharing the id only when client_addr differs, so addr is in the key.
+    df = df.withColumn("_pre_reason", reason).drop("virtual_nodes_raw")
+    good, bad = _split(df, "members", F.col("_pre_reason"),
+                       ["snapshot_id", "cluster", "consumer_group", "client_id",
+                        "client_addr", "topic"])
+    return good, bad
+
+
+def validate_offsets(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    reason = _reasons(
+        *_required_null_checks("offsets"),
+        (F.col("queue_id") < 0, "queue_id is negative"),
+        (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
+    )
+    good, bad = _split(df, "offsets", reason,
+                       ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
+                        "queue_id"])
+    return good.withColumn("queue_id", F.col("queue_id").cast(INT)), bad

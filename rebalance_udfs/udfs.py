@@ -1,0 +1,110 @@
+"""Thin Spark glue: run `allocate_bucket` over many consumer groups per Python call.
+
+Groups are hashed into buckets; one cogrouped Arrow UDF call receives a whole bucket —
+the queues of every (group, topic) it holds and their members — and the numpy kernels
+allocate all of them at once. So the fixed cost of a Python call (~1 ms) is paid per
+bucket, not per group. Only the columns the kernels read are converted to pandas; the
+payload columns (offsets, rates) stay in Arrow and are gathered by row index, so 64-bit
+offsets are never squeezed through float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.batch import GROUP_KEYS
+
+QUEUE_PAYLOAD = ["max_offset", "in_rate", "committed_offset", "consumed_offset"]
+BUCKET = "_bucket"
+
+ASSIGNED_SCHEMA = T.StructType([
+    T.StructField("snapshot_id", T.StringType(), False),
+    T.StructField("cluster", T.StringType(), False),
+    T.StructField("consumer_group", T.StringType(), False),
+    T.StructField("topic", T.StringType(), False),
+    T.StructField("broker_name", T.StringType(), True),
+    T.StructField("queue_id", T.IntegerType(), False),
+    T.StructField("broker_room", T.StringType(), True),
+    T.StructField("max_offset", T.LongType(), True),
+    T.StructField("in_rate", T.DoubleType(), True),
+    T.StructField("committed_offset", T.LongType(), True),
+    T.StructField("consumed_offset", T.LongType(), True),
+    T.StructField("client_id", T.StringType(), True),
+    T.StructField("strategy", T.StringType(), True),
+    T.StructField("status", T.StringType(), False),
+])
+_ARROW_SCHEMA = pa.schema([
+    pa.field(f.name, {
+        T.StringType: pa.string(), T.IntegerType: pa.int32(), T.LongType: pa.int64(),
+        T.DoubleType: pa.float64(),
+    }[type(f.dataType)], f.nullable) for f in ASSIGNED_SCHEMA.fields
+])
+
+
+def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
+    """The cogrouped UDF body: one bucket of groups in, its assignment rows out."""
+    queue_keys = queues.select(QUEUE_COLUMNS).to_pandas()
+    queue_keys["_row"] = np.arange(len(queue_keys), dtype=np.int64)
+    member_frame = members.select(MEMBER_COLUMNS).to_pandas()
+    out = allocate_bucket(queue_keys, member_frame)
+    rows = pa.array(out["_row"].to_numpy(np.int64) if len(out) else np.empty(0, np.int64))
+    taken = queues.select([*QUEUE_COLUMNS, *QUEUE_PAYLOAD]).take(rows)
+    columns = {name: taken.column(name) for name in taken.column_names}
+    for name in ("client_id", "strategy", "status"):
+        values = out[name] if len(out) else pd.Series([], dtype=object)
+        columns[name] = pa.array(values.to_numpy(object), type=pa.string(), from_pandas=True)
+    return pa.table([columns[f.name] for f in _ARROW_SCHEMA], schema=_ARROW_SCHEMA)
+
+
+def bucket_of(buckets: int) -> Column:
+    """The bucket of a group: every row of one group lands in the same Python call."""
+    return F.pmod(F.xxhash64(*[F.col(k) for k in GROUP_KEYS]), F.lit(buckets))
+
+
+def assign(
+    queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int
+) -> DataFrame:
+    """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes.
+
+    `queues` / `members` / `offsets` are validated inputs; unreadable queues are not
+    allocated (the client never sees them), as upstream.
+    """
+    # fresh column ids (alias): the members frame is cogrouped with this join's result below
+    subscribed = (members.where(F.col("topic").isNotNull())
+                  .select(*[F.col(c).alias(c) for c in [*GROUP_KEYS, "topic"]]).distinct())
+    units = (
+        queues.where(F.coalesce(F.col("readable"), F.lit(True)))
+        .select("snapshot_id", "cluster", "topic", "broker_name", "queue_id", "broker_room",
+                "max_offset", "in_rate")
+        .join(subscribed, ["snapshot_id", "cluster", "topic"])
+    )
+    if offsets is not None:
+        units = _with_offsets(units, offsets)
+    else:
+        units = units.withColumn("committed_offset", F.lit(None).cast("long")).withColumn(
+            "consumed_offset", F.lit(None).cast("long"))
+    member_cols = members.select(*MEMBER_COLUMNS)
+    return (
+        units.withColumn(BUCKET, bucket_of(buckets))
+        .groupBy(BUCKET)
+        .cogroup(member_cols.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET))
+        .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
+    )
+
+
+def _with_offsets(units: DataFrame, offsets: DataFrame) -> DataFrame:
+    """Left-join the group's committed / consumed offsets (broker_name null-safe: Kafka)."""
+    keys = [*GROUP_KEYS, "topic", "queue_id"]
+    o = offsets.select(*keys, F.col("broker_name").alias("_o_broker"), "committed_offset",
+                       "consumed_offset")
+    u = units.alias("u")
+    cond = [F.col(f"u.{k}") == o[k] for k in keys] + [
+        F.col("u.broker_name").eqNullSafe(o["_o_broker"])
+    ]
+    return u.join(o, cond, "left").select("u.*", o["committed_offset"], o["consumed_offset"])

@@ -1,0 +1,19 @@
+"""`assignments`: one row per queue per claiming client, one null-client row per unclaimed
+queue, with status, lag (max_offset - committed_offset) and in_rate where known."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+COLUMNS = [
+    "snapshot_id", "cluster", "consumer_group", "topic", "broker_name", "queue_id",
+    "client_id", "strategy", "status", "lag", "in_rate", "max_offset", "committed_offset",
+    "consumed_offset", "broker_room",
+]
+
+
+def assignments_report(assigned: DataFrame) -> DataFrame:
+    """Add lag to the kernel output; lag is null unless both offsets are known."""
+    lag = F.col("max_offset") - F.col("committed_offset")
+    return assigned.withColumn("lag", lag).select(*COLUMNS)

@@ -1,0 +1,37 @@
+"""The short human summary printed at the end of a run: the worst groups and why, where
+the tables are, and how long each stage took."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+
+def print_summary(result, out: TextIO | None = None) -> None:  # noqa: ANN001 (RunResult)
+    import sys
+
+    out = out or sys.stdout
+    w = out.write
+    w("\n")
+    w(f"rebalance-audit run {result.run_id} ({result.engine} Delta engine)\n")
+    w(f"  snapshots: {', '.join(result.snapshots) or '(none)'}\n")
+    w("  rows: " + ", ".join(f"{k} {v:,}" for k, v in result.rows.items()) + "\n")
+    w("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items()) + "\n")
+    if result.worst_groups:
+        w("\nGroups that need attention (worst first):\n")
+        for g in result.worst_groups:
+            load = (f"max {g['max_queues']} / pooled {g['pooled_max']} queues per client"
+                    if g.get("max_queues") is not None else "no queues")
+            w(f"  {g['cluster']}/{g['consumer_group']} @ {g['snapshot_id']}: "
+              f"{', '.join(g['findings'])}\n")
+            w(f"    {g['clients']} clients, {g['queues']} queues, {load}, "
+              f"{g['idle_clients']} idle, {g['unconsumed_queues']} unconsumed, "
+              f"{g['contended_queues']} contended\n")
+            w(f"    -> {g['recommendation']}\n")
+    else:
+        w("\nNo group has findings: every audited group is balanced.\n")
+    w("\nDelta tables:\n")
+    for name, path in result.tables.items():
+        w(f"  {name:<15} {path}\n")
+    if result.rows.get("rejects"):
+        w(f"\n{result.rows['rejects']:,} input row(s) could not be used: see the rejects "
+          "table (source_table, row_json, reason).\n")
