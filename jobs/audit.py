@@ -20,13 +20,14 @@ from jobs.config import AuditConfig
 from jobs.inputs import (
     REJECTS_SCHEMA,
     conform,
+    release,
     validate_members,
     validate_offsets,
     validate_queues,
 )
 from jobs.session import build_session
 from rebalance_udfs.udfs import assign
-from reports.assignments import assignments_report
+from reports.assignments import assignments_report, snapshot_times
 from reports.consumer_load import consumer_load_report
 from reports.group_balance import group_balance_report
 from storage.delta import DeltaStore, WriteResult
@@ -102,12 +103,13 @@ def read_inputs(store: DeltaStore, queues: str, members: str, offsets: str | Non
 
 def compute_reports(inputs: Inputs, buckets: int) -> dict[str, DataFrame]:
     """All output tables as DataFrames (without run_id)."""
+    times = snapshot_times(inputs.queues)
     assigned = assign(inputs.queues, inputs.members, inputs.offsets, buckets)
-    assignments = assignments_report(assigned)
+    assignments = assignments_report(assigned, times)
     return {
         "assignments": assignments,
-        "consumer_load": consumer_load_report(assignments, inputs.members),
-        "group_balance": group_balance_report(assignments, inputs.members),
+        "consumer_load": consumer_load_report(assignments, inputs.members, times),
+        "group_balance": group_balance_report(assignments, inputs.members, times),
         "rejects": inputs.rejects,
     }
 
@@ -147,7 +149,6 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
 
     t = time.perf_counter()
     inputs = read_inputs(store, queues, members, offsets, config.snapshots)
-    inputs.members = inputs.members.persist(StorageLevel.MEMORY_AND_DISK)
     snapshots = snapshot_ids(inputs, config.snapshots)
     timings["read"] = time.perf_counter() - t
     if not snapshots:
@@ -182,8 +183,9 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     timings["write"] = time.perf_counter() - t
 
     worst = _worst_groups(small["group_balance"])
-    for df in (assignments, inputs.members, *small.values()):
+    for df in (assignments, *small.values()):
         df.unpersist()
+    release()
     timings["total"] = time.perf_counter() - t0
     return RunResult(run_id, output, store.engine, snapshots, tables, timings, rows, worst,
                      writes)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,24 +70,24 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
         if not isinstance(raw, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    inputs = raw.get("inputs") or {}
+    spark = raw.get("spark") or {}
     try:
-        inputs = raw.get("inputs") or {}
-        spark = raw.get("spark") or {}
-        config = AuditConfig(
-            queues=inputs.get("queues"),
-            members=inputs.get("members"),
-            offsets=inputs.get("offsets"),
-            output=raw.get("output", AuditConfig.output),
-            engine=(raw.get("storage") or {}).get("engine", "auto"),
-            master=spark.get("master", "local[*]"),
-            spark_conf={str(k): str(v) for k, v in (spark.get("conf") or LOCAL_SPARK_CONF).items()},
-            buckets=int((raw.get("assign") or {}).get("buckets", 0)),
-            demo_groups=int((raw.get("demo") or {}).get("groups", 300)),
-            demo_seed=int((raw.get("demo") or {}).get("seed", 7)),
-        )
-        changes = {k: v for k, v in overrides.items() if v not in (None, (), [])}
-        if "snapshots" in changes:
-            changes["snapshots"] = tuple(changes["snapshots"])
-        return replace(config, **changes)
-    except (TypeError, ValueError) as exc:
+        values: dict[str, Any] = {
+            "queues": inputs.get("queues"),
+            "members": inputs.get("members"),
+            "offsets": inputs.get("offsets"),
+            "output": raw.get("output", AuditConfig.output),
+            "engine": (raw.get("storage") or {}).get("engine", "auto"),
+            "master": spark.get("master", "local[*]"),
+            "spark_conf": {str(k): str(v)
+                           for k, v in (spark.get("conf") or LOCAL_SPARK_CONF).items()},
+            "buckets": int((raw.get("assign") or {}).get("buckets", 0)),
+            "demo_groups": int((raw.get("demo") or {}).get("groups", 300)),
+            "demo_seed": int((raw.get("demo") or {}).get("seed", 7)),
+        }
+    except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"config file {path}: {exc}") from exc
+    values.update({k: v for k, v in overrides.items() if v not in (None, (), [])})
+    values["snapshots"] = tuple(values.get("snapshots") or ())
+    return AuditConfig(**values)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -55,6 +56,15 @@ REJECTS_SCHEMA = T.StructType([
     T.StructField("source_table", STRING), T.StructField("row_json", STRING),
     T.StructField("reason", STRING),
 ])
+
+
+_PERSISTED: list[DataFrame] = []
+
+
+def release() -> None:
+    """Unpersist what validation cached (call when the run no longer needs its inputs)."""
+    while _PERSISTED:
+        _PERSISTED.pop().unpersist()
 
 
 class InputError(Exception):
@@ -123,7 +133,10 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
 
 def _split(df: DataFrame, table: str, reason: Column, key: list[str]) -> tuple[DataFrame, DataFrame]:
     """Rows with a reason go to rejects; of exact duplicates the first copy proceeds and the
-    others are rejected; rows that share `key` but differ are all rejected (ambiguous)."""
+    others are rejected; rows that share `key` but differ are all rejected (ambiguous).
+
+    The scored rows are persisted: good rows and rejects come from one pass over the input
+    (the caller unpersists them with `release`)."""
     cols = [c for c in df.columns if not c.startswith("_")]
     comparable = [c for c in cols if not isinstance(df.schema[c].dataType, T.MapType)]
     row_hash = F.xxhash64(*[
@@ -144,11 +157,14 @@ def _split(df: DataFrame, table: str, reason: Column, key: list[str]) -> tuple[D
                F.lit(f"conflicting rows for the same {', '.join(key)}")),
         F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
     )
-    scored = scored.withColumn("_final", final_reason)
+    scored = scored.withColumn("_final", final_reason).persist(StorageLevel.MEMORY_AND_DISK)
+    _PERSISTED.append(scored)
     good = scored.where(F.col("_final").isNull()).select(*cols)
     bad = scored.where(F.col("_final").isNotNull()).select(
         F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),
-        F.to_json(F.struct(*[F.col(c) for c in cols])).alias("row_json"),
+        # the row as it came in: contract columns only, nulls kept
+        F.to_json(F.struct(*[F.col(c.name) for c in CONTRACTS[table]]),
+                  {"ignoreNullFields": "false"}).alias("row_json"),
         F.col("_final").alias("reason"),
     )
     return good, bad

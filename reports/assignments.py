@@ -7,13 +7,21 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 COLUMNS = [
-    "snapshot_id", "cluster", "consumer_group", "topic", "broker_name", "queue_id",
+    "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "broker_name", "queue_id",
     "client_id", "strategy", "status", "lag", "in_rate", "max_offset", "committed_offset",
     "consumed_offset", "broker_room",
 ]
 
 
-def assignments_report(assigned: DataFrame) -> DataFrame:
-    """Add lag to the kernel output; lag is null unless both offsets are known."""
+def snapshot_times(queues: DataFrame) -> DataFrame:
+    """captured_at of each (snapshot, cluster): the earliest capture time of its queues.
+    It orders snapshots for churn; null when the inputs do not say."""
+    return queues.groupBy("snapshot_id", "cluster").agg(F.min("captured_at").alias("captured_at"))
+
+
+def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
+    """Add lag and captured_at to the kernel output; lag is null unless both offsets are known."""
     lag = F.col("max_offset") - F.col("committed_offset")
-    return assigned.withColumn("lag", lag).select(*COLUMNS)
+    return (assigned.withColumn("lag", lag)
+            .join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
+            .select(*COLUMNS))

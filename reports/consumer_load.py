@@ -11,13 +11,15 @@ from rebalance_udfs.batch import GROUP_KEYS
 CLIENT_KEYS = [*GROUP_KEYS, "client_id"]
 
 
-def consumer_load_report(assignments: DataFrame, members: DataFrame) -> DataFrame:
+def consumer_load_report(assignments: DataFrame, members: DataFrame,
+                         times: DataFrame) -> DataFrame:
+    """Every member with its claims; `topics` are what it subscribes (for churn triggers)."""
     clients = members.groupBy(*CLIENT_KEYS).agg(
         F.array_sort(F.collect_set("strategy")).alias("strategies"),
         F.coalesce(F.max("message_model"), F.lit("CLUSTERING")).alias("message_model"),
         F.max("client_room").alias("client_room"),
         F.greatest(F.countDistinct("client_addr"), F.lit(1)).alias("connections"),
-        F.count_distinct(F.col("topic")).cast("int").alias("subscribed_topics"),
+        F.array_sort(F.collect_set("topic")).alias("topics"),
     )
     claims = assignments.where(F.col("client_id").isNotNull())
     per_topic = claims.groupBy(*CLIENT_KEYS, "topic").agg(
@@ -38,12 +40,13 @@ def consumer_load_report(assignments: DataFrame, members: DataFrame) -> DataFram
     )
     return (
         clients.join(per_client, CLIENT_KEYS, "left")
+        .join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
         .withColumn("queues", F.coalesce("queues", F.lit(0)))
         .withColumn("queues_by_topic", F.coalesce(
             "queues_by_topic", F.create_map().cast("map<string,int>")))
         .withColumn("contended_queues", F.coalesce("contended_queues", F.lit(0)))
         .withColumn("idle", F.col("queues") == 0)
-        .select(*CLIENT_KEYS, "strategies", "message_model", "client_room", "connections",
-                "subscribed_topics", "queues", "queues_by_topic", "lag", "in_rate",
+        .select("snapshot_id", "cluster", "captured_at", "consumer_group", "client_id",
+                "strategies", "message_model", "client_room", "connections", "topics", "queues", "queues_by_topic", "lag", "in_rate",
                 "contended_queues", "idle")
     )

@@ -21,7 +21,7 @@ FINDINGS = [
     "UNCONSUMED_QUEUES", "CONTENDED_QUEUES",
 ]
 COLUMNS = [
-    *GROUP_KEYS, "topic", "clients", "subscribing_clients", "queues", "min_queues",
+    "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "clients", "subscribing_clients", "queues", "min_queues",
     "max_queues", "mean_queues", "ideal_max", "idle_clients", "unconsumed_queues",
     "contended_queues", "lag_total", "min_lag", "max_lag", "mean_lag", "in_rate_total",
     "min_in_rate", "max_in_rate", "mean_in_rate", "pooled_max", "skew", "findings",
@@ -123,7 +123,8 @@ def _codes(*pairs: tuple[Column, str]) -> Column:
     return F.array_compact(F.array(*[F.when(cond, F.lit(code)) for cond, code in pairs]))
 
 
-def group_balance_report(assignments: DataFrame, members: DataFrame) -> DataFrame:
+def group_balance_report(assignments: DataFrame, members: DataFrame,
+                         times: DataFrame) -> DataFrame:
     facts = _group_facts(members)
     topics = _topic_rows(assignments, members).join(facts, GROUP_KEYS)
     topics = topics.withColumn("ideal_max",
@@ -211,6 +212,7 @@ def group_balance_report(assignments: DataFrame, members: DataFrame) -> DataFram
                   .withColumn("_empty_topics", F.when(F.col("queues") == 0,
                                                       F.array(F.col("topic")))))
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
+    out = out.join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
     return out.withColumn("recommendation", _recommendation()).select(*COLUMNS)
 
 

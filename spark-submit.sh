@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# rebalance-audit launcher: the same command on a laptop and on a cluster.
+#
+#   ./spark-submit.sh [spark options] audit [audit options]
+#
+# spark-submit's own options (--master, --conf, --deploy-mode, resources, --packages, ...)
+# may stand anywhere and are passed to spark-submit; everything else goes to the job.
+# --with-delta-package adds Delta's Maven package and SQL extensions (needs a reachable
+# Maven repository; without it the offline Delta engine is used, see README).
+# With no Python environment that has the project, it creates .venv and installs it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="${REBALANCE_AUDIT_VENV:-$ROOT/.venv}"
+
+usage() {
+  cat <<'EOF'
+usage: ./spark-submit.sh [spark-submit options] audit [audit options]
+
+Audit options (./spark-submit.sh audit --help for details):
+  --config YAML        settings file (conf/local.yaml, conf/cluster.yaml)
+  --queues PATH        Delta table of queues       } none of them: audit the embedded
+  --members PATH       Delta table of members      } demo cluster
+  --offsets PATH       Delta table of offsets (optional)
+  --output DIR         output root (one Delta table per report)
+  --snapshot ID        audit only this snapshot (repeatable)
+  --engine auto|native|offline   how Delta tables are read and written
+
+Passed to spark-submit (anywhere on the line):
+  --master URL  --deploy-mode MODE  --conf K=V  --driver-memory M  --executor-memory M
+  --executor-cores N  --num-executors N  --total-executor-cores N  --queue Q  --name N
+  --packages P  --jars J  --py-files F  --files F  --archives A  --repositories R
+  --properties-file F  --driver-java-options O  --principal P  --keytab K  --verbose
+  --with-delta-package   add io.delta:delta-spark and its SQL extensions (Maven needed)
+
+Default master: local[*]. Exit code: 0 success, 2 bad input or config, 1 failure.
+EOF
+}
+
+python_has_project() {
+  "$1" - <<'EOF' >/dev/null 2>&1
+import importlib.util, sys
+mods = ("pyspark", "deltalake", "pandas", "pyarrow", "yaml", "jobs.cli")
+sys.exit(0 if all(importlib.util.find_spec(m) for m in mods) else 1)
+EOF
+}
+
+# 1. A Python that has the project: the active one, else .venv (created on first use).
+PY=""
+for candidate in "${REBALANCE_AUDIT_PYTHON:-}" "${VIRTUAL_ENV:+$VIRTUAL_ENV/bin/python}" "$VENV/bin/python"; do
+  if [[ -n "$candidate" && -x "$candidate" ]] && (cd "$ROOT" && python_has_project "$candidate"); then
+    PY="$candidate"; break
+  fi
+done
+if [[ -z "$PY" ]]; then
+  echo "rebalance-audit: installing the project into $VENV (first run, about a minute)..." >&2
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
+  "$VENV/bin/python" -m pip install --quiet -e "$ROOT" >&2
+  PY="$VENV/bin/python"
+fi
+
+# 2. Split the arguments: spark-submit options vs the job's.
+spark_args=()
+job_args=()
+master=""
+with_delta=0
+takes_value=" --master --deploy-mode --conf -c --driver-memory --driver-cores --executor-memory \
+--executor-cores --num-executors --total-executor-cores --queue --name --packages --jars \
+--py-files --files --archives --repositories --properties-file --driver-java-options \
+--driver-class-path --driver-library-path --principal --keytab --exclude-packages "
+while [[ $# -gt 0 ]]; do
+  arg="$1"
+  case "$arg" in
+    -h|--help)
+      if [[ ${#job_args[@]} -eq 0 ]]; then usage; exit 0; fi
+      job_args+=("$arg"); shift ;;
+    --with-delta-package) with_delta=1; shift ;;
+    --verbose|--supervise) spark_args+=("$arg"); shift ;;
+    --*=*)
+      key="${arg%%=*}"
+      if [[ "$takes_value" == *" $key "* ]]; then
+        spark_args+=("$key" "${arg#*=}"); [[ "$key" == --master ]] && master="${arg#*=}"
+      else job_args+=("$arg"); fi
+      shift ;;
+    *)
+      if [[ "$takes_value" == *" $arg "* ]]; then
+        [[ $# -ge 2 ]] || { echo "rebalance-audit: $arg needs a value" >&2; exit 2; }
+        spark_args+=("$arg" "$2"); [[ "$arg" == --master ]] && master="$2"; shift 2
+      else
+        job_args+=("$arg"); shift
+      fi ;;
+  esac
+done
+if [[ ${#job_args[@]} -eq 0 ]]; then usage >&2; exit 2; fi
+if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
+
+# 3. Delta's jars from Maven, only when asked (they cannot be fetched offline).
+if [[ $with_delta -eq 1 ]]; then
+  delta_version="$("$PY" -c 'import importlib.metadata as m; print(m.version("delta-spark"))')"
+  scala="$("$PY" -c 'import pyspark, glob, os, re; j=glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "scala-library-*.jar")); print(re.search(r"scala-library-(\d+\.\d+)", j[0]).group(1) if j else "2.13")')"
+  spark_args+=(--packages "io.delta:delta-spark_${scala}:${delta_version}"
+               --conf "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension"
+               --conf "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog")
+fi
+
+# 4. The interpreter for driver and workers; our code shipped to executors.
+export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$PY}"
+export PYSPARK_DRIVER_PYTHON="${PYSPARK_DRIVER_PYTHON:-$PY}"
+if [[ "$master" == local* ]]; then
+  export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+else
+  mkdir -p "$ROOT/build"
+  (cd "$ROOT" && "$PY" - <<'EOF'
+import pathlib, zipfile
+with zipfile.ZipFile("build/rebalance_audit.zip", "w", zipfile.ZIP_DEFLATED) as z:
+    for pkg in ("jobs", "rebalance_udfs", "reports", "storage"):
+        for f in pathlib.Path(pkg).rglob("*.py"):
+            z.write(f)
+EOF
+  )
+  spark_args+=(--py-files "$ROOT/build/rebalance_audit.zip")
+fi
+
+if [[ -n "${SPARK_HOME:-}" && -x "$SPARK_HOME/bin/spark-submit" ]]; then
+  SUBMIT="$SPARK_HOME/bin/spark-submit"
+else
+  SUBMIT="$(dirname "$PY")/spark-submit"
+  unset SPARK_HOME
+fi
+# Concise logs: Spark at WARN unless the user brings a log4j2 configuration.
+log_conf=()
+if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
+  log_conf=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
+fi
+exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${spark_args[@]}" \
+  "$ROOT/jobs/cli.py" "${job_args[@]}"

@@ -1,0 +1,99 @@
+"""Input contracts: wrong shapes stop the run with a clear message; bad rows become rejects."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jobs.inputs import InputError, conform, validate_members, validate_offsets, validate_queues
+
+pytestmark = pytest.mark.spark
+
+QUEUE_SCHEMA = "snapshot_id string, cluster string, topic string, broker_name string, queue_id long"
+
+
+def test_missing_required_column_names_table_and_column(spark) -> None:
+    df = spark.createDataFrame([("s", "c", "t")], "snapshot_id string, cluster string, topic string")
+    with pytest.raises(InputError, match=r"queues table: required column `queue_id` \(int\) "
+                                         r"is missing"):
+        conform(df, "queues")
+
+
+def test_mistyped_column_names_table_and_column(spark) -> None:
+    df = spark.createDataFrame([("s", "c", "g", "id", "AVG", "x")],
+                               "snapshot_id string, cluster string, consumer_group string, "
+                               "client_id string, strategy string, strategy_params string")
+    with pytest.raises(InputError, match=r"members table: column `strategy_params` is string, "
+                                         r"expected map<string,string>"):
+        conform(df, "members")
+
+
+def test_absent_nullable_columns_are_null_and_extras_dropped(spark) -> None:
+    df = spark.createDataFrame([("s", "c", "t", "b", 3, "extra")], QUEUE_SCHEMA + ", junk string")
+    out = conform(df, "queues")
+    assert out.columns == ["snapshot_id", "cluster", "captured_at", "topic", "broker_name",
+                           "queue_id", "readable", "broker_room", "max_offset", "in_rate"]
+    row = out.collect()[0]
+    assert row.readable is None and row.queue_id == 3
+
+
+def test_queue_rows_that_cannot_be_used_are_rejected_with_reasons(spark) -> None:
+    rows = [
+        ("s", "c", "t", "b", 0),        # fine
+        ("s", "c", "t", "b", 1),        # exact duplicate pair: one kept, one rejected
+        ("s", "c", "t", "b", 1),
+        ("s", "c", "t", "b", -1),       # negative id
+        ("s", "c", None, "b", 2),       # null topic
+        ("s", "c", "t", "b", 2**31),    # does not fit an int
+    ]
+    good, bad = validate_queues(conform(spark.createDataFrame(rows, QUEUE_SCHEMA), "queues"))
+    assert sorted(r.queue_id for r in good.collect()) == [0, 1]
+    reasons = sorted((json.loads(r.row_json)["queue_id"], r.reason, r.source_table)
+                     for r in bad.collect())
+    assert reasons == [
+        (-1, "queue_id is negative", "queues"),
+        (1, "exact duplicate of another row", "queues"),
+        (2, "topic is null", "queues"),
+        (2**31, "queue_id does not fit an int", "queues"),
+    ]
+
+
+def test_conflicting_rows_for_one_queue_are_all_rejected(spark) -> None:
+    rows = [("s", "c", "t", "b", 0, 10), ("s", "c", "t", "b", 0, 20)]
+    df = conform(spark.createDataFrame(rows, QUEUE_SCHEMA + ", max_offset long"), "queues")
+    good, bad = validate_queues(df)
+    assert good.count() == 0
+    assert {r.reason for r in bad.collect()} == {
+        "conflicting rows for the same snapshot_id, cluster, topic, broker_name, queue_id"}
+
+
+def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> None:
+    schema = ("snapshot_id string, cluster string, consumer_group string, client_id string, "
+              "topic string, strategy string, message_model string, "
+              "strategy_params map<string,string>")
+    rows = [
+        ("s", "c", "g", "a", "t", "AVG", None, None),
+        ("s", "c", "g", "b", "t", "AVERAGE", None, None),
+        ("s", "c", "g", "c", "t", "AVG", "PUSH", None),
+        ("s", "c", "g", "d", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "ten"}),
+        ("s", "c", "g", "e", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "-1"}),
+        ("s", "c", "g", None, "t", "AVG", None, None),
+    ]
+    good, bad = validate_members(conform(spark.createDataFrame(rows, schema), "members"))
+    assert [r.client_id for r in good.collect()] == ["a"]
+    reasons = {json.loads(r.row_json)["client_id"]: r.reason for r in bad.collect()}
+    assert reasons["b"].startswith("unknown strategy (supported: AVG, ")
+    assert reasons["c"] == "message_model must be CLUSTERING or BROADCASTING"
+    assert reasons["d"] == "strategy_params.virtual_nodes is not an integer"
+    assert reasons["e"] == "strategy_params.virtual_nodes is negative"
+    assert reasons[None] == "client_id is null"
+
+
+def test_offsets_validation(spark) -> None:
+    schema = ("snapshot_id string, cluster string, consumer_group string, topic string, "
+              "broker_name string, queue_id int, committed_offset long")
+    rows = [("s", "c", "g", "t", None, 0, 5), ("s", "c", None, "t", None, 1, 5)]
+    good, bad = validate_offsets(conform(spark.createDataFrame(rows, schema), "offsets"))
+    assert good.count() == 1
+    assert [r.reason for r in bad.collect()] == ["consumer_group is null"]

@@ -1,0 +1,176 @@
+"""rebalance_churn on the upstream stability facts and on small hand-made snapshots."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from reports.rebalance_churn import COLUMNS, rebalance_churn_report
+from tests.support import stability
+from tests.support.examples import claims_of
+
+pytestmark = pytest.mark.spark
+
+
+def _rows(df):
+    return {(r["cluster"], r["snapshot_id"], r["consumer_group"]): r.asDict(recursive=True)
+            for r in df.collect()}
+
+
+def test_stability_moves_match_upstream(spark):
+    assigned, load = stability.assignment_rows()
+    # the premise: the kernel reproduces the upstream assignments of every step
+    for cluster, snap, _, scenario in stability.steps():
+        for strategy in stability.FILES:
+            rows = assigned[(assigned["cluster"] == cluster) & (assigned["snapshot_id"] == snap)
+                            & (assigned["consumer_group"] == stability.group_of(strategy))]
+            v = stability.vector(strategy, scenario)
+            want = {(c, t): {(b, q) for b, q in qs} for c, per in v["assignment"].items()
+                    for t, qs in per.items()}
+            assert claims_of(rows) == {k: s for k, s in want.items() if s}, (strategy, scenario)
+
+    churn = rebalance_churn_report(
+        spark.createDataFrame(assigned[stability.ASSIGNMENTS_SCHEMA_COLUMNS],
+                              stability.ASSIGNMENTS_SCHEMA),
+        spark.createDataFrame(load[stability.LOAD_SCHEMA_COLUMNS], stability.LOAD_SCHEMA),
+    )
+    assert churn.columns == COLUMNS
+    rows = _rows(churn)
+    assert len(rows) == 6  # only snap-2 has a predecessor, in each cluster, per group
+    base = stability.vector("AVG", stability.BASE)["consumers"]
+    for cluster, expected in stability.EXPECTED_MOVES.items():
+        after = stability.vector("AVG", stability.CLUSTERS[cluster])["consumers"]
+        joined, left = sorted(set(after) - set(base)), sorted(set(base) - set(after))
+        for strategy, moved in expected.items():
+            r = rows[(cluster, "snap-2", stability.group_of(strategy))]
+            assert r["previous_snapshot_id"] == "snap-1"
+            assert r["previous_captured_at"] == stability.TIMES[0]
+            assert r["queues_moved"] == moved, (cluster, strategy)
+            assert r["paused_queues"] == moved
+            assert len(r["moves"]) == moved
+            assert (r["queues_before"], r["queues_after"]) == (32, 32)
+            assert (r["queues_added"], r["queues_removed"]) == (0, 0)
+            assert r["clients_joined"] == joined and r["clients_left"] == left
+            assert (r["clients_before"], r["clients_after"]) == (len(base), len(after))
+            assert r["triggers"] == ["CLIENTS_CHANGED"]
+            # no offsets known: no figure
+            assert r["estimated_duplicates"] is None and r["duplicates_known_moves"] == 0
+            if strategy == "CONSISTENT_HASH":
+                # upstream property: only the removed client's / the new client's queues move
+                ends = {m["from_client"] if left else m["to_client"] for m in r["moves"]}
+                assert ends == set(left or joined)
+
+
+# --- small hand-made snapshots ---------------------------------------------------------------
+
+T1, T2 = datetime(2024, 1, 1, 0, 0), datetime(2024, 1, 1, 0, 1)
+
+
+def _a(snap, at, group, topic, broker, qid, client, status="OK", committed=None,
+       consumed=None, cluster="c1"):
+    return (snap, cluster, at, group, topic, broker, qid, client, "AVG", status, None, None,
+            None, committed, consumed, None)
+
+
+def _l(snap, at, group, client, topics=("t",), strategies=("AVG",), cluster="c1"):
+    return (snap, cluster, at, group, client, list(strategies), list(topics))
+
+
+BEFORE_A = [
+    # g1: c1 and c2 hand over everything to c3
+    _a("s1", T1, "g1", "t", "b", 0, "c1", committed=100, consumed=150),
+    _a("s1", T1, "g1", "t", "b", 1, "c1", committed=10),
+    _a("s1", T1, "g1", "t", "b", 2, "c2", committed=5, consumed=3),
+    _a("s1", T1, "g1", "t", "b", 3, "c2"),
+    # g2: offsets never known; contended, unconsumed, removed queues; null broker (Kafka)
+    _a("s1", T1, "g2", "k", None, 0, "x", status="CONTENDED"),
+    _a("s1", T1, "g2", "k", None, 0, "y", status="CONTENDED"),
+    _a("s1", T1, "g2", "k", None, 1, None, status="UNCONSUMED"),
+    _a("s1", T1, "g2", "k", None, 2, "x"),
+    _a("s1", T1, "g2", "k", None, 3, "y"),
+    # g3 vanishes in s2
+    _a("s1", T1, "g3", "t", "b", 0, "z"),
+]
+AFTER_A = [
+    _a("s2", T2, "g1", "t", "b", 0, "c3"),
+    _a("s2", T2, "g1", "t", "b", 1, "c3"),
+    _a("s2", T2, "g1", "t", "b", 2, "c3"),
+    _a("s2", T2, "g1", "t", "b", 3, "c3"),
+    _a("s2", T2, "g2", "k", None, 0, "x"),  # contended {x, y} -> {x}: moved
+    _a("s2", T2, "g2", "k", None, 1, "y"),  # unconsumed -> y: not a move
+    _a("s2", T2, "g2", "k", None, 2, "x"),  # unchanged
+    _a("s2", T2, "g2", "k", None, 4, "y"),  # added (3 removed)
+]
+BEFORE_L = [_l("s1", T1, "g1", c) for c in ("c1", "c2")] + [
+    _l("s1", T1, "g2", "x"), _l("s1", T1, "g2", "y"), _l("s1", T1, "g3", "z")]
+AFTER_L = [_l("s2", T2, "g1", "c3"), _l("s2", T2, "g2", "x", topics=("k", "other")),
+           _l("s2", T2, "g2", "y", strategies=("AVG_BY_CIRCLE",))]
+
+
+def _frames(spark, a_rows, l_rows):
+    return (spark.createDataFrame(a_rows, stability.ASSIGNMENTS_SCHEMA),
+            spark.createDataFrame(l_rows, stability.LOAD_SCHEMA))
+
+
+def test_duplicates_moves_and_triggers(spark):
+    a, load = _frames(spark, BEFORE_A + AFTER_A, BEFORE_L + AFTER_L)
+    rows = _rows(rebalance_churn_report(a, load))
+    assert set(rows) == {("c1", "s2", g) for g in ("g1", "g2", "g3")}
+
+    g1 = rows[("c1", "s2", "g1")]
+    assert g1["queues_moved"] == 4
+    # q0: 150 - 100; q2: 3 - 5 clipped to 0; q1 / q3 unknown
+    assert [m["duplicate_estimate"] for m in g1["moves"]] == [50, None, 0, None]
+    assert g1["estimated_duplicates"] == 50 and g1["duplicates_known_moves"] == 2
+    assert g1["moves"][0] == {"topic": "t", "broker_name": "b", "queue_id": 0,
+                              "from_client": "c1", "to_client": "c3", "from_clients": ["c1"],
+                              "to_clients": ["c3"], "duplicate_estimate": 50}
+    assert g1["clients_joined"] == ["c3"] and g1["clients_left"] == ["c1", "c2"]
+    assert g1["triggers"] == ["CLIENTS_CHANGED"]
+
+    g2 = rows[("c1", "s2", "g2")]
+    assert (g2["queues_before"], g2["queues_after"]) == (4, 4)
+    assert (g2["queues_added"], g2["queues_removed"], g2["queues_moved"]) == (1, 1, 1)
+    (move,) = g2["moves"]
+    assert (move["broker_name"], move["queue_id"]) == (None, 0)
+    assert (move["from_client"], move["to_client"]) == (None, "x")  # was contended
+    assert (move["from_clients"], move["to_clients"]) == (["x", "y"], ["x"])
+    assert g2["estimated_duplicates"] is None and g2["duplicates_known_moves"] == 0
+    assert g2["clients_joined"] == [] and g2["clients_left"] == []
+    assert g2["triggers"] == ["QUEUES_CHANGED", "STRATEGY_CHANGED", "SUBSCRIPTION_CHANGED"]
+
+    g3 = rows[("c1", "s2", "g3")]
+    assert (g3["queues_before"], g3["queues_after"], g3["queues_removed"]) == (1, 0, 1)
+    assert (g3["clients_before"], g3["clients_after"], g3["clients_left"]) == (1, 0, ["z"])
+    assert g3["moves"] == [] and g3["queues_moved"] == 0
+    assert g3["triggers"] == ["CLIENTS_CHANGED", "QUEUES_CHANGED"]
+
+
+def test_incremental_equals_full(spark):
+    a_all, l_all = _frames(spark, BEFORE_A + AFTER_A, BEFORE_L + AFTER_L)
+    full = rebalance_churn_report(a_all, l_all)
+
+    # prior rows as the output tables hold them: extra run_id, and a stale copy of s2
+    # written by an older run (the current run's rows replace it)
+    from pyspark.sql import functions as F
+
+    prior_a, prior_l = _frames(spark, BEFORE_A + AFTER_A[:1], BEFORE_L)
+    prior_a, prior_l = prior_a.withColumn("run_id", F.lit("r0")), prior_l.withColumn(
+        "run_id", F.lit("r0"))
+    cur_a, cur_l = _frames(spark, AFTER_A, AFTER_L)
+    incremental = rebalance_churn_report(cur_a, cur_l, prior_a, prior_l)
+    assert sorted(incremental.collect()) == sorted(full.collect())
+
+    # without prior rows the lone snapshot has no predecessor: no row
+    assert rebalance_churn_report(cur_a, cur_l).count() == 0
+
+
+def test_snapshot_order_nulls_first_then_id(spark):
+    # captured_at null sorts first; equal times fall back to snapshot_id
+    rows = [_a("s0", None, "g", "t", "b", 0, "c1"), _a("s1", T1, "g", "t", "b", 0, "c2"),
+            _a("s2", T1, "g", "t", "b", 0, "c1")]
+    a, load = _frames(spark, rows, [])
+    got = {r["snapshot_id"]: (r["previous_snapshot_id"], r["queues_moved"])
+           for r in rebalance_churn_report(a, load).collect()}
+    assert got == {"s1": ("s0", 1), "s2": ("s1", 1)}

@@ -1,0 +1,31 @@
+"""Write example rows as Delta input tables (through the product's own storage layer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+
+from jobs.inputs import CONTRACTS
+from storage.delta import DeltaStore
+
+
+def frame_for(spark: SparkSession, table: str, rows: pd.DataFrame) -> DataFrame:
+    """A DataFrame with exactly the contract's columns (absent ones null)."""
+    columns = [c.name for c in CONTRACTS[table]]
+    rows = rows.reindex(columns=columns).astype(object).where(rows.notna().reindex(
+        columns=columns, fill_value=False), None)
+    schema = ", ".join(f"{c.name} {c.type.simpleString()}" for c in CONTRACTS[table])
+    return spark.createDataFrame(rows.to_dict("records") if len(rows) else [], schema=schema)
+
+
+def write_inputs(spark: SparkSession, root: Path, **tables: pd.DataFrame) -> dict[str, str]:
+    """Write each given table (queues=..., members=..., offsets=...) under `root`."""
+    store = DeltaStore(spark, "offline")
+    paths = {}
+    for name, rows in tables.items():
+        path = str(root / name)
+        store.write(frame_for(spark, name, rows), path, name, ["snapshot_id"])
+        paths[name] = path
+    return paths

@@ -1,0 +1,52 @@
+"""Config: YAML + CLI overrides, validated once with messages a user understands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobs.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_shipped_configs_load() -> None:
+    local = load_config(str(ROOT / "conf" / "local.yaml"))
+    assert local.is_demo and local.engine == "auto"
+    assert local.spark_conf["spark.sql.shuffle.partitions"] == "8"
+    with pytest.raises(ConfigError, match="no output folder"):
+        load_config(str(ROOT / "conf" / "cluster.yaml"))
+    cluster = load_config(str(ROOT / "conf" / "cluster.yaml"), output="/tmp/x")
+    assert cluster.engine == "native" and cluster.master is None
+
+
+def test_flags_override_file(tmp_path: Path) -> None:
+    cfg = load_config(str(ROOT / "conf" / "local.yaml"), queues="q", members="m",
+                      output=str(tmp_path), snapshots=["s1", "s2"], engine="offline")
+    assert (cfg.queues, cfg.members, cfg.snapshots, cfg.engine) == ("q", "m", ("s1", "s2"),
+                                                                    "offline")
+    assert not cfg.is_demo
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"queues": "q"}, "--queues is set but --members is not"),
+        ({"offsets": "o"}, "--offsets needs --queues and --members"),
+        ({"engine": "fast"}, "storage.engine must be one of"),
+        ({"buckets": -1}, "assign.buckets must be >= 0"),
+    ],
+)
+def test_bad_settings_are_explained(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, **overrides)
+
+
+def test_missing_or_broken_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(str(tmp_path / "nope.yaml"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("inputs: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(str(bad))
