@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -59,7 +59,7 @@ class RunResult:
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
 
 
 def write_demo_inputs(store: DeltaStore, root: str, groups: int, seed: int) -> dict[str, str]:
@@ -128,7 +128,7 @@ def snapshot_ids(inputs: Inputs, requested: tuple[str, ...]) -> list[str]:
 
 
 def run(config: AuditConfig, spark: SparkSession | None = None,
-        log=print) -> RunResult:  # noqa: ANN001
+        log=print) -> RunResult:
     run_id = config.run_id or new_run_id()
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

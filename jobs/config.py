@@ -10,7 +10,6 @@ import yaml
 
 from storage.delta import ENGINES
 
-
 # What conf/local.yaml sets: small shuffles suit a laptop and the demo.
 LOCAL_SPARK_CONF = {"spark.sql.shuffle.partitions": "8"}
 

@@ -9,15 +9,15 @@ snapshots so that history has something to show. Deterministic for a given seed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
 
 from rebalance_udfs.strategies import supported_strategies
 
-SNAPSHOTS = [("demo-0001", datetime(2026, 11, 1, 8, 0, tzinfo=timezone.utc)),
-             ("demo-0002", datetime(2026, 11, 1, 8, 5, tzinfo=timezone.utc))]
+SNAPSHOTS = [("demo-0001", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
+             ("demo-0002", datetime(2026, 11, 1, 8, 5, tzinfo=UTC))]
 ROCKETMQ = "rmq-prod"
 KAFKA = "kafka-prod"
 

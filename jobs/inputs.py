@@ -131,7 +131,9 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
             for c in CONTRACTS[table] if c.required]
 
 
-def _split(df: DataFrame, table: str, reason: Column, key: list[str]) -> tuple[DataFrame, DataFrame]:
+def _split(
+    df: DataFrame, table: str, reason: Column, key: list[str]
+) -> tuple[DataFrame, DataFrame]:
     """Rows with a reason go to rejects; of exact duplicates the first copy proceeds and the
     others are rejected; rows that share `key` but differ are all rejected (ambiguous).
 

@@ -47,6 +47,6 @@ def consumer_load_report(assignments: DataFrame, members: DataFrame,
         .withColumn("contended_queues", F.coalesce("contended_queues", F.lit(0)))
         .withColumn("idle", F.col("queues") == 0)
         .select("snapshot_id", "cluster", "captured_at", "consumer_group", "client_id",
-                "strategies", "message_model", "client_room", "connections", "topics", "queues", "queues_by_topic", "lag", "in_rate",
-                "contended_queues", "idle")
+                "strategies", "message_model", "client_room", "connections", "topics",
+                "queues", "queues_by_topic", "lag", "in_rate", "contended_queues", "idle")
     )

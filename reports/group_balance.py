@@ -21,7 +21,8 @@ FINDINGS = [
     "UNCONSUMED_QUEUES", "CONTENDED_QUEUES",
 ]
 COLUMNS = [
-    "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "clients", "subscribing_clients", "queues", "min_queues",
+    "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "clients",
+    "subscribing_clients", "queues", "min_queues",
     "max_queues", "mean_queues", "ideal_max", "idle_clients", "unconsumed_queues",
     "contended_queues", "lag_total", "min_lag", "max_lag", "mean_lag", "in_rate_total",
     "min_in_rate", "max_in_rate", "mean_in_rate", "pooled_max", "skew", "findings",

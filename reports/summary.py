@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 
 
-def print_summary(result, out: TextIO | None = None) -> None:  # noqa: ANN001 (RunResult)
+def print_summary(result, out: TextIO | None = None) -> None:
     import sys
 
     out = out or sys.stdout

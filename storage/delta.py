@@ -16,6 +16,7 @@ Two engines behind one interface:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -320,8 +321,6 @@ def _move_into_table(staging: Path, table_root: Path, partition_by: list[str]) -
 
 
 def _remove_if_empty(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         folder.rmdir()
-    except OSError:
-        pass
 

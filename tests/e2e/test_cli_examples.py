@@ -7,8 +7,6 @@ are compared with what the upstream clients computed.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 from deltalake import DeltaTable

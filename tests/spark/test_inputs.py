@@ -14,7 +14,8 @@ QUEUE_SCHEMA = "snapshot_id string, cluster string, topic string, broker_name st
 
 
 def test_missing_required_column_names_table_and_column(spark) -> None:
-    df = spark.createDataFrame([("s", "c", "t")], "snapshot_id string, cluster string, topic string")
+    df = spark.createDataFrame([("s", "c", "t")],
+                               "snapshot_id string, cluster string, topic string")
     with pytest.raises(InputError, match=r"queues table: required column `queue_id` \(int\) "
                                          r"is missing"):
         conform(df, "queues")
