@@ -114,6 +114,37 @@ def compute_reports(inputs: Inputs, buckets: int) -> dict[str, DataFrame]:
     }
 
 
+@dataclass
+class Prior:
+    """Rows of the snapshot that precedes this run's first one, per cluster, already in the
+    output: what churn and the sticky assignors compare against (no history recomputed)."""
+
+    snapshots: list[str]
+    assignments: DataFrame | None = None
+    consumer_load: DataFrame | None = None
+
+
+def read_prior(store: DeltaStore, output: str, times: DataFrame, current: list[str]) -> Prior:
+    """Find, per cluster, the latest snapshot in the output before this run's earliest one
+    (by captured_at, then snapshot_id) and read its assignment and load rows."""
+    load_path, assign_path = f"{output}/consumer_load", f"{output}/assignments"
+    if not (store.exists(load_path) and store.exists(assign_path)):
+        return Prior([])
+    key = F.struct(F.col("captured_at"), F.col("snapshot_id"))
+    seen = (store.read(load_path, "consumer_load")
+            .where(~F.col("snapshot_id").isin(current))
+            .select("snapshot_id", "cluster", "captured_at").distinct())
+    first = times.groupBy("cluster").agg(F.min(key).alias("_first"))
+    previous = (seen.join(first, "cluster").where(key < F.col("_first"))
+                .groupBy("cluster").agg(F.max(key).alias("_prev"))
+                .select(F.col("_prev.snapshot_id").alias("snapshot_id")).collect())
+    ids = sorted({r.snapshot_id for r in previous})
+    if not ids:
+        return Prior([])
+    return Prior(ids, store.read(assign_path, "assignments", snapshots=ids),
+                 store.read(load_path, "consumer_load", snapshots=ids))
+
+
 def _stamp(df: DataFrame, run_id: str) -> DataFrame:
     return df.withColumn("run_id", F.lit(run_id))
 

@@ -76,7 +76,7 @@ DEFAULT_VIRTUAL_NODES = 10
 
 def _factorize(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Integer code per row for the key columns, and the distinct keys in code order."""
-    codes = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy(np.int64)
+    codes = frame.groupby(keys, sort=True, dropna=False).ngroup().to_numpy(np.int64)
     first = np.unique(codes, return_index=True)[1]
     return codes, frame.iloc[first][keys].reset_index(drop=True)
 

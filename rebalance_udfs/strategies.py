@@ -12,6 +12,9 @@ import numpy as np
 
 from rebalance_udfs import kafka, rocketmq
 from rebalance_udfs.batch import AllocationBatch
+from rebalance_udfs.hashring import consistent_hash_kernel
+from rebalance_udfs.machine_room import machine_room_kernel
+from rebalance_udfs.nearby import INNER_SHARES, PREFIX, nearby_kernel
 from rebalance_udfs.positional import (
     Claims,
     kafka_member_count,
@@ -25,7 +28,15 @@ Kernel = Callable[[AllocationBatch, np.ndarray], Claims]
 
 KERNELS: dict[str, Kernel] = {
     "AVG": positional_kernel(rocketmq.averagely_share, rocketmq_cid_count, rocketmq_cid_index),
+    "AVG_BY_CIRCLE": positional_kernel(
+        rocketmq.averagely_by_circle_share, rocketmq_cid_count, rocketmq_cid_index
+    ),
+    "CONSISTENT_HASH": consistent_hash_kernel,
+    "CONFIG": rocketmq.config_kernel,
+    "MACHINE_ROOM": machine_room_kernel,
+    **{f"{PREFIX}{inner}": nearby_kernel(inner) for inner in INNER_SHARES},
     "range": positional_kernel(kafka.range_share, kafka_member_count, kafka_member_index),
+    "roundrobin": kafka.roundrobin_kernel,
 }
 
 KAFKA_STRATEGIES = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})

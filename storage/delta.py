@@ -97,11 +97,22 @@ class DeltaStore:
         self.engine = resolve_engine(spark, engine)
 
     # ------------------------------------------------------------------ read
-    def read(self, path: str, name: str) -> DataFrame:
-        """The table's current rows; `name` is used in error messages (e.g. 'queues')."""
+    def exists(self, path: str) -> bool:
+        """Whether a Delta table is at `path`."""
         if self.engine == "native":
-            return self._read_native(path, name)
-        return self._read_offline(path, name)
+            from delta.tables import DeltaTable
+
+            return bool(DeltaTable.isDeltaTable(self.spark, path))
+        return Path(local_path(path), "_delta_log").is_dir()
+
+    def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
+        """The table's current rows; `name` is used in error messages (e.g. 'queues').
+        With `snapshots`, only those snapshot_id values (pruned by partition when the table
+        is partitioned by snapshot_id)."""
+        if self.engine == "native":
+            df = self._read_native(path, name)
+            return df.where(F.col("snapshot_id").isin(snapshots)) if snapshots is not None else df
+        return self._read_offline(path, name, snapshots)
 
     def _read_native(self, path: str, name: str) -> DataFrame:
         try:
@@ -110,7 +121,7 @@ class DeltaStore:
             raise TableError(f"{name} table at {path} could not be read as Delta: "
                              f"{_first_line(exc)}") from exc
 
-    def _read_offline(self, path: str, name: str) -> DataFrame:
+    def _read_offline(self, path: str, name: str, snapshots: list[str] | None) -> DataFrame:
         from deltalake import DeltaTable
 
         location = local_path(path)
@@ -126,12 +137,16 @@ class DeltaStore:
         partition_cols = list(table.metadata().partition_columns)
         data_schema = StructType([f for f in schema.fields if f.name not in partition_cols])
         actions = pa.table(table.get_add_actions(flatten=True)).to_pandas()
+        pruned = snapshots is not None and "snapshot_id" in partition_cols
+        if pruned:
+            actions = actions[actions["partition.snapshot_id"].isin(snapshots)]
         if actions.empty:
             return self.spark.createDataFrame([], schema)
         uris = _on_disk_paths(actions["path"], location)
         reader = self.spark.read.schema(data_schema)
         if not partition_cols:
-            return reader.parquet(*uris).select(*schema.fieldNames())
+            df = reader.parquet(*uris).select(*schema.fieldNames())
+            return df.where(F.col("snapshot_id").isin(snapshots)) if snapshots is not None else df
         files = [
             (hadoop_uri(uri), *[actions[f"partition.{c}"].iloc[i] for c in partition_cols])
             for i, uri in enumerate(uris)
@@ -143,8 +158,10 @@ class DeltaStore:
             [(f[0], *[_python_value(v) for v in f[1:]]) for f in files], part_schema
         )
         data = reader.parquet(*uris).withColumn("__file", F.col("_metadata.file_path"))
-        joined = data.join(F.broadcast(file_frame), "__file", "inner")
-        return joined.select(*schema.fieldNames())
+        joined = data.join(F.broadcast(file_frame), "__file", "inner").select(*schema.fieldNames())
+        if snapshots is not None and not pruned:
+            joined = joined.where(F.col("snapshot_id").isin(snapshots))
+        return joined
 
     # ----------------------------------------------------------------- write
     def write(

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-_DEFAULT_EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+# A copy of the upstream-computed vectors ships with the tests (tests/data); point
+# REBALANCE_EXAMPLES at another folder (e.g. ../shared/examples) to test against that.
+_DEFAULT_EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "upstream_examples"
 EXAMPLES_DIR = Path(os.environ.get("REBALANCE_EXAMPLES", _DEFAULT_EXAMPLES))
 
 ROCKETMQ_FILES = {
@@ -169,3 +171,62 @@ def compare(case: Case, assignments: pd.DataFrame) -> list[str]:
             problems.append(f"{case.name} unconsumed {topic}: expected {sorted(want)}, "
                             f"got {sorted(have)}")
     return problems
+
+
+# --- helpers for the other strategies (additive) -------------------------------------------
+
+NEARBY_INNER = {"averagely": "AVG", "averagely_by_circle": "AVG_BY_CIRCLE",
+                "consistent_hash": "CONSISTENT_HASH"}
+
+
+def split_dash_first(text: str) -> str:
+    """The upstream NEARBY test resolver: `text.split("-")[0]` (room of a broker or client)."""
+    return text.split("-")[0]
+
+
+def strategy_name(vector: dict) -> str:
+    """Strategy name of a RocketMQ vector as the client logs it (NEARBY: with its inner)."""
+    if vector["strategy"] == "machine_room_nearby":
+        return "MACHINE_ROOM_NEARBY-" + NEARBY_INNER[vector["params"]["inner_strategy"]]
+    return vector["strategy_name"]
+
+
+def member_params(vector: dict) -> dict:
+    """A vector's `params` as member columns (virtual_nodes, rooms, config_queues)."""
+    params = vector.get("params") or {}
+    out: dict = {}
+    if "virtual_node_cnt" in params:
+        out["virtual_nodes"] = params["virtual_node_cnt"]
+    if "consumeridcs" in params:
+        rooms = params["consumeridcs"]
+        out["rooms"] = None if rooms is None else ",".join(rooms)
+    if "message_queue_list" in params:
+        queues = params["message_queue_list"]
+        out["config_queues"] = (None if queues is None
+                                else ",".join(f"{t}@{b}:{q}" for t, b, q in queues))
+    return out
+
+
+def config_case(vector: dict, snapshot: str | None = None) -> Case:
+    """A CONFIG group from a `by_config` vector.
+
+    Upstream returns the configured list as-is on every topic's pass, even for a caller not
+    in cidAll, for a topic without queues, and including queues of other or unknown topics.
+    In the members model a caller outside the group cannot exist, so only those callers'
+    entries are skipped; every member claims, across its topics, the listed queues that
+    exist in a topic it subscribes (a claim is always of a readable queue of a topic).
+    """
+    frames = rocketmq_case({**vector, "assignment": {}, "unassigned": None}, "CONFIG",
+                           params=member_params(vector), snapshot=snapshot)
+    existing = {(t, q["broker"], q["queue_id"]) for t, qs in vector["topics"].items()
+                for q in qs}
+    expected = {}
+    for cid in dict.fromkeys(vector["consumers"]):
+        # every topic's pass returns the list; each listed queue lands in its own topic
+        listed = {(t, b, q) for per_topic in (vector["assignment"].get(cid) or {}).values()
+                  for t, b, q in (per_topic or [])}
+        for topic in vector["topics"]:
+            expected[(cid, topic)] = {
+                (b, q) for t, b, q in listed if t == topic and (t, b, q) in existing
+            }
+    return Case(frames.name, frames.queues, frames.members, expected)

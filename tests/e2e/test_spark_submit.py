@@ -1,0 +1,60 @@
+"""The launcher as a user runs it: a separate spark-submit process, exit codes, messages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _launch(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    return subprocess.run([str(ROOT / "spark-submit.sh"), *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    proc = _launch("audit", "--output", str(out), "--demo-groups", "10",
+                   "--conf", "spark.sql.shuffle.partitions=4")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Groups that need attention" in proc.stdout
+    for table in ("assignments", "consumer_load", "group_balance", "rejects"):
+        assert DeltaTable(str(out / table)).version() >= 0
+    balance = DeltaTable(str(out / "group_balance")).to_pandas()
+    seed = balance[(balance["consumer_group"] == "GID_seed_multitopic_skew_2x2q_4c")
+                   & balance["topic"].isna()]
+    assert len(seed) == 2  # both demo snapshots
+    assert all("MULTI_TOPIC_SKEW" in f for f in seed["findings"])
+    load = DeltaTable(str(out / "consumer_load")).to_pandas()
+    idle = load[(load["consumer_group"] == "GID_seed_multitopic_skew_2x2q_4c") & load["idle"]]
+    assert set(idle["client_id"]) == {"consumer-3", "consumer-4"}
+    rejects = DeltaTable(str(out / "rejects")).to_pandas()
+    assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
+
+
+def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
+    proc = _launch("audit", "--queues", str(tmp_path / "nope_q"), "--members",
+                   str(tmp_path / "nope_m"), "--output", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert "queues table at" in proc.stderr and "is not a Delta table" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = _launch("audit", "--queues", "only-one")
+    assert proc.returncode == 2 and "--members is not" in proc.stderr
+
+
+def test_help_lists_every_flag() -> None:
+    proc = _launch("audit", "--help", timeout=300)
+    assert proc.returncode == 0
+    for flag in ("--config", "--queues", "--members", "--offsets", "--output", "--snapshot",
+                 "--engine"):
+        assert flag in proc.stdout
