@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.strategies import supported_strategies
 
 STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
@@ -194,6 +195,16 @@ def with_strategy_params(df: DataFrame) -> DataFrame:
     )
 
 
+def _malformed_config_queues(text: Column) -> Column:
+    """The Spark twin of rebalance_udfs.rocketmq.parse_config_queues: topic up to the first
+    '@', a non-empty broker, a queue id after the last ':' that fits a Java int."""
+    entries = F.transform(F.split(text, ","), F.trim)
+    return (F.trim(text) != "") & F.exists(entries, lambda e: (
+        ~e.rlike(r"^[^@]+@.+:[0-9]{1,10}$")
+        | (F.regexp_extract(e, r":([0-9]+)$", 1).cast("long") > 2**31 - 1)
+    ))
+
+
 def validate_members(df: DataFrame) -> tuple[DataFrame, DataFrame]:
     strategies = supported_strategies()
     df = with_strategy_params(df)
@@ -206,6 +217,10 @@ def validate_members(df: DataFrame) -> tuple[DataFrame, DataFrame]:
         (F.col("virtual_nodes_raw").isNotNull() & F.col("virtual_nodes").isNull(),
          "strategy_params.virtual_nodes is not an integer"),
         (F.col("virtual_nodes") < 0, "strategy_params.virtual_nodes is negative"),
+        (F.col("virtual_nodes") > MAX_VIRTUAL_NODES,
+         f"strategy_params.virtual_nodes is above {MAX_VIRTUAL_NODES}"),
+        (_malformed_config_queues(F.col("config_queues")),
+         "strategy_params.queues is not a comma list of topic@broker:queue_id"),
     )
     # One row per client per topic; a second row that differs (other strategy) is a
     # second process sharing the id only when client_addr differs, so addr is in the key.

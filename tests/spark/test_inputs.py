@@ -80,15 +80,20 @@ def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> 
         ("s", "c", "g", "d", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "ten"}),
         ("s", "c", "g", "e", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "-1"}),
         ("s", "c", "g", None, "t", "AVG", None, None),
+        ("s", "c", "g", "f", "t", "CONFIG", None, {"queues": "t@b:1, t@b:x"}),
+        ("s", "c", "g", "h", "t", "CONFIG", None, {"queues": "t@room@b:1,t@b:2"}),
+        ("s", "c", "g", "i", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "100001"}),
     ]
     good, bad = validate_members(conform(spark.createDataFrame(rows, schema), "members"))
-    assert [r.client_id for r in good.collect()] == ["a"]
+    assert sorted(r.client_id for r in good.collect()) == ["a", "h"]
     reasons = {json.loads(r.row_json)["client_id"]: r.reason for r in bad.collect()}
     assert reasons["b"].startswith("unknown strategy (supported: AVG, ")
     assert reasons["c"] == "message_model must be CLUSTERING or BROADCASTING"
     assert reasons["d"] == "strategy_params.virtual_nodes is not an integer"
     assert reasons["e"] == "strategy_params.virtual_nodes is negative"
     assert reasons[None] == "client_id is null"
+    assert reasons["f"] == "strategy_params.queues is not a comma list of topic@broker:queue_id"
+    assert reasons["i"] == "strategy_params.virtual_nodes is above 100000"
 
 
 def test_offsets_validation(spark) -> None:
