@@ -67,3 +67,59 @@ def test_rerunning_a_snapshot_replaces_its_rows(spark, tmp_path: Path) -> None:
         frame = _table(str(out / table))
         assert len(frame) == rows, table
         assert set(frame["run_id"]) == {"second"}, table
+
+
+def _member(client, topic, strategy, addr="10.0.0.1:1", model=None, group="GID_split"):
+    return {"snapshot_id": "s1", "cluster": "c", "consumer_group": group, "client_id": client,
+            "topic": topic, "strategy": strategy, "client_addr": addr, "message_model": model}
+
+
+def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Path) -> None:
+    """Hand-computed: cidAll = [c1, c2, c3, c4, c4] (c4 runs twice), 6 queues of T.
+
+    AVG shares would be c1 {0,1}, c2 {2}, c3 {3}, c4 {4}, second c4 slot {5}. But c2 runs
+    AVG_BY_CIRCLE ({1}: contended with c1), c3 does not subscribe T ({3} unconsumed), and
+    the duplicate slot's {5} is never claimed; {2} is lost as c2 does not run AVG.
+    """
+    queues = pd.DataFrame(
+        [{"snapshot_id": "s1", "cluster": "c", "topic": "T", "broker_name": "broker-a",
+          "queue_id": q} for q in range(6)]
+        + [{"snapshot_id": "s1", "cluster": "c", "topic": "U", "broker_name": "broker-a",
+            "queue_id": q} for q in range(2)]
+    )
+    members = pd.DataFrame([
+        _member("c1", "T", "AVG"), _member("c2", "T", "AVG_BY_CIRCLE"),
+        _member("c3", "U", "AVG"),
+        _member("c4", "T", "AVG", addr="10.0.0.4:1"), _member("c4", "T", "AVG", addr="10.0.0.5:1"),
+        _member("b1", "T", "AVG", model="BROADCASTING", group="GID_bcast"),
+        _member("b2", "T", "AVG", model="BROADCASTING", group="GID_bcast"),
+    ])
+    paths = write_inputs(spark, tmp_path / "in", queues=queues, members=members)
+    out = tmp_path / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline"), spark=spark, log=lambda _m: None)
+
+    a = _table(str(out / "assignments"))
+    split = a[a["consumer_group"] == "GID_split"]
+    got = sorted((t, q, c if isinstance(c, str) else None, s) for t, q, c, s in
+                 zip(split["topic"], split["queue_id"], split["client_id"], split["status"],
+                     strict=True))
+    assert got == [
+        ("T", 0, "c1", "OK"), ("T", 1, "c1", "CONTENDED"), ("T", 1, "c2", "CONTENDED"),
+        ("T", 2, None, "UNCONSUMED"), ("T", 3, None, "UNCONSUMED"), ("T", 4, "c4", "OK"),
+        ("T", 5, None, "UNCONSUMED"),
+        ("U", 0, None, "UNCONSUMED"), ("U", 1, None, "UNCONSUMED"),
+    ]
+    bcast = a[a["consumer_group"] == "GID_bcast"]
+    assert len(bcast) == 12 and set(bcast["status"]) == {"BROADCAST"}
+
+    balance = _table(str(out / "group_balance"))
+    whole = balance[(balance["consumer_group"] == "GID_split") & balance["topic"].isna()].iloc[0]
+    assert list(whole["findings"]) == [
+        "IDLE_CLIENTS", "INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES",
+        "DUPLICATE_CLIENT_ID", "UNCONSUMED_QUEUES", "CONTENDED_QUEUES"]
+    assert (whole["unconsumed_queues"], whole["contended_queues"], whole["clients"]) == (5, 1, 4)
+    assert "c4" in whole["recommendation"] and "instanceName" in whole["recommendation"]
+    b = balance[(balance["consumer_group"] == "GID_bcast") & balance["topic"].isna()].iloc[0]
+    assert b["subscribing_clients"] == 0 and b["unconsumed_queues"] == 0
+    assert list(b["findings"]) == []
