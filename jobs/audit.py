@@ -26,13 +26,18 @@ from jobs.inputs import (
     validate_queues,
 )
 from jobs.session import build_session
+from rebalance_udfs.sticky_udf import assign_sticky
+from rebalance_udfs.strategies import STICKY_STRATEGIES
 from rebalance_udfs.udfs import assign
 from reports.assignments import assignments_report, snapshot_times
 from reports.consumer_load import consumer_load_report
 from reports.group_balance import group_balance_report
+from reports.rebalance_churn import rebalance_churn_report
+from reports.strategy_comparison import strategy_comparison_report
 from storage.delta import DeltaStore, WriteResult
 
-OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rejects")
+OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
+                 "strategy_comparison", "rejects")
 PARTITION_BY = ["snapshot_id"]
 DEMO_INPUTS = "demo_inputs"
 
@@ -101,19 +106,6 @@ def read_inputs(store: DeltaStore, queues: str, members: str, offsets: str | Non
     return Inputs(q_good, m_good, o_good, rejects)
 
 
-def compute_reports(inputs: Inputs, buckets: int) -> dict[str, DataFrame]:
-    """All output tables as DataFrames (without run_id)."""
-    times = snapshot_times(inputs.queues)
-    assigned = assign(inputs.queues, inputs.members, inputs.offsets, buckets)
-    assignments = assignments_report(assigned, times)
-    return {
-        "assignments": assignments,
-        "consumer_load": consumer_load_report(assignments, inputs.members, times),
-        "group_balance": group_balance_report(assignments, inputs.members, times),
-        "rejects": inputs.rejects,
-    }
-
-
 @dataclass
 class Prior:
     """Rows of the snapshot that precedes this run's first one, per cluster, already in the
@@ -143,6 +135,39 @@ def read_prior(store: DeltaStore, output: str, times: DataFrame, current: list[s
         return Prior([])
     return Prior(ids, store.read(assign_path, "assignments", snapshots=ids),
                  store.read(load_path, "consumer_load", snapshots=ids))
+
+
+def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> DataFrame:
+    """Batch kernels for every strategy but Kafka's sticky assignors, which run snapshot
+    after snapshot per group from the previous assignment."""
+    if not has_sticky:
+        return assign(inputs.queues, inputs.members, inputs.offsets, buckets)
+    sticky = F.col("strategy").isin(*STICKY_STRATEGIES)
+    regular = assign(inputs.queues, inputs.members.where(~sticky), inputs.offsets, buckets)
+    return regular.unionByName(assign_sticky(inputs.queues, inputs.members.where(sticky),
+                                             inputs.offsets, buckets, prior.assignments))
+
+
+def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
+                    has_sticky: bool = True, compare_strategies: bool = False
+                    ) -> dict[str, DataFrame]:
+    """All output tables as DataFrames (without run_id)."""
+    prior = prior or Prior([])
+    times = snapshot_times(inputs.queues)
+    assignments = assignments_report(assign_all(inputs, buckets, prior, has_sticky), times)
+    consumer_load = consumer_load_report(assignments, inputs.members, times)
+    reports = {
+        "assignments": assignments,
+        "consumer_load": consumer_load,
+        "group_balance": group_balance_report(assignments, inputs.members, times),
+        "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
+                                                  prior.assignments, prior.consumer_load),
+        "rejects": inputs.rejects,
+    }
+    if compare_strategies:
+        reports["strategy_comparison"] = strategy_comparison_report(
+            inputs.queues, inputs.members, inputs.offsets, buckets)
+    return reports
 
 
 def _stamp(df: DataFrame, run_id: str) -> DataFrame:
@@ -181,6 +206,12 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     t = time.perf_counter()
     inputs = read_inputs(store, queues, members, offsets, config.snapshots)
     snapshots = snapshot_ids(inputs, config.snapshots)
+    prior = read_prior(store, output, snapshot_times(inputs.queues), snapshots)
+    if prior.snapshots:
+        log(f"churn of the first snapshot(s) compared with {', '.join(prior.snapshots)} "
+            "from the output")
+    has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)).limit(1) \
+        .count() > 0
     timings["read"] = time.perf_counter() - t
     if not snapshots:
         log("no snapshot to audit in the inputs" + (f" (asked for {', '.join(config.snapshots)})"
@@ -188,7 +219,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
 
     buckets = config.buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
     t = time.perf_counter()
-    reports = compute_reports(inputs, buckets)
+    compare = config.compare_strategies or config.is_demo
+    reports = compute_reports(inputs, buckets, prior, has_sticky, compare)
     assignments = reports["assignments"].persist(StorageLevel.MEMORY_AND_DISK)
     reports["assignments"] = assignments
     rows = {"assignments": assignments.count()}
@@ -196,7 +228,9 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
 
     t = time.perf_counter()
     small = {}
-    for name in ("consumer_load", "group_balance", "rejects"):
+    for name in reports:
+        if name == "assignments":
+            continue
         small[name] = reports[name].persist(StorageLevel.MEMORY_AND_DISK)
         rows[name] = small[name].count()
     timings["reports"] = time.perf_counter() - t
@@ -204,7 +238,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     t = time.perf_counter()
     tables, writes = {}, []
     replace = {"snapshot_id": snapshots}
-    for name in OUTPUT_TABLES:
+    for name in (n for n in OUTPUT_TABLES if n in reports):
         df = _stamp(assignments if name == "assignments" else small[name], run_id)
         path = f"{output}/{name}"
         if name == "rejects":
@@ -217,6 +251,9 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     for df in (assignments, *small.values()):
         df.unpersist()
     release()
+    churn = rows.get("rebalance_churn", 0)
+    if churn:
+        log(f"rebalance_churn: {churn:,} group(s) compared with their previous snapshot")
     timings["total"] = time.perf_counter() - t0
     return RunResult(run_id, output, store.engine, snapshots, tables, timings, rows, worst,
                      writes)

@@ -46,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "spark.sql.shuffle.partitions)")
     audit.add_argument("--demo-groups", type=int, metavar="N",
                        help="ordinary groups in the generated demo cluster (default 300)")
+    audit.add_argument("--compare-strategies", action=argparse.BooleanOptionalAction,
+                       default=None,
+                       help="also write strategy_comparison: the queue moves AVG, "
+                            "AVG_BY_CIRCLE, CONSISTENT_HASH and sticky would have caused "
+                            "between the run's snapshots (recomputes every group once per "
+                            "strategy; always on for the demo)")
     audit.add_argument("--run-id", metavar="ID", help="run id stamped on every row "
                                                       "(default: UTC time + random suffix)")
     return parser
@@ -62,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.config, queues=args.queues, members=args.members, offsets=args.offsets,
             output=args.output, snapshots=args.snapshots, engine=args.engine,
             buckets=args.buckets, demo_groups=args.demo_groups, run_id=args.run_id,
+            compare_strategies=args.compare_strategies,
         )
         from jobs.audit import run
         from reports.summary import print_summary

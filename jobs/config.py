@@ -31,6 +31,7 @@ class AuditConfig:
     buckets: int = 0
     demo_groups: int = 300
     demo_seed: int = 7
+    compare_strategies: bool = False
     run_id: str | None = None
 
     def __post_init__(self) -> None:
@@ -84,6 +85,8 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             "buckets": int((raw.get("assign") or {}).get("buckets", 0)),
             "demo_groups": int((raw.get("demo") or {}).get("groups", 300)),
             "demo_seed": int((raw.get("demo") or {}).get("seed", 7)),
+            "compare_strategies": bool((raw.get("reports") or {}).get("compare_strategies",
+                                                                       False)),
         }
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"config file {path}: {exc}") from exc

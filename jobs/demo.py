@@ -118,7 +118,9 @@ def _ordinary_groups(b: _Builder, snapshot: str, at: datetime, n_groups: int,
         n_clients = int(grng.integers(1, 17))
         if churn and g % 7 == 0:
             n_clients += 1  # a consumer joined between the snapshots
-        strategy = "range" if kafka else str(grng.choice(rocketmq, p=weights / weights.sum()))
+        kafka_strategy = {19: "sticky", 39: "cooperative-sticky"}.get(g % 40, "range")
+        strategy = (kafka_strategy if kafka
+                    else str(grng.choice(rocketmq, p=weights / weights.sum())))
         for c in range(n_clients):
             client = f"10.{g % 250}.{c // 250}.{c % 250 + 1}@{10000 + g}"
             b.member(snapshot, cluster, f"GID_app_{g:04d}", client, topics, strategy)

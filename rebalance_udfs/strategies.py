@@ -40,11 +40,14 @@ KERNELS: dict[str, Kernel] = {
 }
 
 KAFKA_STRATEGIES = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
+# Kafka's sticky assignors depend on the previous assignment: they run snapshot after
+# snapshot per group (rebalance_udfs/sticky_udf.py), not in the batch kernels.
+STICKY_STRATEGIES = ("sticky", "cooperative-sticky")
 
 
 def supported_strategies() -> list[str]:
     """Strategy names this build computes (the input validator accepts exactly these)."""
-    return sorted(KERNELS)
+    return sorted([*KERNELS, *STICKY_STRATEGIES])
 
 
 def kernel_for(name: str) -> Kernel | None:

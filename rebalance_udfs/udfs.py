@@ -67,15 +67,13 @@ def bucket_of(buckets: int) -> Column:
     return F.pmod(F.xxhash64(*[F.col(k) for k in GROUP_KEYS]), F.lit(buckets))
 
 
-def assign(
-    queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int
+def subscribed_units(
+    queues: DataFrame, members: DataFrame, offsets: DataFrame | None
 ) -> DataFrame:
-    """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes.
-
-    `queues` / `members` / `offsets` are validated inputs; unreadable queues are not
-    allocated (the client never sees them), as upstream.
-    """
-    # fresh column ids (alias): the members frame is cogrouped with this join's result below
+    """The readable queues of every (snapshot, cluster, group, topic) some member subscribes,
+    with the group's offsets: what the allocation UDFs receive. Unreadable queues are not
+    allocated (the client never sees them), as upstream."""
+    # fresh column ids (alias): the members frame is cogrouped with this join's result later
     subscribed = (members.where(F.col("topic").isNotNull())
                   .select(*[F.col(c).alias(c) for c in [*GROUP_KEYS, "topic"]]).distinct())
     units = (
@@ -84,11 +82,15 @@ def assign(
                 "max_offset", "in_rate")
         .join(subscribed, ["snapshot_id", "cluster", "topic"])
     )
-    if offsets is not None:
-        units = _with_offsets(units, offsets)
-    else:
-        units = units.withColumn("committed_offset", F.lit(None).cast("long")).withColumn(
-            "consumed_offset", F.lit(None).cast("long"))
+    return with_offsets(units, offsets)
+
+
+def assign(
+    queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int
+) -> DataFrame:
+    """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes,
+    for members whose strategy has a batch kernel (not the sticky assignors)."""
+    units = subscribed_units(queues, members, offsets)
     member_cols = members.select(*MEMBER_COLUMNS)
     return (
         units.withColumn(BUCKET, bucket_of(buckets))
@@ -98,8 +100,11 @@ def assign(
     )
 
 
-def _with_offsets(units: DataFrame, offsets: DataFrame) -> DataFrame:
+def with_offsets(units: DataFrame, offsets: DataFrame | None) -> DataFrame:
     """Left-join the group's committed / consumed offsets (broker_name null-safe: Kafka)."""
+    if offsets is None:
+        return (units.withColumn("committed_offset", F.lit(None).cast("long"))
+                .withColumn("consumed_offset", F.lit(None).cast("long")))
     keys = [*GROUP_KEYS, "topic", "queue_id"]
     o = offsets.select(*keys, F.col("broker_name").alias("_o_broker"), "committed_offset",
                        "consumed_offset")

@@ -4,7 +4,9 @@ Each snapshot of the run is paired with the previous snapshot of the same cluste
 run's snapshots and those already in the output tables (`prior_*`), ordered by
 `captured_at` (nulls first), then `snapshot_id`. One row per (snapshot, cluster,
 consumer_group) present in the snapshot or in its predecessor (a group that vanished gets a
-row too); snapshots without a predecessor get no row.
+row too); snapshots without a predecessor get no row. A snapshot exists for churn when it
+has consumer_load rows (every member of every group is listed there; prior_assignments
+stand in when prior_load is not given).
 
 Definitions (queues are the distinct (topic, broker_name, queue_id) of the group's
 assignments rows, broker_name null-safe, i.e. the readable queues of the topics the group
@@ -35,11 +37,14 @@ subscribes):
   (a queue was added or removed), SUBSCRIPTION_CHANGED (a client present in both snapshots
   subscribes other topics), STRATEGY_CHANGED (a client present in both runs other
   strategies). Empty when nothing the audit sees changed.
+
+Plan shape: the snapshot order is computed once (a small window over the snapshot list) and
+broadcast as *links* (each compared snapshot -> the later snapshot it is compared for, and
+on which side); all assignment and client rows, current and prior, pass one join with it,
+then three aggregations: per queue, per client, per group.
 """
 
 from __future__ import annotations
-
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -50,6 +55,7 @@ from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS, snapshot_order
 QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
 ROW_COLUMNS = [*QUEUE_KEYS, "client_id", "status", "committed_offset", "consumed_offset"]
 CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
+PAIR_COLUMNS = ["captured_at", "previous_snapshot_id", "previous_captured_at"]
 TRIGGERS = ["CLIENTS_CHANGED", "QUEUES_CHANGED", "STRATEGY_CHANGED", "SUBSCRIPTION_CHANGED"]
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "previous_snapshot_id", "previous_captured_at",
@@ -58,8 +64,39 @@ COLUMNS = [
     "paused_queues", "moves", "estimated_duplicates", "duplicates_known_moves", "triggers",
 ]
 BEFORE, AFTER = 0, 1
+QUEUE_ROW, CLIENT_ROW = "queue", "client"
 
 _STRINGS = "array<string>"
+
+
+def churn_pairs(current: DataFrame, prior: DataFrame | None = None) -> DataFrame:
+    """The run's snapshots that have a predecessor (see `snapshot_order`)."""
+    return snapshot_order(current, prior).where(F.col("previous_snapshot_id").isNotNull())
+
+
+def link_rows(current: DataFrame, prior: DataFrame | None, pairs: DataFrame) -> DataFrame:
+    """The rows of every compared pair, keyed by the later snapshot.
+
+    `current` / `prior`: rows with snapshot_id and cluster (the same columns). Each row of a
+    paired snapshot comes out with `snapshot_id` = the later snapshot, the PAIR_COLUMNS,
+    and `_side` AFTER (its own snapshot) or BEFORE (the predecessor's rows; a prior row is
+    only used for a predecessor that is not in the run). One broadcast join for all rows.
+    """
+    links = pairs.select(
+        "cluster", "snapshot_id", *PAIR_COLUMNS,
+        F.explode(F.array(
+            F.struct(F.col("snapshot_id").alias("_source"), F.lit(True).alias("_from_run"),
+                     F.lit(AFTER).alias("_side")),
+            F.struct(F.col("previous_snapshot_id").alias("_source"),
+                     F.col("previous_in_run").alias("_from_run"), F.lit(BEFORE).alias("_side")),
+        )).alias("_link"),
+    ).select("*", "_link.*").drop("_link")
+    rows = current.withColumn("_from_run", F.lit(True))
+    if prior is not None:
+        rows = rows.unionByName(prior.withColumn("_from_run", F.lit(False)))
+    rows = rows.withColumnRenamed("snapshot_id", "_source")
+    return rows.join(F.broadcast(links), ["_source", "cluster", "_from_run"]).drop(
+        "_source", "_from_run")
 
 
 def _side(name: int) -> Column:
@@ -78,18 +115,15 @@ def _duplicates() -> Column:
                                     F.lit(0).cast("long")))
 
 
-def queue_changes(before: DataFrame, after: DataFrame) -> DataFrame:
-    """Per queue of a group, what changed between two snapshots.
+def queue_changes(linked: DataFrame, extra_keys: tuple[str, ...] = ()) -> DataFrame:
+    """Per queue of a group, what changed between a snapshot and its predecessor.
 
-    `before` / `after`: ROW_COLUMNS rows (assignments shape) of the predecessor / the
-    snapshot, both keyed by the *later* snapshot's snapshot_id. Output: QUEUE_KEYS,
-    in_before, in_after, claimants_before, claimants_after (sorted arrays), moved (see the
-    module docstring), duplicate_estimate (long, null when unknown).
+    `linked`: ROW_COLUMNS rows with `_side` (see `link_rows`). Output: QUEUE_KEYS,
+    `extra_keys`, in_before, in_after, claimants_before, claimants_after (sorted arrays),
+    moved (see the module docstring), duplicate_estimate (long, null when unknown).
     """
-    rows = (before.select(*ROW_COLUMNS).withColumn("_side", F.lit(BEFORE))
-            .unionByName(after.select(*ROW_COLUMNS).withColumn("_side", F.lit(AFTER))))
     # groupBy keys compare nulls as equal: broker_name is null-safe without coalescing
-    per_queue = rows.groupBy(*QUEUE_KEYS).agg(
+    per_queue = linked.groupBy(*QUEUE_KEYS, *extra_keys).agg(
         F.max(_side(BEFORE)).alias("in_before"),
         F.max(_side(AFTER)).alias("in_after"),
         F.array_sort(F.collect_set(F.when(_side(BEFORE) & _claim(), F.col("client_id"))))
@@ -105,56 +139,20 @@ def queue_changes(before: DataFrame, after: DataFrame) -> DataFrame:
     return per_queue.withColumn("moved", moved)
 
 
-def pair_rows(current: DataFrame, prior: DataFrame | None, pairs: DataFrame,
-               columns: list[str]) -> tuple[DataFrame, DataFrame]:
-    """(before, after) rows of `columns`, both keyed by the later snapshot's id."""
-    after = current.select(*columns).join(
-        F.broadcast(pairs.select(*SNAPSHOT_KEYS)), SNAPSHOT_KEYS, "left_semi")
-
-    def predecessors(rows: DataFrame, in_run: bool) -> DataFrame:
-        link = pairs.where(F.col("previous_in_run") == F.lit(in_run)).select(
-            F.col("previous_snapshot_id").alias("snapshot_id"), "cluster",
-            F.col("snapshot_id").alias("_next"))
-        return (rows.select(*columns).join(F.broadcast(link), SNAPSHOT_KEYS)
-                .drop("snapshot_id").withColumnRenamed("_next", "snapshot_id")
-                .select(*columns))
-
-    before = predecessors(current, True)
-    if prior is not None:
-        before = before.unionByName(predecessors(prior, False))
-    return before, after
-
-
-def _clients(assignments: DataFrame | None, load: DataFrame | None) -> DataFrame | None:
-    """Client rows (CLIENT_COLUMNS). consumer_load lists every member with its topics and
-    strategies; without it, the assignments' claimants stand in (topics / strategies null)."""
-    if load is not None:
-        return load.select(*CLIENT_COLUMNS)
-    if assignments is None:
-        return None
-    return (assignments.where(F.col("client_id").isNotNull())
-            .select(*GROUP_KEYS, "client_id").distinct()
-            .select(*GROUP_KEYS, "client_id", F.lit(None).cast(_STRINGS).alias("topics"),
-                    F.lit(None).cast(_STRINGS).alias("strategies")))
-
-
-def _client_facts(before: DataFrame, after: DataFrame) -> DataFrame:
+def _client_facts(linked: DataFrame) -> DataFrame:
     """Per client of a group: in which snapshot it is, and whether its topics / strategies
     changed (only for a client present in both, and only where consumer_load says)."""
-    rows = (before.withColumn("_side", F.lit(BEFORE))
-            .unionByName(after.withColumn("_side", F.lit(AFTER))))
-
     def first(col: str, side: int) -> Column:
         return F.first(F.when(_side(side), F.col(col)), ignorenulls=True)
 
-    per_client = rows.groupBy(*GROUP_KEYS, "client_id").agg(
+    per_client = linked.groupBy(*GROUP_KEYS, *PAIR_COLUMNS, "client_id").agg(
         F.max(_side(BEFORE)).alias("in_before"), F.max(_side(AFTER)).alias("in_after"),
         first("topics", BEFORE).alias("tb"), first("topics", AFTER).alias("ta"),
         first("strategies", BEFORE).alias("sb"), first("strategies", AFTER).alias("sa"),
     )
     both = F.col("in_before") & F.col("in_after")
     return per_client.select(
-        *GROUP_KEYS, "client_id", "in_before", "in_after",
+        *GROUP_KEYS, *PAIR_COLUMNS, "client_id", "in_before", "in_after",
         (both & (F.col("tb") != F.col("ta"))).alias("subscription_changed"),
         (both & (F.col("sb") != F.col("sa"))).alias("strategy_changed"),
     )
@@ -176,10 +174,9 @@ def _move_struct() -> Column:
 def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
     """One aggregation over queue facts and client facts together (no join between them)."""
     facts = changes.select(
-        *GROUP_KEYS, F.lit(True).alias("_queue"), "in_before", "in_after", "moved",
-        F.when(F.col("moved"), _move_struct()).alias("move"))
-    facts = facts.unionByName(clients.withColumn("_queue", F.lit(False)),
-                              allowMissingColumns=True)
+        *GROUP_KEYS, *PAIR_COLUMNS, F.lit(True).alias("_queue"), "in_before", "in_after",
+        "moved", F.when(F.col("moved"), _move_struct()).alias("move"),
+    ).unionByName(clients.withColumn("_queue", F.lit(False)), allowMissingColumns=True)
     queue, client = F.col("_queue"), ~F.col("_queue")
     before, after = F.col("in_before"), F.col("in_after")
 
@@ -190,7 +187,7 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
         return F.array_sort(F.collect_list(F.when(cond, F.col("client_id"))))
 
     dup = F.col("move.duplicate_estimate")
-    return facts.groupBy(*GROUP_KEYS).agg(
+    return facts.groupBy(*GROUP_KEYS, *PAIR_COLUMNS).agg(
         count(client & before).alias("clients_before"),
         count(client & after).alias("clients_after"),
         ids(client & after & ~before).alias("clients_joined"),
@@ -208,14 +205,28 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
     )
 
 
-def _union(frames: list[DataFrame | None]) -> DataFrame | None:
-    present = [f for f in frames if f is not None]
-    return reduce(DataFrame.unionByName, present) if present else None
+def _rows(assignments: DataFrame | None, load: DataFrame | None) -> DataFrame | None:
+    """Assignment rows (queue facts) and client rows in one frame, tagged by `_kind`.
 
-
-def churn_pairs(current: DataFrame, prior: DataFrame | None = None) -> DataFrame:
-    """The run's snapshots that have a predecessor (see `snapshot_order`)."""
-    return snapshot_order(current, prior).where(F.col("previous_snapshot_id").isNotNull())
+    consumer_load lists every member with its topics and strategies; without it (prior
+    tables only) the assignments' claimants stand in, topics / strategies unknown."""
+    frames = []
+    if assignments is not None:
+        frames.append(assignments.select(*ROW_COLUMNS).withColumn("_kind", F.lit(QUEUE_ROW)))
+    if load is not None:
+        clients = load.select(*CLIENT_COLUMNS)
+    elif assignments is not None:
+        clients = (assignments.where(F.col("client_id").isNotNull())
+                   .select(*GROUP_KEYS, "client_id").distinct()
+                   .select("*", F.lit(None).cast(_STRINGS).alias("topics"),
+                           F.lit(None).cast(_STRINGS).alias("strategies")))
+    else:
+        return None
+    frames.append(clients.withColumn("_kind", F.lit(CLIENT_ROW)))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame, allowMissingColumns=True)
+    return out
 
 
 def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
@@ -225,30 +236,28 @@ def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
 
     `assignments` / `consumer_load`: this run's report rows; `prior_*`: rows of earlier
     snapshots from the output tables (extra columns such as run_id are ignored), or None.
+    `prior_assignments` alone is enough (its claimants stand in for the clients, without
+    subscription / strategy triggers); `prior_load` alone is refused, since every queue of
+    a prior predecessor would then look added.
     """
+    if prior_load is not None and prior_assignments is None:
+        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
     times = [*SNAPSHOT_KEYS, "captured_at"]
-    pairs = churn_pairs(
-        assignments.select(*times).unionByName(consumer_load.select(*times)),
-        _union([p.select(*times) if p is not None else None
-                for p in (prior_assignments, prior_load)]))
-
-    q_before, q_after = pair_rows(assignments, prior_assignments, pairs, ROW_COLUMNS)
-    c_before, c_after = pair_rows(_clients(assignments, consumer_load),
-                                   _clients(prior_assignments, prior_load), pairs,
-                                   CLIENT_COLUMNS)
-    totals = _group_totals(queue_changes(q_before, q_after), _client_facts(c_before, c_after))
-
+    prior_snapshots = prior_load if prior_load is not None else prior_assignments
+    pairs = churn_pairs(consumer_load.select(*times),
+                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
+    linked = link_rows(_rows(assignments, consumer_load),
+                       _rows(prior_assignments, prior_load), pairs)
+    totals = _group_totals(
+        queue_changes(linked.where(F.col("_kind") == QUEUE_ROW), PAIR_COLUMNS),
+        _client_facts(linked.where(F.col("_kind") == CLIENT_ROW)),
+    )
     triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
         ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
         ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),
         ("STRATEGY_CHANGED", F.col("_strategy")),
         ("SUBSCRIPTION_CHANGED", F.col("_subscription")),
     )]))
-    return (
-        totals.join(F.broadcast(pairs.select(*SNAPSHOT_KEYS, "captured_at",
-                                             "previous_snapshot_id", "previous_captured_at")),
-                    SNAPSHOT_KEYS)
-        .select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
-                F.col("queues_moved").alias("paused_queues"), triggers.alias("triggers"))
-        .select(*COLUMNS)
-    )
+    return totals.select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
+                         F.col("queues_moved").alias("paused_queues"),
+                         triggers.alias("triggers")).select(*COLUMNS)

@@ -28,7 +28,8 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
                    "--conf", "spark.sql.shuffle.partitions=4")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Groups that need attention" in proc.stdout
-    for table in ("assignments", "consumer_load", "group_balance", "rejects"):
+    for table in ("assignments", "consumer_load", "group_balance", "rejects", "rebalance_churn",
+                  "strategy_comparison"):
         assert DeltaTable(str(out / table)).version() >= 0
     balance = DeltaTable(str(out / "group_balance")).to_pandas()
     seed = balance[(balance["consumer_group"] == "GID_seed_multitopic_skew_2x2q_4c")
@@ -38,6 +39,9 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
     load = DeltaTable(str(out / "consumer_load")).to_pandas()
     idle = load[(load["consumer_group"] == "GID_seed_multitopic_skew_2x2q_4c") & load["idle"]]
     assert set(idle["client_id"]) == {"consumer-3", "consumer-4"}
+    churn = DeltaTable(str(out / "rebalance_churn")).to_pandas()
+    assert set(churn["snapshot_id"]) == {"demo-0002"}  # compared with demo-0001
+    assert (churn["clients_joined"].str.len() > 0).any()
     rejects = DeltaTable(str(out / "rejects")).to_pandas()
     assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
 

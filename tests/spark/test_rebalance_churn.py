@@ -162,6 +162,18 @@ def test_incremental_equals_full(spark):
     incremental = rebalance_churn_report(cur_a, cur_l, prior_a, prior_l)
     assert sorted(incremental.collect()) == sorted(full.collect())
 
+    # prior assignments alone: the claimants stand in for the prior clients, so the same
+    # queue and client figures, but no subscription / strategy triggers can be seen
+    only_a = _rows(rebalance_churn_report(cur_a, cur_l, prior_a))
+    for key, want in _rows(full).items():
+        got = only_a[key]
+        assert {k: v for k, v in got.items() if k != "triggers"} == {
+            k: v for k, v in want.items() if k != "triggers"}
+        assert got["triggers"] == [t for t in want["triggers"]
+                                   if t not in ("STRATEGY_CHANGED", "SUBSCRIPTION_CHANGED")]
+    with pytest.raises(ValueError, match="prior_load needs prior_assignments"):
+        rebalance_churn_report(cur_a, cur_l, None, prior_l)
+
     # without prior rows the lone snapshot has no predecessor: no row
     assert rebalance_churn_report(cur_a, cur_l).count() == 0
 
@@ -170,7 +182,7 @@ def test_snapshot_order_nulls_first_then_id(spark):
     # captured_at null sorts first; equal times fall back to snapshot_id
     rows = [_a("s0", None, "g", "t", "b", 0, "c1"), _a("s1", T1, "g", "t", "b", 0, "c2"),
             _a("s2", T1, "g", "t", "b", 0, "c1")]
-    a, load = _frames(spark, rows, [])
+    a, load = _frames(spark, rows, [_l(r[0], r[2], "g", r[7]) for r in rows])
     got = {r["snapshot_id"]: (r["previous_snapshot_id"], r["queues_moved"])
            for r in rebalance_churn_report(a, load).collect()}
     assert got == {"s1": ("s0", 1), "s2": ("s1", 1)}

@@ -1,0 +1,288 @@
+"""Kafka `sticky` / `cooperative-sticky` in Spark: snapshots chained per consumer group.
+
+The sticky assignors keep previous owners, so a group's snapshots cannot be allocated
+independently: each snapshot starts from the previous snapshot's result. Groups are hashed
+by (cluster, consumer_group) — not by snapshot — into `buckets`; one cogrouped Arrow UDF
+call receives every snapshot of the bucket's groups and, per group, runs
+`sticky.sticky_assign` snapshot after snapshot in cluster order (captured_at, nulls first,
+then snapshot_id).
+
+Kafka semantics:
+- only CLUSTERING members that subscribe a topic take part; a topic's partitions are its
+  readable queues in `MessageQueue` order (broker name in Java order, null as "", then
+  queue id) and partition index = position in that order;
+- BROADCASTING members claim every queue of the topics they subscribe (status BROADCAST)
+  and take no part in the sticky assignment;
+- the group runs the cooperative protocol only when all its clustering members run
+  `cooperative-sticky` (Kafka only lets a group agree on a protocol every member
+  supports; with one assignor per member a mixed group cannot really form, so the
+  audit falls back to eager `sticky`).
+
+The previous assignment of a snapshot is what the group's clustering members owned in the
+cluster's previous snapshot (see `rebalance_udfs.snapshot_order`): the result computed in
+this run if that snapshot is in the run, else the rows of `prior_assignments` (the
+assignments table of earlier runs) for it; none when the group had no sticky rows there.
+Only claims written by a sticky assignor count (status OK, strategy sticky /
+cooperative-sticky), in the run and from prior rows alike, so the result does not depend on
+how snapshots were split into runs. (Real Kafka also lets `cooperative-sticky` keep what a
+member owned under another assignor right after a switch; the audit starts such a group
+fresh.)
+Ownership is carried by queue identity (topic, broker_name, queue_id) and re-indexed on the
+current snapshot's partition order, so a queue that no longer exists is dropped and one
+whose index shifted (a broker added) keeps its owner.
+
+Payload columns (max_offset, in_rate, committed_offset, consumed_offset) stay in Arrow and
+are gathered by row index: 64-bit offsets never go through float64.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from rebalance_udfs.allocate import BROADCAST, OK, UNCONSUMED
+from rebalance_udfs.batch import BROADCASTING, GROUP_KEYS
+from rebalance_udfs.ordering import java_rank
+from rebalance_udfs.snapshot_order import snapshot_order
+from rebalance_udfs.sticky import sticky_assign
+from rebalance_udfs.strategies import STICKY_STRATEGIES
+from rebalance_udfs.udfs import ASSIGNED_SCHEMA, subscribed_units
+
+COOPERATIVE = "cooperative-sticky"
+BUCKET = "_bucket"
+
+# queue side: the unit rows plus the snapshot's place in its cluster's order
+QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
+ORDER_COLUMNS = ["_position", "_previous", "_previous_in_run"]
+PAYLOAD = ["broker_room", "max_offset", "in_rate", "committed_offset", "consumed_offset"]
+# member side: member rows (_prior false) and prior claims (_prior true, keyed by the
+# snapshot whose predecessor they describe)
+MEMBER_SIDE = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
+               "broker_name", "queue_id", "_prior"]
+
+_ARROW_TYPES = {T.StringType: pa.string(), T.IntegerType: pa.int32(),
+                T.LongType: pa.int64(), T.DoubleType: pa.float64()}
+ARROW_SCHEMA = pa.schema([
+    pa.field(f.name, _ARROW_TYPES[type(f.dataType)], f.nullable) for f in ASSIGNED_SCHEMA.fields
+])
+_CLAIM_COLUMNS = ["_row", "client_id", "strategy", "status"]
+
+
+# --- the pure bucket function (pandas in, claims out; no Spark) ------------------------------
+
+
+def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+    """Sticky assignments of every snapshot of every group in one bucket.
+
+    `queues`: one row per readable subscribed queue per (snapshot, cluster, group, topic),
+    with QUEUE_KEYS, ORDER_COLUMNS and `_row` (the row's index in the caller's table).
+    `members`: MEMBER_SIDE rows. Returns one row per (queue, claiming client) and one with a
+    null client per queue nobody claims: `_row`, client_id, strategy, status, ordered by
+    queue (group, snapshot order, topic, MessageQueue order), then client id.
+    """
+    if queues.empty:
+        return pd.DataFrame(columns=_CLAIM_COLUMNS)
+    q = queues.reset_index(drop=True)
+    broker = q["broker_name"].fillna("").to_numpy(object)
+    order = np.lexsort((
+        q["queue_id"].to_numpy(np.int64), java_rank(broker),
+        java_rank(q["topic"].to_numpy(object)),
+        q["_position"].to_numpy(np.int64),
+        java_rank(q["consumer_group"].to_numpy(object)),
+        java_rank(q["cluster"].to_numpy(object)),
+    ))
+    q = q.iloc[order].reset_index(drop=True)
+
+    is_prior = members["_prior"].fillna(False).astype(bool)
+    roster = {k: g for k, g in members[~is_prior].groupby(GROUP_KEYS, sort=False)}
+    prior = {k: g for k, g in members[is_prior].groupby(GROUP_KEYS, sort=False)}
+
+    rows: list[int] = []
+    clients: list[str | None] = []
+    strategies: list[str | None] = []
+    statuses: list[str] = []
+    for _, gq in q.groupby(["cluster", "consumer_group"], sort=False):
+        owned_in: dict[str, dict[tuple, str]] = {}  # snapshot -> queue identity -> owner
+        for _, sq in gq.groupby("_position", sort=False):
+            first = sq.iloc[0]
+            key = (first["snapshot_id"], first["cluster"], first["consumer_group"])
+            topics = _topic_queues(sq)
+            if _flag(first["_previous_in_run"]):
+                before = owned_in.get(first["_previous"], {})
+            else:
+                before = _prior_owners(prior.get(key))
+            claims = _assign_snapshot(topics, roster.get(key), before)
+            owned = owned_in[key[0]] = {}
+            for topic, (idents, row_ids) in topics.items():
+                for ident, row in zip(idents, row_ids, strict=True):
+                    queue = (topic, *ident)
+                    for client, strategy, status in claims.get(queue) or _NOBODY:
+                        rows.append(row)
+                        clients.append(client)
+                        strategies.append(strategy)
+                        statuses.append(status)
+                        if status == OK:
+                            owned[queue] = client
+    out = pd.DataFrame({"_row": np.asarray(rows, np.int64), "client_id": clients,
+                        "strategy": strategies, "status": statuses})
+    # rows are in queue order already; within a queue, claimants in Java order of id
+    row = out["_row"].to_numpy()
+    queue_rank = np.cumsum(np.r_[True, row[1:] != row[:-1]])
+    client_rank = java_rank(out["client_id"].fillna("").to_numpy(object))
+    return out.iloc[np.lexsort((client_rank, queue_rank))].reset_index(drop=True)
+
+
+_NOBODY = [(None, None, UNCONSUMED)]
+
+
+def _flag(value: object) -> bool:
+    """A nullable boolean from a pandas row (None / NaN = false)."""
+    return False if value is None or pd.isna(value) else bool(value)
+
+
+def _topic_queues(sq: pd.DataFrame) -> dict[str, tuple[list[tuple], np.ndarray]]:
+    """topic -> (queue identities (broker_name, queue_id) in partition order, `_row`s)."""
+    out = {}
+    for topic, tq in sq.groupby("topic", sort=False):
+        brokers = tq["broker_name"].to_numpy(object)
+        idents = [(None if pd.isna(b) else b, int(i))
+                  for b, i in zip(brokers, tq["queue_id"].to_numpy(np.int64), strict=True)]
+        out[topic] = (idents, tq["_row"].to_numpy(np.int64))
+    return out
+
+
+def _prior_owners(claims: pd.DataFrame | None) -> dict[tuple, str]:
+    """Queue identity -> owner from prior assignment rows (a queue claimed twice: nobody)."""
+    if claims is None or claims.empty:
+        return {}
+    out: dict[tuple, str] = {}
+    contended: set[tuple] = set()
+    for topic, broker, qid, client in zip(
+        claims["topic"], claims["broker_name"], claims["queue_id"], claims["client_id"],
+        strict=True,
+    ):
+        ident = (topic, None if pd.isna(broker) else broker, int(qid))
+        if ident in out and out[ident] != client:
+            contended.add(ident)
+        out[ident] = client
+    for ident in contended:
+        del out[ident]
+    return out
+
+
+def _assign_snapshot(
+    topics: dict[str, tuple[list[tuple], np.ndarray]],
+    roster: pd.DataFrame | None,
+    before: dict[tuple, str],
+) -> dict[tuple, list[tuple[str, str, str]]]:
+    """(topic, broker, queue_id) -> [(client, strategy, status)] for one group snapshot."""
+    if roster is None or roster.empty:
+        return {}
+    subscribed = roster[roster["topic"].notna()]
+    broadcast = subscribed["message_model"].fillna("CLUSTERING").eq(BROADCASTING)
+    clustering = subscribed[~broadcast]
+    strategy_of = clustering.groupby("client_id")["strategy"].min().to_dict()
+    subscriptions = {c: sorted(set(ts)) for c, ts in clustering.groupby("client_id")["topic"]}
+    cooperative = bool(len(clustering)) and bool((clustering["strategy"] == COOPERATIVE).all())
+
+    position = {(t, *ident): (t, p) for t, (idents, _) in topics.items()
+                for p, ident in enumerate(idents)}
+    previous: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for ident, client in before.items():
+        if ident in position:
+            previous[client].append(position[ident])
+
+    out: dict[tuple, list[tuple[str, str, str]]] = defaultdict(list)
+    if subscriptions:
+        partitions = {t: len(idents) for t, (idents, _) in topics.items()}
+        result = sticky_assign(subscriptions, partitions, previous, cooperative)
+        for client, tps in result.items():
+            for topic, p in tps:
+                out[(topic, *topics[topic][0][p])].append((client, strategy_of[client], OK))
+    b_rows = subscribed[broadcast]
+    for client, topic, strategy in sorted(
+        set(zip(b_rows["client_id"], b_rows["topic"], b_rows["strategy"], strict=True))
+    ):
+        if topic in topics:
+            for ident in topics[topic][0]:
+                out[(topic, *ident)].append((client, strategy, BROADCAST))
+    return out
+
+
+# --- the Arrow UDF body and the Spark glue ----------------------------------------------------
+
+
+def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
+    """The cogrouped UDF body: every snapshot of a bucket of groups in, assignment rows out."""
+    keys = queues.select([*QUEUE_KEYS, *ORDER_COLUMNS]).to_pandas()
+    keys["_row"] = np.arange(len(keys), dtype=np.int64)
+    out = sticky_bucket(keys, members.select(MEMBER_SIDE).to_pandas())
+    taken = queues.select([*QUEUE_KEYS, *PAYLOAD]).take(pa.array(out["_row"].to_numpy(np.int64)))
+    columns = {name: taken.column(name) for name in taken.column_names}
+    for name in ("client_id", "strategy", "status"):
+        columns[name] = pa.array(out[name].to_numpy(object), type=pa.string(), from_pandas=True)
+    return pa.table([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
+
+
+def group_bucket(buckets: int) -> Column:
+    """Bucket of a group across snapshots: all its snapshots land in the same call."""
+    return F.pmod(F.xxhash64(F.col("cluster"), F.col("consumer_group")), F.lit(buckets))
+
+
+def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
+                  buckets: int, prior_assignments: DataFrame | None = None) -> DataFrame:
+    """Assignment rows (ASSIGNED_SCHEMA) of the groups whose members run a sticky assignor.
+
+    `members` holds only `sticky` / `cooperative-sticky` members; `queues` / `offsets` are
+    the validated inputs. `prior_assignments`: rows of the assignments table written by
+    earlier runs (snapshot_id, cluster, captured_at, consumer_group, topic, broker_name,
+    queue_id, client_id, strategy, status; extra columns ignored), or None.
+    """
+    times = queues.select("snapshot_id", "cluster", "captured_at")
+    prior_times = (prior_assignments.select("snapshot_id", "cluster", "captured_at")
+                   if prior_assignments is not None else None)
+    order = snapshot_order(times, prior_times).select(
+        "snapshot_id", "cluster", F.col("position").alias("_position"),
+        F.col("previous_snapshot_id").alias("_previous"),
+        F.col("previous_in_run").alias("_previous_in_run"))
+
+    units = subscribed_units(queues, members, offsets).join(
+        F.broadcast(order), ["snapshot_id", "cluster"])
+
+    member_side = members.select(
+        *GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
+        F.lit(None).cast("string").alias("broker_name"),
+        F.lit(None).cast("int").alias("queue_id"), F.lit(False).alias("_prior"))
+    if prior_assignments is not None:
+        member_side = member_side.unionByName(
+            _prior_claims(prior_assignments, order, members))
+    return (
+        units.withColumn(BUCKET, group_bucket(buckets)).groupBy(BUCKET)
+        .cogroup(member_side.withColumn(BUCKET, group_bucket(buckets)).groupBy(BUCKET))
+        .applyInArrow(sticky_arrow, ASSIGNED_SCHEMA)
+    )
+
+
+def _prior_claims(prior: DataFrame, order: DataFrame, members: DataFrame) -> DataFrame:
+    """Clustering claims of the predecessor snapshots that are not in this run, keyed by
+    the run's snapshot that follows them (only for groups of this run's members)."""
+    wanted = (order.where(~F.col("_previous_in_run"))
+              .select(F.col("snapshot_id").alias("_next"), "cluster",
+                      F.col("_previous").alias("snapshot_id")))
+    groups = members.select(*[F.col(c).alias(c) for c in GROUP_KEYS]).distinct()
+    claims = (prior.where(F.col("client_id").isNotNull() & (F.col("status") == OK)
+                          & F.col("strategy").isin(*STICKY_STRATEGIES))
+              .select(*GROUP_KEYS, "client_id", "topic", "broker_name", "queue_id")
+              .join(F.broadcast(wanted), ["snapshot_id", "cluster"])
+              .drop("snapshot_id").withColumnRenamed("_next", "snapshot_id")
+              .join(groups, GROUP_KEYS, "left_semi"))
+    return claims.select(
+        *GROUP_KEYS, "client_id", "topic", F.lit(None).cast("string").alias("strategy"),
+        F.lit(None).cast("string").alias("message_model"), "broker_name",
+        F.col("queue_id").cast("int").alias("queue_id"), F.lit(True).alias("_prior"))
