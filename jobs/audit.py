@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import demo
@@ -60,6 +60,7 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     worst_groups: list[dict] = field(default_factory=list)
+    churn: list[dict] = field(default_factory=list)
     writes: list[WriteResult] = field(default_factory=list)
 
 
@@ -248,24 +249,36 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     timings["write"] = time.perf_counter() - t
 
     worst = _worst_groups(small["group_balance"])
+    churn_top = _top_churn(small["rebalance_churn"])
     for df in (assignments, *small.values()):
         df.unpersist()
     release()
-    churn = rows.get("rebalance_churn", 0)
-    if churn:
-        log(f"rebalance_churn: {churn:,} group(s) compared with their previous snapshot")
     timings["total"] = time.perf_counter() - t0
     return RunResult(run_id, output, store.engine, snapshots, tables, timings, rows, worst,
-                     writes)
+                     churn_top, writes)
+
+
+def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
+    """The rebalances that moved the most queues (a handful of rows to the driver)."""
+    rows = (churn.where(F.col("queues_moved") > 0)
+            .orderBy(F.desc("queues_moved"), "snapshot_id", "cluster", "consumer_group")
+            .select("snapshot_id", "previous_snapshot_id", "cluster", "consumer_group",
+                    "queues_moved", "estimated_duplicates", "triggers")
+            .limit(limit).collect())
+    return [r.asDict() for r in rows]
 
 
 def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
-    """The groups most in need of attention (a handful of rows to the driver)."""
+    """The groups most in need of attention, each at its latest snapshot (a handful of
+    rows to the driver)."""
     severity = (
         F.col("contended_queues") * 1000 + F.col("unconsumed_queues") * 100
         + F.coalesce(F.col("skew"), F.lit(0)) * 10 + F.col("idle_clients")
     )
+    latest = Window.partitionBy("cluster", "consumer_group").orderBy(
+        F.desc_nulls_last("captured_at"), F.desc("snapshot_id"))
     rows = (balance.where(F.col("topic").isNull() & (F.size("findings") > 0))
+            .withColumn("_latest", F.row_number().over(latest)).where(F.col("_latest") == 1)
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit).collect())

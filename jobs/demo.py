@@ -17,7 +17,8 @@ import pandas as pd
 from rebalance_udfs.strategies import supported_strategies
 
 SNAPSHOTS = [("demo-0001", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
-             ("demo-0002", datetime(2026, 11, 1, 8, 5, tzinfo=UTC))]
+             ("demo-0002", datetime(2026, 11, 1, 8, 5, tzinfo=UTC)),
+             ("demo-0003", datetime(2026, 11, 1, 8, 10, tzinfo=UTC))]
 ROCKETMQ = "rmq-prod"
 KAFKA = "kafka-prod"
 
@@ -98,7 +99,7 @@ def _split_brain_group(b: _Builder, snapshot: str, at: datetime,
 
 
 def _ordinary_groups(b: _Builder, snapshot: str, at: datetime, n_groups: int,
-                     rng: np.random.Generator, churn: bool) -> None:
+                     rng: np.random.Generator, step: int) -> None:
     """Typical production groups: mostly AVG, 1-3 topics, 1-16 clients, 1-4 brokers."""
     strategies = supported_strategies()
     rocketmq = [s for s in ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH") if s in strategies]
@@ -116,12 +117,15 @@ def _ordinary_groups(b: _Builder, snapshot: str, at: datetime, n_groups: int,
             b.topic(snapshot, at, cluster, t, brokers, per_broker * (n_brokers if kafka else 1),
                     rng)
         n_clients = int(grng.integers(1, 17))
-        if churn and g % 7 == 0:
-            n_clients += 1  # a consumer joined between the snapshots
+        first = 0
+        if step >= 1 and g % 7 == 0:
+            n_clients += 1  # a consumer joined (scale-out) after the first snapshot
+        if step >= 2 and g % 5 == 0 and n_clients > 1:
+            first = 1  # ... and later the first-sorted consumer crashed
         kafka_strategy = {19: "sticky", 39: "cooperative-sticky"}.get(g % 40, "range")
         strategy = (kafka_strategy if kafka
                     else str(grng.choice(rocketmq, p=weights / weights.sum())))
-        for c in range(n_clients):
+        for c in range(first, n_clients):
             client = f"10.{g % 250}.{c // 250}.{c % 250 + 1}@{10000 + g}"
             b.member(snapshot, cluster, f"GID_app_{g:04d}", client, topics, strategy)
 
@@ -132,7 +136,7 @@ def generate(n_groups: int = 300, seed: int = 7) -> DemoTables:
     for i, (snapshot, at) in enumerate(SNAPSHOTS):
         _seed_groups(b, snapshot, at, rng)
         _split_brain_group(b, snapshot, at, rng)
-        _ordinary_groups(b, snapshot, at, n_groups, rng, churn=i > 0)
+        _ordinary_groups(b, snapshot, at, n_groups, rng, step=i)
         # one bad row, to show rejects at work
         b.member(snapshot, ROCKETMQ, "GID_typo", "10.9.9.9@1", ["TopicA"], "AVERAGE")
     queues = pd.DataFrame(b.queues)

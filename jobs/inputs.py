@@ -198,7 +198,8 @@ def with_strategy_params(df: DataFrame) -> DataFrame:
 def _malformed_config_queues(text: Column) -> Column:
     """The Spark twin of rebalance_udfs.rocketmq.parse_config_queues: topic up to the first
     '@', a non-empty broker, a queue id after the last ':' that fits a Java int."""
-    entries = F.transform(F.split(text, ","), F.trim)
+    # a lambda, not F.trim itself: transform() would pass the index as trim's 2nd argument
+    entries = F.transform(F.split(text, ","), lambda e: F.trim(e))
     return (F.trim(text) != "") & F.exists(entries, lambda e: (
         ~e.rlike(r"^[^@]+@.+:[0-9]{1,10}$")
         | (F.regexp_extract(e, r":([0-9]+)$", 1).cast("long") > 2**31 - 1)

@@ -29,6 +29,15 @@ def print_summary(result, out: TextIO | None = None) -> None:
             w(f"    -> {g['recommendation']}\n")
     else:
         w("\nNo group has findings: every audited group is balanced.\n")
+    if result.churn:
+        w("\nRebalances with the most queue moves:\n")
+        for c in result.churn:
+            dup = ("unknown" if c["estimated_duplicates"] is None
+                   else f"~{int(c['estimated_duplicates']):,}")
+            w(f"  {c['cluster']}/{c['consumer_group']} {c['previous_snapshot_id']} -> "
+              f"{c['snapshot_id']}: {c['queues_moved']} queue(s) moved and paused, "
+              f"{dup} duplicate message(s); {', '.join(c['triggers']) or 'no visible trigger'}"
+              "\n")
     w("\nDelta tables:\n")
     for name, path in result.tables.items():
         w(f"  {name:<15} {path}\n")

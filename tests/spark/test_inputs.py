@@ -81,7 +81,7 @@ def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> 
         ("s", "c", "g", "e", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "-1"}),
         ("s", "c", "g", None, "t", "AVG", None, None),
         ("s", "c", "g", "f", "t", "CONFIG", None, {"queues": "t@b:1, t@b:x"}),
-        ("s", "c", "g", "h", "t", "CONFIG", None, {"queues": "t@room@b:1,t@b:2"}),
+        ("s", "c", "g", "h", "t", "CONFIG", None, {"queues": "t@room@b:0, t@b:1"}),
         ("s", "c", "g", "i", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "100001"}),
     ]
     good, bad = validate_members(conform(spark.createDataFrame(rows, schema), "members"))
