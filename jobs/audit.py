@@ -238,7 +238,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
 
     t = time.perf_counter()
     tables, writes = {}, []
-    replace = {"snapshot_id": snapshots}
+    # replace exactly this run's snapshots; with none (nothing valid) only append rejects
+    replace = {"snapshot_id": snapshots} if snapshots else None
     for name in (n for n in OUTPUT_TABLES if n in reports):
         df = _stamp(assignments if name == "assignments" else small[name], run_id)
         path = f"{output}/{name}"
