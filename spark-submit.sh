@@ -33,7 +33,8 @@ Passed to spark-submit (anywhere on the line):
   --properties-file F  --driver-java-options O  --principal P  --keytab K  --verbose
   --with-delta-package   add io.delta:delta-spark and its SQL extensions (Maven needed)
 
-Default master: local[*]. Exit code: 0 success, 2 bad input or config, 1 failure.
+Default master: local[*] with --driver-memory 4g (REBALANCE_AUDIT_DRIVER_MEMORY).
+Exit code: 0 success, 2 bad input or config, 1 failure.
 EOF
 }
 
@@ -94,6 +95,12 @@ while [[ $# -gt 0 ]]; do
 done
 if [[ ${#job_args[@]} -eq 0 ]]; then usage >&2; exit 2; fi
 if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
+# In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
+# assignment rows, so give it 4g unless the user chose a size.
+if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \
+      && " ${spark_args[*]} " != *"spark.driver.memory="* ]]; then
+  spark_args+=(--driver-memory "${REBALANCE_AUDIT_DRIVER_MEMORY:-4g}")
+fi
 
 # 3. Delta's jars from Maven, only when asked (they cannot be fetched offline).
 if [[ $with_delta -eq 1 ]]; then
