@@ -11,16 +11,15 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import demo
+from jobs.cache import cache, release
 from jobs.config import AuditConfig
 from jobs.inputs import (
     REJECTS_SCHEMA,
     conform,
-    release,
     validate_members,
     validate_offsets,
     validate_queues,
@@ -29,8 +28,10 @@ from jobs.session import build_session
 from rebalance_udfs.sticky_udf import assign_sticky
 from rebalance_udfs.strategies import STICKY_STRATEGIES
 from rebalance_udfs.udfs import assign
+from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
 from reports.assignments import assignments_report, snapshot_times
 from reports.consumer_load import consumer_load_report
+from reports.facts import client_topic_facts, member_client_facts, member_topic_facts
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import rebalance_churn_report
 from reports.strategy_comparison import strategy_comparison_report
@@ -152,15 +153,22 @@ def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> 
 def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
                     has_sticky: bool = True, compare_strategies: bool = False
                     ) -> dict[str, DataFrame]:
-    """All output tables as DataFrames (without run_id)."""
+    """All output tables as DataFrames (without run_id).
+
+    The assignment rows and the shared aggregates (`reports.facts`) are persisted
+    (`jobs.cache`): several reports read each, and the kernels must not run twice."""
     prior = prior or Prior([])
     times = snapshot_times(inputs.queues)
-    assignments = assignments_report(assign_all(inputs, buckets, prior, has_sticky), times)
-    consumer_load = consumer_load_report(assignments, inputs.members, times)
+    assigned = cache(assignments_report(assign_all(inputs, buckets, prior, has_sticky), times))
+    assignments = assigned.select(*ASSIGNMENT_COLUMNS)
+    facts = cache(client_topic_facts(assigned))
+    member_topics = cache(member_topic_facts(inputs.members))
+    member_clients = cache(member_client_facts(member_topics))
+    consumer_load = consumer_load_report(facts, member_clients, times)
     reports = {
         "assignments": assignments,
         "consumer_load": consumer_load,
-        "group_balance": group_balance_report(assignments, inputs.members, times),
+        "group_balance": group_balance_report(facts, member_topics, member_clients, times),
         "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
                                                   prior.assignments, prior.consumer_load),
         "rejects": inputs.rejects,
@@ -222,8 +230,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     t = time.perf_counter()
     compare = config.compare_strategies or config.is_demo
     reports = compute_reports(inputs, buckets, prior, has_sticky, compare)
-    assignments = reports["assignments"].persist(StorageLevel.MEMORY_AND_DISK)
-    reports["assignments"] = assignments
+    assignments = reports["assignments"]  # a projection of the persisted rows
     rows = {"assignments": assignments.count()}
     timings["assign"] = time.perf_counter() - t
 
@@ -232,7 +239,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     for name in reports:
         if name == "assignments":
             continue
-        small[name] = reports[name].persist(StorageLevel.MEMORY_AND_DISK)
+        small[name] = cache(reports[name])
         rows[name] = small[name].count()
     timings["reports"] = time.perf_counter() - t
 
@@ -251,8 +258,6 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
 
     worst = _worst_groups(small["group_balance"])
     churn_top = _top_churn(small["rebalance_churn"])
-    for df in (assignments, *small.values()):
-        df.unpersist()
     release()
     timings["total"] = time.perf_counter() - t0
     return RunResult(run_id, output, store.engine, snapshots, tables, timings, rows, worst,

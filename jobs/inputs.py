@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.cache import cache
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.strategies import supported_strategies
 
@@ -57,15 +57,6 @@ REJECTS_SCHEMA = T.StructType([
     T.StructField("source_table", STRING), T.StructField("row_json", STRING),
     T.StructField("reason", STRING),
 ])
-
-
-_PERSISTED: list[DataFrame] = []
-
-
-def release() -> None:
-    """Unpersist what validation cached (call when the run no longer needs its inputs)."""
-    while _PERSISTED:
-        _PERSISTED.pop().unpersist()
 
 
 class InputError(Exception):
@@ -132,36 +123,51 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
             for c in CONTRACTS[table] if c.required]
 
 
+# Keys shared by several rows are broadcast to the rows' join up to this many (they are
+# normally none); above it a shuffle join is used.
+BROADCAST_DUPLICATE_KEYS = 200_000
+
+
 def _split(
     df: DataFrame, table: str, reason: Column, key: list[str]
 ) -> tuple[DataFrame, DataFrame]:
     """Rows with a reason go to rejects; of exact duplicates the first copy proceeds and the
     others are rejected; rows that share `key` but differ are all rejected (ambiguous).
 
-    The scored rows are persisted: good rows and rejects come from one pass over the input
-    (the caller unpersists them with `release`)."""
+    The rows are persisted, so good rows and rejects come from one pass over the input (the
+    caller unpersists them with `jobs.cache.release`). Duplicates are found by a key
+    aggregate, not a window over every row: only the rows of keys that occur more than once
+    (normally none) are joined back and numbered."""
     cols = [c for c in df.columns if not c.startswith("_")]
     comparable = [c for c in cols if not isinstance(df.schema[c].dataType, T.MapType)]
     row_hash = F.xxhash64(*[
         F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
         for c in cols
     ])
-    by_key = Window.partitionBy(*[F.col(c) for c in key])
-    # one window (one shuffle): how many different rows share the key, and copy numbers
-    scored = (
-        df.withColumn("_reason", reason)
-        .withColumn("_hash", row_hash)
-        .withColumn("_variants", F.size(F.collect_set("_hash").over(by_key)))
-        .withColumn("_copy", F.row_number().over(by_key.orderBy("_hash", *comparable)))
-    )
-    final_reason = F.coalesce(
-        F.col("_reason"),
-        F.when(F.col("_variants") > 1,
-               F.lit(f"conflicting rows for the same {', '.join(key)}")),
-        F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
-    )
-    scored = scored.withColumn("_final", final_reason).persist(StorageLevel.MEMORY_AND_DISK)
-    _PERSISTED.append(scored)
+    rows = cache(df.withColumn("_reason", reason))
+    shared = (rows.groupBy(*key)
+              .agg(F.count(F.lit(1)).alias("_rows"), F.countDistinct(row_hash).alias("_variants"))
+              .where(F.col("_rows") > 1)
+              .select(*[F.col(k).alias(f"_key_{k}") for k in key], "_variants"))
+    shared_keys = shared.count()  # a Spark job; it also fills the cache of `rows`
+    if shared_keys == 0:
+        scored = rows.withColumn("_final", F.col("_reason"))
+    else:
+        if shared_keys <= BROADCAST_DUPLICATE_KEYS:
+            shared = F.broadcast(shared)
+        on = [F.col(k).eqNullSafe(F.col(f"_key_{k}")) for k in key]
+        marked = rows.join(shared, on, "left").drop(*[f"_key_{k}" for k in key])
+        copies = Window.partitionBy(*[F.col(c) for c in key]).orderBy(*comparable)
+        suspects = (marked.where(F.col("_variants").isNotNull())
+                    .withColumn("_copy", F.row_number().over(copies)))
+        unique = marked.where(F.col("_variants").isNull()).withColumn("_copy", F.lit(1))
+        final_reason = F.coalesce(
+            F.col("_reason"),
+            F.when(F.col("_variants") > 1,
+                   F.lit(f"conflicting rows for the same {', '.join(key)}")),
+            F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
+        )
+        scored = cache(unique.unionByName(suspects).withColumn("_final", final_reason))
     good = scored.where(F.col("_final").isNull()).select(*cols)
     bad = scored.where(F.col("_final").isNotNull()).select(
         F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),

@@ -3,6 +3,8 @@
 `allocate_bucket(queues, members)` returns one row per (queue, claiming client) and one
 row with a null client for every queue nobody claims, with its status:
 OK (one clustering claimant), CONTENDED (two or more), UNCONSUMED (none), BROADCAST.
+Rows are grouped by queue, clustering claims before broadcast ones, so a queue's first
+row carries its status (see `first_of_queue`).
 """
 
 from __future__ import annotations
@@ -91,6 +93,15 @@ def claims_with_status(
     )
 
 
+def first_of_queue(row: np.ndarray) -> np.ndarray:
+    """True on the first of consecutive rows of the same queue (`row`: the queue's input
+    row index). Reports count a queue's facts (lag, rate, status) on that row only, so
+    they need no per-queue aggregation of the assignment rows."""
+    first = np.ones(len(row), dtype=bool)
+    first[1:] = row[1:] != row[:-1]
+    return first
+
+
 def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     """Assignments of every (group, topic) in the bucket.
 
@@ -108,8 +119,9 @@ def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame
     client = np.append(batch.call_client, None)[call]
     strategy = np.append(batch.call_strategy, None)[call]
     rank = np.append(batch.call_client_rank, -1)[call]
+    broadcast = rows["status"].to_numpy(object) == BROADCAST
     queue = rows["queue"].to_numpy(np.int64)
-    order = np.lexsort((rank, queue))
+    order = np.lexsort((rank, broadcast, queue))
     out = ordered.iloc[queue[order]].reset_index(drop=True)
     out["client_id"] = client[order]
     out["strategy"] = strategy[order]

@@ -46,13 +46,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from rebalance_udfs.allocate import BROADCAST, OK, UNCONSUMED
+from rebalance_udfs.allocate import BROADCAST, OK, UNCONSUMED, first_of_queue
 from rebalance_udfs.batch import BROADCASTING, GROUP_KEYS
 from rebalance_udfs.ordering import java_rank
 from rebalance_udfs.snapshot_order import snapshot_order
 from rebalance_udfs.sticky import sticky_assign
 from rebalance_udfs.strategies import STICKY_STRATEGIES
-from rebalance_udfs.udfs import ASSIGNED_SCHEMA, subscribed_units
+from rebalance_udfs.udfs import ASSIGNED_SCHEMA, QUEUE_FIRST, subscribed_units
 
 COOPERATIVE = "cooperative-sticky"
 BUCKET = "_bucket"
@@ -67,7 +67,7 @@ MEMBER_SIDE = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
                "broker_name", "queue_id", "_prior"]
 
 _ARROW_TYPES = {T.StringType: pa.string(), T.IntegerType: pa.int32(),
-                T.LongType: pa.int64(), T.DoubleType: pa.float64()}
+                T.LongType: pa.int64(), T.DoubleType: pa.float64(), T.BooleanType: pa.bool_()}
 ARROW_SCHEMA = pa.schema([
     pa.field(f.name, _ARROW_TYPES[type(f.dataType)], f.nullable) for f in ASSIGNED_SCHEMA.fields
 ])
@@ -84,7 +84,8 @@ def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     with QUEUE_KEYS, ORDER_COLUMNS and `_row` (the row's index in the caller's table).
     `members`: MEMBER_SIDE rows. Returns one row per (queue, claiming client) and one with a
     null client per queue nobody claims: `_row`, client_id, strategy, status, ordered by
-    queue (group, snapshot order, topic, MessageQueue order), then client id.
+    queue (group, snapshot order, topic, MessageQueue order), clustering claims before
+    broadcast ones, then client id.
     """
     if queues.empty:
         return pd.DataFrame(columns=_CLAIM_COLUMNS)
@@ -131,11 +132,13 @@ def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
                             owned[queue] = client
     out = pd.DataFrame({"_row": np.asarray(rows, np.int64), "client_id": clients,
                         "strategy": strategies, "status": statuses})
-    # rows are in queue order already; within a queue, claimants in Java order of id
+    # rows are in queue order already; within a queue, clustering claims first (the first
+    # row carries the queue's status, see first_of_queue), claimants in Java order of id
     row = out["_row"].to_numpy()
     queue_rank = np.cumsum(np.r_[True, row[1:] != row[:-1]])
     client_rank = java_rank(out["client_id"].fillna("").to_numpy(object))
-    return out.iloc[np.lexsort((client_rank, queue_rank))].reset_index(drop=True)
+    broadcast = out["status"].to_numpy(object) == BROADCAST
+    return out.iloc[np.lexsort((client_rank, broadcast, queue_rank))].reset_index(drop=True)
 
 
 _NOBODY = [(None, None, UNCONSUMED)]
@@ -223,8 +226,10 @@ def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     keys = queues.select([*QUEUE_KEYS, *ORDER_COLUMNS]).to_pandas()
     keys["_row"] = np.arange(len(keys), dtype=np.int64)
     out = sticky_bucket(keys, members.select(MEMBER_SIDE).to_pandas())
-    taken = queues.select([*QUEUE_KEYS, *PAYLOAD]).take(pa.array(out["_row"].to_numpy(np.int64)))
+    row = out["_row"].to_numpy(np.int64)
+    taken = queues.select([*QUEUE_KEYS, *PAYLOAD]).take(pa.array(row))
     columns = {name: taken.column(name) for name in taken.column_names}
+    columns[QUEUE_FIRST] = pa.array(first_of_queue(row), type=pa.bool_())
     for name in ("client_id", "strategy", "status"):
         columns[name] = pa.array(out[name].to_numpy(object), type=pa.string(), from_pandas=True)
     return pa.table([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)

@@ -17,11 +17,17 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.allocate import (
+    MEMBER_COLUMNS,
+    QUEUE_COLUMNS,
+    allocate_bucket,
+    first_of_queue,
+)
 from rebalance_udfs.batch import GROUP_KEYS
 
 QUEUE_PAYLOAD = ["max_offset", "in_rate", "committed_offset", "consumed_offset"]
 BUCKET = "_bucket"
+QUEUE_FIRST = "queue_first"
 
 ASSIGNED_SCHEMA = T.StructType([
     T.StructField("snapshot_id", T.StringType(), False),
@@ -38,11 +44,13 @@ ASSIGNED_SCHEMA = T.StructType([
     T.StructField("client_id", T.StringType(), True),
     T.StructField("strategy", T.StringType(), True),
     T.StructField("status", T.StringType(), False),
+    # one row per queue: where reports count the queue's own facts (see first_of_queue)
+    T.StructField(QUEUE_FIRST, T.BooleanType(), False),
 ])
 _ARROW_SCHEMA = pa.schema([
     pa.field(f.name, {
         T.StringType: pa.string(), T.IntegerType: pa.int32(), T.LongType: pa.int64(),
-        T.DoubleType: pa.float64(),
+        T.DoubleType: pa.float64(), T.BooleanType: pa.bool_(),
     }[type(f.dataType)], f.nullable) for f in ASSIGNED_SCHEMA.fields
 ])
 
@@ -53,9 +61,10 @@ def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     queue_keys["_row"] = np.arange(len(queue_keys), dtype=np.int64)
     member_frame = members.select(MEMBER_COLUMNS).to_pandas()
     out = allocate_bucket(queue_keys, member_frame)
-    rows = pa.array(out["_row"].to_numpy(np.int64) if len(out) else np.empty(0, np.int64))
-    taken = queues.select([*QUEUE_COLUMNS, *QUEUE_PAYLOAD]).take(rows)
+    row = out["_row"].to_numpy(np.int64) if len(out) else np.empty(0, np.int64)
+    taken = queues.select([*QUEUE_COLUMNS, *QUEUE_PAYLOAD]).take(pa.array(row))
     columns = {name: taken.column(name) for name in taken.column_names}
+    columns[QUEUE_FIRST] = pa.array(first_of_queue(row), type=pa.bool_())
     for name in ("client_id", "strategy", "status"):
         values = out[name] if len(out) else pd.Series([], dtype=object)
         columns[name] = pa.array(values.to_numpy(object), type=pa.string(), from_pandas=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from rebalance_udfs.udfs import QUEUE_FIRST
+
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "broker_name", "queue_id",
     "client_id", "strategy", "status", "lag", "in_rate", "max_offset", "committed_offset",
@@ -20,8 +22,11 @@ def snapshot_times(queues: DataFrame) -> DataFrame:
 
 
 def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
-    """Add lag and captured_at to the kernel output; lag is null unless both offsets are known."""
+    """Add lag and captured_at to the kernel output; lag is null unless both offsets are known.
+
+    COLUMNS plus the kernel's `queue_first` flag, which the shared aggregate
+    (`reports.facts`) reads; the table written is `.select(*COLUMNS)` of it."""
     lag = F.col("max_offset") - F.col("committed_offset")
     return (assigned.withColumn("lag", lag)
             .join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
-            .select(*COLUMNS))
+            .select(*COLUMNS, QUEUE_FIRST))

@@ -11,31 +11,24 @@ from rebalance_udfs.batch import GROUP_KEYS
 CLIENT_KEYS = [*GROUP_KEYS, "client_id"]
 
 
-def consumer_load_report(assignments: DataFrame, members: DataFrame,
+def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
                          times: DataFrame) -> DataFrame:
-    """Every member with its claims; `topics` are what it subscribes (for churn triggers)."""
-    clients = members.groupBy(*CLIENT_KEYS).agg(
-        F.array_sort(F.collect_set("strategy")).alias("strategies"),
-        F.coalesce(F.max("message_model"), F.lit("CLUSTERING")).alias("message_model"),
-        F.max("client_room").alias("client_room"),
-        F.greatest(F.countDistinct("client_addr"), F.lit(1)).alias("connections"),
-        F.array_sort(F.collect_set("topic")).alias("topics"),
+    """Every member with its claims; `topics` are what it subscribes (for churn triggers).
+
+    `facts` / `member_clients`: `reports.facts.client_topic_facts` of the assignment rows
+    and `member_client_facts` of the member rows."""
+    clients = member_clients.select(
+        *CLIENT_KEYS, "strategies",
+        F.coalesce(F.col("message_model"), F.lit("CLUSTERING")).alias("message_model"),
+        "client_room", F.greatest(F.col("connections"), F.lit(1)).alias("connections"),
+        "topics",
     )
-    claims = assignments.where(F.col("client_id").isNotNull())
-    per_topic = claims.groupBy(*CLIENT_KEYS, "topic").agg(
-        F.count(F.lit(1)).cast("int").alias("n"),
-        F.sum("lag").alias("lag"),
-        F.sum("in_rate").alias("in_rate"),
-        F.sum(F.when(F.col("status") == "CONTENDED", 1).otherwise(0)).alias("contended"),
-        F.count("lag").alias("lag_known"),
-        F.count("in_rate").alias("rate_known"),
-    )
-    per_client = per_topic.groupBy(*CLIENT_KEYS).agg(
-        F.sum("n").cast("int").alias("queues"),
-        F.map_from_entries(F.array_sort(F.collect_list(F.struct("topic", "n"))))
-        .alias("queues_by_topic"),
-        F.when(F.sum("lag_known") > 0, F.sum("lag")).alias("lag"),
-        F.when(F.sum("rate_known") > 0, F.sum("in_rate")).alias("in_rate"),
+    per_client = facts.where(F.col("client_id").isNotNull()).groupBy(*CLIENT_KEYS).agg(
+        F.sum("rows").cast("int").alias("queues"),
+        F.map_from_entries(F.array_sort(F.collect_list(
+            F.struct("topic", F.col("rows").alias("n"))))).alias("queues_by_topic"),
+        F.when(F.sum("lag_all_known") > 0, F.sum("lag_all")).alias("lag"),
+        F.when(F.sum("rate_all_known") > 0, F.sum("rate_all")).alias("in_rate"),
         F.sum("contended").cast("int").alias("contended_queues"),
     )
     return (

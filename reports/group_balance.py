@@ -30,88 +30,75 @@ COLUMNS = [
 ]
 
 
-def _clustering() -> Column:
-    """Members in CLUSTERING mode (the default when message_model is null)."""
-    return F.coalesce(F.col("message_model"), F.lit("CLUSTERING")) == "CLUSTERING"
-
-
-def _group_facts(members: DataFrame) -> DataFrame:
+def _group_facts(member_clients: DataFrame) -> DataFrame:
     """Per group: client count, strategy mix, duplicate ids, subscription consistency."""
-    params = F.to_json(F.array_sort(F.map_entries(
-        F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>")))))
-    per_client = members.groupBy(*GROUP_KEYS, "client_id").agg(
-        F.countDistinct("client_addr").alias("addrs"),
-        F.array_sort(F.collect_set("topic")).alias("topic_set"),
-        F.max(_clustering().cast("int")).alias("clustering"),
-    )
-    strategies = members.groupBy(*GROUP_KEYS).agg(
-        F.countDistinct(F.concat_ws("|", "strategy", params)).alias("strategy_variants"),
-        F.array_sort(F.collect_set("strategy")).alias("strategies"),
-    )
-    clients = per_client.groupBy(*GROUP_KEYS).agg(
+    clustering = F.col("clustering") == 1
+    return member_clients.groupBy(*GROUP_KEYS).agg(
         F.count(F.lit(1)).cast("int").alias("clients"),
-        F.array_sort(F.collect_set(F.when(F.col("addrs") > 1, F.col("client_id"))))
+        F.array_sort(F.collect_list(F.when(F.col("connections") > 1, F.col("client_id"))))
         .alias("duplicate_ids"),
-        F.countDistinct(F.when(F.col("clustering") == 1, F.col("topic_set")))
-        .alias("topic_sets"),
-        F.sum(F.when((F.col("clustering") == 1) & (F.size("topic_set") > 0), 1).otherwise(0))
+        F.countDistinct(F.when(clustering, F.col("topics"))).alias("topic_sets"),
+        F.sum(F.when(clustering & (F.size("topics") > 0), 1).otherwise(0))
         .cast("int").alias("_group_subscribing"),
         F.sum("clustering").cast("int").alias("clustering_clients"),
+        F.size(F.array_distinct(F.flatten(F.collect_list("variants"))))
+        .alias("strategy_variants"),
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list("strategies"))))
+        .alias("strategies"),
     )
-    return clients.join(strategies, GROUP_KEYS)
 
 
-def _topic_rows(assignments: DataFrame, members: DataFrame) -> DataFrame:
+def _load_figures(subscriber: Column, n: Column, lag: Column, rate: Column) -> list[Column]:
+    """Queue count and lag / rate spread over the subscribing clients (`subscriber`)."""
+    def over(value: Column) -> Column:
+        return F.when(subscriber, value)
+
+    lag, rate = F.coalesce(lag, F.lit(0)), F.coalesce(rate, F.lit(0.0))
+    return [
+        F.min(over(n)).cast("int").alias("min_queues"),
+        F.max(over(n)).cast("int").alias("max_queues"),
+        F.avg(over(n)).alias("mean_queues"),
+        F.min(over(lag)).alias("min_lag"), F.max(over(lag)).alias("max_lag"),
+        F.avg(over(lag)).alias("mean_lag"),
+        F.min(over(rate)).alias("min_in_rate"), F.max(over(rate)).alias("max_in_rate"),
+        F.avg(over(rate)).alias("mean_in_rate"),
+    ]
+
+
+def _topic_rows(facts: DataFrame, member_topics: DataFrame) -> DataFrame:
+    """One row per (group, topic) some member subscribes: one aggregation over the members'
+    and the claims' (group, topic, client) facts side by side."""
     keys = [*GROUP_KEYS, "topic"]
-    subscribers = (members.where(_clustering() & F.col("topic").isNotNull())
-                   .select(*keys, "client_id").distinct())
-    claims = (assignments.where(F.col("client_id").isNotNull()
-                                & F.col("status").isin("OK", "CONTENDED"))
-              .groupBy(*keys, "client_id")
-              .agg(F.count(F.lit(1)).alias("n"), F.sum("lag").alias("lag"),
-                   F.sum("in_rate").alias("in_rate")))
-    load = subscribers.join(claims, [*keys, "client_id"], "left").fillna(0, subset=["n"])
-    per_topic_load = load.groupBy(*keys).agg(
-        F.count(F.lit(1)).cast("int").alias("subscribing_clients"),
-        F.min("n").cast("int").alias("min_queues"),
-        F.max("n").cast("int").alias("max_queues"),
-        F.avg("n").alias("mean_queues"),
-        F.sum(F.when(F.col("n") == 0, 1).otherwise(0)).cast("int").alias("idle_clients"),
-        F.min(F.coalesce("lag", F.lit(0))).alias("min_lag"),
-        F.max(F.coalesce("lag", F.lit(0))).alias("max_lag"),
-        F.avg(F.coalesce("lag", F.lit(0))).alias("mean_lag"),
-        F.min(F.coalesce("in_rate", F.lit(0.0))).alias("min_in_rate"),
-        F.max(F.coalesce("in_rate", F.lit(0.0))).alias("max_in_rate"),
-        F.avg(F.coalesce("in_rate", F.lit(0.0))).alias("mean_in_rate"),
-        F.array_sort(F.collect_list(F.struct("client_id", "n"))).alias("_loads"),
-    )
-    per_queue = assignments.groupBy(*keys, "broker_name", "queue_id").agg(
-        F.first("lag", ignorenulls=True).alias("lag"),
-        F.first("in_rate", ignorenulls=True).alias("in_rate"),
-        F.max((F.col("status") == "UNCONSUMED").cast("int")).alias("unconsumed"),
-        F.max((F.col("status") == "CONTENDED").cast("int")).alias("contended"),
-    )
-    queue_facts = per_queue.groupBy(*keys).agg(
-        F.count(F.lit(1)).cast("int").alias("queues"),
-        F.sum("unconsumed").cast("int").alias("unconsumed_queues"),
-        F.sum("contended").cast("int").alias("contended_queues"),
-        F.sum("lag").alias("lag_total"), F.count("lag").alias("_lag_known"),
-        F.sum("in_rate").alias("in_rate_total"), F.count("in_rate").alias("_rate_known"),
-    )
-    subscribed_topics = members.where(F.col("topic").isNotNull()).select(*keys).distinct()
-    strategies = members.where(F.col("topic").isNotNull()).groupBy(*keys).agg(
-        F.countDistinct("strategy").alias("_topic_strategies"))
-    rows = (
-        subscribed_topics.join(per_topic_load, keys, "left")
-        .join(queue_facts, keys, "left")
-        .join(strategies, keys, "left")
-        .fillna(0, subset=["queues", "unconsumed_queues", "contended_queues",
-                           "subscribing_clients", "idle_clients", "_lag_known", "_rate_known"])
-    )
-    # lag / rate figures only where some lag / rate is known
-    for col in ("lag_total", "min_lag", "max_lag", "mean_lag"):
+    subscribed = member_topics.where(F.col("topic").isNotNull()).select(
+        *keys, "client_id", "clustering", F.col("strategies").alias("_member_strategies"))
+    # a full join: the unconsumed queues' null-client facts match no member, and are kept
+    both = subscribed.join(facts, [*keys, "client_id"], "full")
+    subscriber = F.coalesce(F.col("clustering") == 1, F.lit(False))
+    n = F.coalesce(F.col("claims"), F.lit(0))
+    return both.groupBy(*keys).agg(
+        F.count(F.when(subscriber, 1)).cast("int").alias("subscribing_clients"),
+        *_load_figures(subscriber, n, F.col("claim_lag"), F.col("claim_rate")),
+        F.count(F.when(subscriber & (n == 0), 1)).cast("int").alias("idle_clients"),
+        F.coalesce(F.sum("queues"), F.lit(0)).cast("int").alias("queues"),
+        F.coalesce(F.sum("unconsumed_queues"), F.lit(0)).cast("int")
+        .alias("unconsumed_queues"),
+        F.coalesce(F.sum("contended_queues"), F.lit(0)).cast("int").alias("contended_queues"),
+        # lag / rate figures only where some lag / rate is known
+        F.when(F.sum("queue_lag_known") > 0, F.sum("queue_lag")).alias("lag_total"),
+        F.when(F.sum("queue_rate_known") > 0, F.sum("queue_rate")).alias("in_rate_total"),
+        F.coalesce(F.sum("queue_lag_known"), F.lit(0)).alias("_lag_known"),
+        F.coalesce(F.sum("queue_rate_known"), F.lit(0)).alias("_rate_known"),
+        F.size(F.array_distinct(F.flatten(F.collect_list("_member_strategies"))))
+        .alias("_topic_strategies"),
+        F.count("_member_strategies").alias("_member_rows"),
+    ).where(F.col("_member_rows") > 0).transform(_known_lag_and_rate)
+
+
+def _known_lag_and_rate(rows: DataFrame) -> DataFrame:
+    """Lag / rate spreads only where some lag / rate is known (else null, not 0)."""
+    for col in ("min_lag", "max_lag", "mean_lag"):
         rows = rows.withColumn(col, F.when(F.col("_lag_known") > 0, F.col(col)))
-    for col in ("in_rate_total", "min_in_rate", "max_in_rate", "mean_in_rate"):
+    for col in ("min_in_rate", "max_in_rate", "mean_in_rate"):
         rows = rows.withColumn(col, F.when(F.col("_rate_known") > 0, F.col(col)))
     return rows
 
@@ -124,10 +111,12 @@ def _codes(*pairs: tuple[Column, str]) -> Column:
     return F.array_compact(F.array(*[F.when(cond, F.lit(code)) for cond, code in pairs]))
 
 
-def group_balance_report(assignments: DataFrame, members: DataFrame,
-                         times: DataFrame) -> DataFrame:
-    facts = _group_facts(members)
-    topics = _topic_rows(assignments, members).join(facts, GROUP_KEYS)
+def group_balance_report(facts: DataFrame, member_topics: DataFrame,
+                         member_clients: DataFrame, times: DataFrame) -> DataFrame:
+    """`facts`, `member_topics`, `member_clients`: `reports.facts.client_topic_facts` of
+    the assignment rows, `member_topic_facts` and `member_client_facts` of the members."""
+    group_facts = _group_facts(member_clients)
+    topics = _topic_rows(facts, member_topics).join(group_facts, GROUP_KEYS)
     topics = topics.withColumn("ideal_max",
                                _ceil_div(F.col("queues"), F.col("subscribing_clients")))
     topic_rows = topics.withColumn("findings", _codes(
@@ -144,33 +133,19 @@ def group_balance_report(assignments: DataFrame, members: DataFrame,
     )).withColumn("balanced", F.coalesce(F.col("max_queues") <= F.col("ideal_max"),
                                          F.lit(True)))
 
-    # whole-group rows: per-client totals over all topics
+    # whole-group rows: per-client totals over all topics, for the clustering clients
     keys = GROUP_KEYS
-    client_totals = (
-        members.where(_clustering()).select(*keys, "client_id").distinct()
-        .join(assignments.where(F.col("client_id").isNotNull()
-                                & F.col("status").isin("OK", "CONTENDED"))
+    claims = (facts.where(F.col("client_id").isNotNull() & (F.col("claims") > 0))
               .groupBy(*keys, "client_id")
-              .agg(F.count(F.lit(1)).alias("n"), F.sum("lag").alias("lag"),
-                   F.sum("in_rate").alias("in_rate")),
-              [*keys, "client_id"], "left")
-        .fillna(0, subset=["n"])
-    )
-    subscribing = members.where(_clustering() & F.col("topic").isNotNull()).select(
-        *keys, "client_id").distinct().withColumn("_subscribes", F.lit(True))
-    client_totals = client_totals.join(subscribing, [*keys, "client_id"], "left")
-    sub_only = F.col("_subscribes").isNotNull()
+              .agg(F.sum("claims").alias("n"), F.sum("claim_lag").alias("lag"),
+                   F.sum("claim_rate").alias("in_rate")))
+    client_totals = (member_clients.where(F.col("clustering") == 1)
+                     .select(*keys, "client_id", "subscribes")
+                     .join(claims, [*keys, "client_id"], "left")
+                     .fillna(0, subset=["n"]))
     load = client_totals.groupBy(*keys).agg(
-        F.min(F.when(sub_only, F.col("n"))).cast("int").alias("min_queues"),
-        F.max(F.when(sub_only, F.col("n"))).cast("int").alias("max_queues"),
-        F.avg(F.when(sub_only, F.col("n"))).alias("mean_queues"),
+        *_load_figures(F.col("subscribes") == 1, F.col("n"), F.col("lag"), F.col("in_rate")),
         F.sum(F.when(F.col("n") == 0, 1).otherwise(0)).cast("int").alias("idle_clients"),
-        F.min(F.when(sub_only, F.coalesce("lag", F.lit(0)))).alias("min_lag"),
-        F.max(F.when(sub_only, F.coalesce("lag", F.lit(0)))).alias("max_lag"),
-        F.avg(F.when(sub_only, F.coalesce("lag", F.lit(0)))).alias("mean_lag"),
-        F.min(F.when(sub_only, F.coalesce("in_rate", F.lit(0.0)))).alias("min_in_rate"),
-        F.max(F.when(sub_only, F.coalesce("in_rate", F.lit(0.0)))).alias("max_in_rate"),
-        F.avg(F.when(sub_only, F.coalesce("in_rate", F.lit(0.0)))).alias("mean_in_rate"),
     )
     rollup = topic_rows.groupBy(*keys).agg(
         F.sum("queues").cast("int").alias("queues"),
@@ -185,7 +160,7 @@ def group_balance_report(assignments: DataFrame, members: DataFrame,
         F.sort_array(F.collect_list(F.when(F.col("queues") == 0, F.col("topic"))))
         .alias("_empty_topics"),
     )
-    groups = facts.join(load, keys, "left").join(rollup, keys, "left").fillna(
+    groups = group_facts.join(load, keys, "left").join(rollup, keys, "left").fillna(
         0, subset=["queues", "unconsumed_queues", "contended_queues", "idle_clients",
                    "_topics_with_queues"])
     groups = (

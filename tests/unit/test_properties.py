@@ -20,7 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.allocate import (
+    MEMBER_COLUMNS,
+    QUEUE_COLUMNS,
+    allocate_bucket,
+    first_of_queue,
+)
 from rebalance_udfs.hashring import build_rings, route
 from rebalance_udfs.ordering import java_key
 from tests.support.examples import claims_of
@@ -483,3 +488,24 @@ def test_ring_with_colliding_duplicate_replays_upstream_numbering() -> None:
     keys = np.array(sorted(ring), dtype=np.int64)
     expect = [ring[int(keys[i % len(keys)])] for i in np.searchsorted(keys, probes)]
     assert route(rings, np.zeros(len(probes), np.int64), probes).tolist() == expect
+
+
+@SETTINGS
+@given(data=st.data(), kafka=st.booleans())
+def test_first_row_of_each_queue_carries_its_status(data: st.DataObject, kafka: bool) -> None:
+    """Reports count a queue's facts on its first row (queue_first): every queue's rows
+    are contiguous and its first row is a clustering claim whenever there is one."""
+    group = data.draw(messy_groups(kafka=kafka))
+    for topic in data.draw(st.lists(st.sampled_from(list(group.topics)), unique=True)):
+        # a broadcasting member whose id sorts before every clustering one
+        group.members.append(member("!bcast", topic, "AVG", message_model="BROADCASTING"))
+    queues, members = group.frames()
+    out = allocate_bucket(queues.assign(_row=np.arange(len(queues))), members)
+    first = first_of_queue(out["_row"].to_numpy(np.int64))
+    keys = ["topic", "broker_name", "queue_id"]
+    assert first.sum() == len(queues) == out.drop_duplicates(keys).shape[0]
+    statuses = out.groupby(out["_row"])["status"].agg(set)
+    expected = statuses.map(lambda s: ("CONTENDED" if "CONTENDED" in s else "OK" if "OK" in s
+                                       else "BROADCAST" if "BROADCAST" in s else "UNCONSUMED"))
+    got = out.loc[first].set_index("_row")["status"]
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_names=False)
