@@ -158,7 +158,7 @@ def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
     The assignment rows and the shared aggregates (`reports.facts`) are persisted
     (`jobs.cache`): several reports read each, and the kernels must not run twice."""
     prior = prior or Prior([])
-    times = snapshot_times(inputs.queues)
+    times = cache(snapshot_times(inputs.queues))
     assigned = cache(assignments_report(assign_all(inputs, buckets, prior, has_sticky), times))
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
     facts = cache(client_topic_facts(assigned))
@@ -231,6 +231,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     compare = config.compare_strategies or config.is_demo
     reports = compute_reports(inputs, buckets, prior, has_sticky, compare)
     assignments = reports["assignments"]  # a projection of the persisted rows
+    describe = spark.sparkContext.setJobDescription  # names the jobs in the Spark UI
+    describe("audit: assign")
     rows = {"assignments": assignments.count()}
     timings["assign"] = time.perf_counter() - t
 
@@ -240,6 +242,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
         if name == "assignments":
             continue
         small[name] = cache(reports[name])
+        describe(f"audit: report {name}")
         rows[name] = small[name].count()
     timings["reports"] = time.perf_counter() - t
 
@@ -252,10 +255,12 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
         path = f"{output}/{name}"
         if name == "rejects":
             df = df.select(*REJECTS_SCHEMA.fieldNames(), "run_id")
+        describe(f"audit: write {name}")
         writes.append(store.write(df, path, name, PARTITION_BY, replace=replace))
         tables[name] = path
     timings["write"] = time.perf_counter() - t
 
+    describe(None)
     worst = _worst_groups(small["group_balance"])
     churn_top = _top_churn(small["rebalance_churn"])
     release()
