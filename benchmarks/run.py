@@ -473,8 +473,10 @@ def spark_child(args) -> dict:
     paths = manifest["paths"]
     out = Path(args.work) / "out"
     shutil.rmtree(out, ignore_errors=True)
+    # the driver heap spark-submit.sh gives local runs (Spark's 1g default dies near 10M)
     conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
-            "spark.ui.showConsoleProgress": "false"}
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.memory": os.environ.get("REBALANCE_AUDIT_DRIVER_MEMORY", "4g")}
     conf.update(dict(kv.split("=", 1) for kv in args.conf))
     mem: dict = {"python_rss_start_mb": _mb(proc_status_kb(os.getpid(), "VmRSS"))}
     t = time.perf_counter()
@@ -853,7 +855,7 @@ def main() -> None:
                         help="also time one kernel call over everything up to this many rows")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="extra Spark setting for every measured job (repeatable), "
-                             "e.g. spark.driver.memory=4g")
+                             "e.g. spark.driver.memory=8g (default 4g, as spark-submit.sh)")
     parser.add_argument("--floor-runs", type=int, default=2, choices=[0, 1, 2],
                         help="IO floor runs: before the audit (cold JVM) and after it (warm); "
                              "the faster one is the floor")
