@@ -151,14 +151,15 @@ def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> 
 
 
 def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
-                    has_sticky: bool = True, compare_strategies: bool = False
-                    ) -> dict[str, DataFrame]:
+                    has_sticky: bool = True, compare_strategies: bool = False,
+                    times: DataFrame | None = None) -> dict[str, DataFrame]:
     """All output tables as DataFrames (without run_id).
 
-    The assignment rows and the shared aggregates (`reports.facts`) are persisted
-    (`jobs.cache`): several reports read each, and the kernels must not run twice."""
+    `times`: `snapshot_times(inputs.queues)` when the caller has it already. The assignment
+    rows and the shared aggregates (`reports.facts`) are persisted (`jobs.cache`): several
+    reports read each, and the kernels must not run twice."""
     prior = prior or Prior([])
-    times = cache(snapshot_times(inputs.queues))
+    times = times if times is not None else cache(snapshot_times(inputs.queues))
     assigned = cache(assignments_report(assign_all(inputs, buckets, prior, has_sticky), times))
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
     facts = cache(client_topic_facts(assigned))
@@ -215,7 +216,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     t = time.perf_counter()
     inputs = read_inputs(store, queues, members, offsets, config.snapshots)
     snapshots = snapshot_ids(inputs, config.snapshots)
-    prior = read_prior(store, output, snapshot_times(inputs.queues), snapshots)
+    times = cache(snapshot_times(inputs.queues))
+    prior = read_prior(store, output, times, snapshots)
     if prior.snapshots:
         log(f"churn of the first snapshot(s) compared with {', '.join(prior.snapshots)} "
             "from the output")
@@ -229,7 +231,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     buckets = config.buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
     t = time.perf_counter()
     compare = config.compare_strategies or config.is_demo
-    reports = compute_reports(inputs, buckets, prior, has_sticky, compare)
+    reports = compute_reports(inputs, buckets, prior, has_sticky, compare, times)
     assignments = reports["assignments"]  # a projection of the persisted rows
     describe = spark.sparkContext.setJobDescription  # names the jobs in the Spark UI
     describe("audit: assign")

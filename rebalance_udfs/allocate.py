@@ -119,11 +119,11 @@ def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame
     client = np.append(batch.call_client, None)[call]
     strategy = np.append(batch.call_strategy, None)[call]
     rank = np.append(batch.call_client_rank, -1)[call]
-    broadcast = rows["status"].to_numpy(object) == BROADCAST
+    status = rows["status"].to_numpy(object)
     queue = rows["queue"].to_numpy(np.int64)
-    order = np.lexsort((rank, broadcast, queue))
+    order = np.lexsort((rank, status == BROADCAST, queue))
     out = ordered.iloc[queue[order]].reset_index(drop=True)
     out["client_id"] = client[order]
     out["strategy"] = strategy[order]
-    out["status"] = rows["status"].to_numpy(object)[order]
+    out["status"] = status[order]
     return out

@@ -44,7 +44,6 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from rebalance_udfs.allocate import BROADCAST, OK, UNCONSUMED, first_of_queue
 from rebalance_udfs.batch import BROADCASTING, GROUP_KEYS
@@ -52,7 +51,7 @@ from rebalance_udfs.ordering import java_rank
 from rebalance_udfs.snapshot_order import snapshot_order
 from rebalance_udfs.sticky import sticky_assign
 from rebalance_udfs.strategies import STICKY_STRATEGIES
-from rebalance_udfs.udfs import ASSIGNED_SCHEMA, QUEUE_FIRST, subscribed_units
+from rebalance_udfs.udfs import ARROW_SCHEMA, ASSIGNED_SCHEMA, QUEUE_FIRST, subscribed_units
 
 COOPERATIVE = "cooperative-sticky"
 BUCKET = "_bucket"
@@ -66,11 +65,6 @@ PAYLOAD = ["broker_room", "max_offset", "in_rate", "committed_offset", "consumed
 MEMBER_SIDE = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
                "broker_name", "queue_id", "_prior"]
 
-_ARROW_TYPES = {T.StringType: pa.string(), T.IntegerType: pa.int32(),
-                T.LongType: pa.int64(), T.DoubleType: pa.float64(), T.BooleanType: pa.bool_()}
-ARROW_SCHEMA = pa.schema([
-    pa.field(f.name, _ARROW_TYPES[type(f.dataType)], f.nullable) for f in ASSIGNED_SCHEMA.fields
-])
 _CLAIM_COLUMNS = ["_row", "client_id", "strategy", "status"]
 
 
@@ -135,7 +129,7 @@ def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     # rows are in queue order already; within a queue, clustering claims first (the first
     # row carries the queue's status, see first_of_queue), claimants in Java order of id
     row = out["_row"].to_numpy()
-    queue_rank = np.cumsum(np.r_[True, row[1:] != row[:-1]])
+    queue_rank = np.cumsum(first_of_queue(row))
     client_rank = java_rank(out["client_id"].fillna("").to_numpy(object))
     broadcast = out["status"].to_numpy(object) == BROADCAST
     return out.iloc[np.lexsort((client_rank, broadcast, queue_rank))].reset_index(drop=True)

@@ -47,7 +47,8 @@ ASSIGNED_SCHEMA = T.StructType([
     # one row per queue: where reports count the queue's own facts (see first_of_queue)
     T.StructField(QUEUE_FIRST, T.BooleanType(), False),
 ])
-_ARROW_SCHEMA = pa.schema([
+# the same schema on the Arrow side: what the UDF bodies return
+ARROW_SCHEMA = pa.schema([
     pa.field(f.name, {
         T.StringType: pa.string(), T.IntegerType: pa.int32(), T.LongType: pa.int64(),
         T.DoubleType: pa.float64(), T.BooleanType: pa.bool_(),
@@ -68,7 +69,7 @@ def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     for name in ("client_id", "strategy", "status"):
         values = out[name] if len(out) else pd.Series([], dtype=object)
         columns[name] = pa.array(values.to_numpy(object), type=pa.string(), from_pandas=True)
-    return pa.table([columns[f.name] for f in _ARROW_SCHEMA], schema=_ARROW_SCHEMA)
+    return pa.table([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
 
 
 def bucket_of(buckets: int) -> Column:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.batch import GROUP_KEYS
-
-CLIENT_KEYS = [*GROUP_KEYS, "client_id"]
+from reports.facts import CLIENT_KEYS
 
 
 def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
