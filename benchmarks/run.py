@@ -310,9 +310,6 @@ def io_floor(store, paths: dict, out: str, run_id: str) -> dict:
 
     from jobs.audit import PARTITION_BY
     from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
-    from storage.delta import DeltaStore
-
-    assert isinstance(store, DeltaStore)
     group_keys = ["snapshot_id", "cluster", "consumer_group"]
     timings = {}
     t = time.perf_counter()

@@ -1,7 +1,9 @@
-"""The audit job: read → validate → assign → report → write.
+"""The audit job: read → validate → assign → report → publish.
 
 Each step is a function a test can call on its own; `run` strings them together and
 times them. Spark is lazy, so each timed step materializes what the next one reuses.
+Publishing is one unit per run (`jobs.publish`): a `runs` row per snapshot, committed
+after every other table.
 """
 
 from __future__ import annotations
@@ -14,16 +16,29 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from jobs import demo
-from jobs.cache import cache, release
+from jobs import demo, faults
+from jobs.cache import Persisted
 from jobs.config import AuditConfig
 from jobs.inputs import (
     REJECTS_SCHEMA,
+    InputError,
+    Persist,
     conform,
     validate_members,
     validate_offsets,
     validate_queues,
 )
+from jobs.preflight import check_output_root, check_tables
+from jobs.publish import (
+    PARTITION_BY,
+    RUNS,
+    Hook,
+    Publication,
+    complete_runs,
+    count_rows,
+    publish,
+)
+from jobs.scope import Note, find_scope
 from jobs.session import build_session
 from rebalance_udfs.sticky_udf import assign_sticky
 from rebalance_udfs.strategies import STICKY_STRATEGIES
@@ -35,12 +50,18 @@ from reports.facts import client_topic_facts, member_client_facts, member_topic_
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import rebalance_churn_report
 from reports.strategy_comparison import strategy_comparison_report
-from storage.delta import DeltaStore, WriteResult
+from storage.base import TableError
+from storage.delta import DeltaStore, Store, WriteResult
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
                  "strategy_comparison", "rejects")
-PARTITION_BY = ["snapshot_id"]
 DEMO_INPUTS = "demo_inputs"
+PRIOR_ATTEMPTS = 2
+
+
+class StalePrior(TableError):
+    """The snapshot this run compared against changed while it computed (another run
+    published an earlier snapshot of the same cluster)."""
 
 
 @dataclass
@@ -49,6 +70,14 @@ class Inputs:
     members: DataFrame
     offsets: DataFrame | None
     rejects: DataFrame
+
+    def limited_to(self, snapshots: list[str]) -> Inputs:
+        """The usable rows of these snapshots (rejects stay whole: they are all written)."""
+        def keep(df: DataFrame) -> DataFrame:
+            return df.where(F.col("snapshot_id").isin(snapshots))
+
+        return Inputs(keep(self.queues), keep(self.members),
+                      keep(self.offsets) if self.offsets is not None else None, self.rejects)
 
 
 @dataclass
@@ -63,13 +92,16 @@ class RunResult:
     worst_groups: list[dict] = field(default_factory=list)
     churn: list[dict] = field(default_factory=list)
     writes: list[WriteResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    not_audited: list[str] = field(default_factory=list)
+    cleaned: list[str] = field(default_factory=list)
 
 
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
 
 
-def write_demo_inputs(store: DeltaStore, root: str, groups: int, seed: int) -> dict[str, str]:
+def write_demo_inputs(store: Store, root: str, groups: int, seed: int) -> dict[str, str]:
     """Generate the embedded sample cluster as Delta tables under `root`."""
     tables = demo.generate(groups, seed)
     spark = store.spark
@@ -78,8 +110,7 @@ def write_demo_inputs(store: DeltaStore, root: str, groups: int, seed: int) -> d
         frame = getattr(tables, name)
         df = spark.createDataFrame(frame, schema=_demo_schema(name))
         path = f"{root}/{name}"
-        store.write(df, path, name, PARTITION_BY,
-                    replace={"snapshot_id": [s for s, _ in demo.SNAPSHOTS]})
+        store.write(df, path, name, PARTITION_BY, replace=[s for s, _ in demo.SNAPSHOTS])
         paths[name] = path
     return paths
 
@@ -90,20 +121,21 @@ def _demo_schema(name: str) -> str:
     return ", ".join(f"{c.name} {c.type.simpleString()}" for c in CONTRACTS[name])
 
 
-def read_inputs(store: DeltaStore, queues: str, members: str, offsets: str | None,
-                snapshots: tuple[str, ...] = ()) -> Inputs:
+def read_inputs(store: Store, queues: str, members: str, offsets: str | None,
+                snapshots: tuple[str, ...] = (), persist: Persist | None = None) -> Inputs:
     """Read, conform and validate the inputs; limit them to `snapshots` when given."""
+    persist = persist or Persisted()
 
     def load(path: str, name: str) -> DataFrame:
         df = conform(store.read(path, name), name)
         return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
 
-    q_good, q_bad = validate_queues(load(queues, "queues"))
-    m_good, m_bad = validate_members(load(members, "members"))
+    q_good, q_bad = validate_queues(load(queues, "queues"), persist)
+    m_good, m_bad = validate_members(load(members, "members"), persist)
     rejects = q_bad.unionByName(m_bad)
     o_good = None
     if offsets:
-        o_good, o_bad = validate_offsets(load(offsets, "offsets"))
+        o_good, o_bad = validate_offsets(load(offsets, "offsets"), persist)
         rejects = rejects.unionByName(o_bad)
     return Inputs(q_good, m_good, o_good, rejects)
 
@@ -118,25 +150,43 @@ class Prior:
     consumer_load: DataFrame | None = None
 
 
-def read_prior(store: DeltaStore, output: str, times: DataFrame, current: list[str]) -> Prior:
-    """Find, per cluster, the latest snapshot in the output before this run's earliest one
-    (by captured_at, then snapshot_id) and read its assignment and load rows."""
-    load_path, assign_path = f"{output}/consumer_load", f"{output}/assignments"
-    if not (store.exists(load_path) and store.exists(assign_path)):
-        return Prior([])
+def _prior_keys(store: Store, output: str, times: DataFrame, current: list[str]) -> list:
+    """Per cluster, the latest complete snapshot in the output before this run's earliest
+    one (by captured_at, then snapshot_id): [(snapshot_id, run_id)], sorted.
+
+    Complete = named by `runs`. An output written before `runs` existed falls back to the
+    snapshots of consumer_load."""
+    runs = complete_runs(store, output)
+    if runs is not None:
+        seen = runs.select("snapshot_id", "cluster", "captured_at", "run_id")
+    elif store.exists(f"{output}/consumer_load") and store.exists(f"{output}/assignments"):
+        seen = (store.read(f"{output}/consumer_load", "consumer_load")
+                .select("snapshot_id", "cluster", "captured_at", "run_id").distinct())
+    else:
+        return []
     key = F.struct(F.col("captured_at"), F.col("snapshot_id"))
-    seen = (store.read(load_path, "consumer_load")
-            .where(~F.col("snapshot_id").isin(current))
-            .select("snapshot_id", "cluster", "captured_at").distinct())
     first = times.groupBy("cluster").agg(F.min(key).alias("_first"))
-    previous = (seen.join(first, "cluster").where(key < F.col("_first"))
-                .groupBy("cluster").agg(F.max(key).alias("_prev"))
-                .select(F.col("_prev.snapshot_id").alias("snapshot_id")).collect())
-    ids = sorted({r.snapshot_id for r in previous})
-    if not ids:
+    previous = (seen.where(~F.col("snapshot_id").isin(current))
+                .join(first, "cluster").where(key < F.col("_first"))
+                .groupBy("cluster")
+                .agg(F.max(F.struct("captured_at", "snapshot_id", "run_id")).alias("_prev"))
+                .select("_prev.snapshot_id", "_prev.run_id").collect())
+    return sorted({(r.snapshot_id, r.run_id) for r in previous})
+
+
+def read_prior(store: Store, output: str, times: DataFrame, current: list[str]) -> Prior:
+    """The previous complete snapshot's assignment and load rows (of the run `runs` names)."""
+    keys = _prior_keys(store, output, times, current)
+    if not keys:
         return Prior([])
-    return Prior(ids, store.read(assign_path, "assignments", snapshots=ids),
-                 store.read(load_path, "consumer_load", snapshots=ids))
+    ids = sorted({s for s, _ in keys})
+    runs = sorted({r for _, r in keys})
+
+    def rows(name: str) -> DataFrame:
+        return (store.read(f"{output}/{name}", name, snapshots=ids)
+                .where(F.col("run_id").isin(runs)))
+
+    return Prior(ids, rows("assignments"), rows("consumer_load"))
 
 
 def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> DataFrame:
@@ -152,19 +202,21 @@ def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> 
 
 def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
                     has_sticky: bool = True, compare_strategies: bool = False,
-                    times: DataFrame | None = None) -> dict[str, DataFrame]:
-    """All output tables as DataFrames (without run_id).
+                    times: DataFrame | None = None,
+                    persist: Persist | None = None) -> dict[str, DataFrame]:
+    """Every output table but rejects, as DataFrames (without run_id).
 
     `times`: `snapshot_times(inputs.queues)` when the caller has it already. The assignment
-    rows and the shared aggregates (`reports.facts`) are persisted (`jobs.cache`): several
-    reports read each, and the kernels must not run twice."""
+    rows and the shared aggregates (`reports.facts`) are persisted through `persist`:
+    several reports read each, and the kernels must not run twice."""
+    persist = persist or Persisted()
     prior = prior or Prior([])
-    times = times if times is not None else cache(snapshot_times(inputs.queues))
-    assigned = cache(assignments_report(assign_all(inputs, buckets, prior, has_sticky), times))
+    times = times if times is not None else persist(snapshot_times(inputs.queues))
+    assigned = persist(assignments_report(assign_all(inputs, buckets, prior, has_sticky), times))
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
-    facts = cache(client_topic_facts(assigned))
-    member_topics = cache(member_topic_facts(inputs.members))
-    member_clients = cache(member_client_facts(member_topics))
+    facts = persist(client_topic_facts(assigned))
+    member_topics = persist(member_topic_facts(inputs.members))
+    member_clients = persist(member_client_facts(member_topics))
     consumer_load = consumer_load_report(facts, member_clients, times)
     reports = {
         "assignments": assignments,
@@ -172,7 +224,6 @@ def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
         "group_balance": group_balance_report(facts, member_topics, member_clients, times),
         "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
                                                   prior.assignments, prior.consumer_load),
-        "rejects": inputs.rejects,
     }
     if compare_strategies:
         reports["strategy_comparison"] = strategy_comparison_report(
@@ -184,25 +235,62 @@ def _stamp(df: DataFrame, run_id: str) -> DataFrame:
     return df.withColumn("run_id", F.lit(run_id))
 
 
-def snapshot_ids(inputs: Inputs, requested: tuple[str, ...]) -> list[str]:
-    """The snapshots this run writes (re-running one replaces its rows)."""
-    if requested:
-        return sorted(set(requested))
-    ids = (inputs.queues.select("snapshot_id").union(inputs.members.select("snapshot_id"))
-           .distinct().collect())
-    return sorted(r[0] for r in ids if r[0] is not None)
+def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str) -> DataFrame:
+    """Row rejects of the inputs plus one row per missing input of a snapshot."""
+    rows = [n.reject_row() for n in notes if n.table is not None]
+    rejects = inputs.rejects.select(*REJECTS_SCHEMA.fieldNames())
+    if rows:
+        rejects = rejects.unionByName(spark.createDataFrame(rows, REJECTS_SCHEMA))
+    return _stamp(rejects, run_id)
 
 
-def run(config: AuditConfig, spark: SparkSession | None = None,
-        log=print) -> RunResult:
+class _Steps:
+    """Times the run's named steps and tells the fault hook where the run is."""
+
+    def __init__(self, hook: Hook) -> None:
+        self.timings: dict[str, float] = {}
+        self.hook = hook
+
+    def timed(self, name: str, started: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
+        self.hook(name)
+
+
+def run(config: AuditConfig, spark: SparkSession | None = None, log=print,
+        hook: Hook | None = None) -> RunResult:
+    """One audit run. `hook(point)` is called at each named point of the run (the
+    fault-injection tests stop or interleave runs there)."""
     run_id = config.run_id or new_run_id()
-    timings: dict[str, float] = {}
+    started_at, started_clock = datetime.now(UTC), time.time()
+    steps = _Steps(hook or faults.reached)
+    output = config.output.rstrip("/")
+    check_output_root(output)
     t0 = time.perf_counter()
     spark = spark or build_session(master=config.master, conf=config.spark_conf)
     store = DeltaStore(spark, config.engine)
-    timings["session"] = time.perf_counter() - t0
-    output = config.output.rstrip("/")
+    steps.timed("session", t0)
     log(f"run {run_id}: storage engine {store.engine}, output {output}")
+    persist = Persisted()
+    try:
+        result = _run(config, spark, store, output, run_id, started_at, started_clock, steps,
+                      persist, log)
+        result.timings["total"] = time.perf_counter() - t0
+        return result
+    finally:
+        spark.sparkContext.setJobDescription(None)
+        persist.release()
+
+
+def _run(config: AuditConfig, spark: SparkSession, store: Store, output: str, run_id: str,
+         started_at: datetime, started_clock: float, steps: _Steps, persist: Persisted,
+         log) -> RunResult:
+    t = time.perf_counter()
+    names = [*OUTPUT_TABLES, RUNS]
+    cleaned = check_tables(store, output, names, started_clock)
+    for item in cleaned:
+        log(f"removed debris of a killed run: {item}")
+    baselines = {name: store.state(f"{output}/{name}") for name in names}
+    steps.timed("preflight", t)
 
     queues, members, offsets = config.queues, config.members, config.offsets
     if config.is_demo:
@@ -210,65 +298,85 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
         paths = write_demo_inputs(store, f"{output}/{DEMO_INPUTS}", config.demo_groups,
                                   config.demo_seed)
         queues, members, offsets = paths["queues"], paths["members"], paths["offsets"]
-        timings["demo_inputs"] = time.perf_counter() - t
+        steps.timed("demo_inputs", t)
         log(f"no inputs given: generated the demo cluster under {output}/{DEMO_INPUTS}")
 
     t = time.perf_counter()
-    inputs = read_inputs(store, queues, members, offsets, config.snapshots)
-    snapshots = snapshot_ids(inputs, config.snapshots)
-    times = cache(snapshot_times(inputs.queues))
-    prior = read_prior(store, output, times, snapshots)
-    if prior.snapshots:
-        log(f"churn of the first snapshot(s) compared with {', '.join(prior.snapshots)} "
-            "from the output")
+    read = read_inputs(store, queues, members, offsets, config.snapshots, persist)
+    scope = find_scope(read, config.snapshots)
+    warnings = [n.text() for n in scope.notes]
+    for text in warnings:
+        log(f"warning: {text}")
+    if config.strict and warnings:
+        raise InputError(f"strict mode: {len(warnings)} input problem(s), nothing written: "
+                         + "; ".join(warnings))
+    inputs = read.limited_to(scope.audited)
+    times = persist(snapshot_times(inputs.queues))
     has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)).limit(1) \
         .count() > 0
-    timings["read"] = time.perf_counter() - t
-    if not snapshots:
-        log("no snapshot to audit in the inputs" + (f" (asked for {', '.join(config.snapshots)})"
-                                                    if config.snapshots else ""))
+    rejects = persist(_rejects(spark, read, scope.notes, run_id))
+    steps.timed("read", t)
 
     buckets = config.buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
-    t = time.perf_counter()
     compare = config.compare_strategies or config.is_demo
-    reports = compute_reports(inputs, buckets, prior, has_sticky, compare, times)
-    assignments = reports["assignments"]  # a projection of the persisted rows
     describe = spark.sparkContext.setJobDescription  # names the jobs in the Spark UI
-    describe("audit: assign")
-    rows = {"assignments": assignments.count()}
-    timings["assign"] = time.perf_counter() - t
+    for attempt in range(1, PRIOR_ATTEMPTS + 1):
+        t = time.perf_counter()
+        prior = read_prior(store, output, times, scope.audited)
+        if prior.snapshots:
+            log(f"churn of the first snapshot(s) compared with {', '.join(prior.snapshots)} "
+                "from the output")
+        attempt_persist = Persisted()
+        try:
+            reports = compute_reports(inputs, buckets, prior, has_sticky, compare, times,
+                                      attempt_persist)
+            describe("audit: assign")
+            counts = {"assignments": count_rows(reports["assignments"])}
+            steps.timed("assign", t)
 
-    t = time.perf_counter()
-    small = {}
-    for name in reports:
-        if name == "assignments":
-            continue
-        small[name] = cache(reports[name])
-        describe(f"audit: report {name}")
-        rows[name] = small[name].count()
-    timings["reports"] = time.perf_counter() - t
+            t = time.perf_counter()
+            tables = {"assignments": _stamp(reports["assignments"], run_id)}
+            for name in (n for n in OUTPUT_TABLES if n in reports and n != "assignments"):
+                tables[name] = _stamp(attempt_persist(reports[name]), run_id)
+                describe(f"audit: report {name}")
+                counts[name] = count_rows(tables[name])
+            describe("audit: report rejects")
+            counts["rejects"] = count_rows(rejects)
+            steps.timed("reports", t)
 
-    t = time.perf_counter()
-    tables, writes = {}, []
-    # replace exactly this run's snapshots; with none (nothing valid) only append rejects
-    replace = {"snapshot_id": snapshots} if snapshots else None
-    for name in (n for n in OUTPUT_TABLES if n in reports):
-        df = _stamp(assignments if name == "assignments" else small[name], run_id)
-        path = f"{output}/{name}"
-        if name == "rejects":
-            df = df.select(*REJECTS_SCHEMA.fieldNames(), "run_id")
-        describe(f"audit: write {name}")
-        writes.append(store.write(df, path, name, PARTITION_BY, replace=replace))
-        tables[name] = path
-    timings["write"] = time.perf_counter() - t
+            def still_current(prior: Prior = prior) -> None:
+                now = sorted({s for s, _ in _prior_keys(store, output, times, scope.audited)})
+                if now != prior.snapshots:
+                    raise StalePrior(
+                        f"while this run computed, another run published snapshot(s) "
+                        f"{', '.join(sorted(set(now) - set(prior.snapshots))) or '(removed)'} "
+                        "before this run's first one; churn must be compared with them")
 
-    describe(None)
-    worst = _worst_groups(small["group_balance"])
-    churn_top = _top_churn(small["rebalance_churn"])
-    release()
-    timings["total"] = time.perf_counter() - t0
-    return RunResult(run_id, output, store.engine, snapshots, tables, timings, rows, worst,
-                     churn_top, writes)
+            t = time.perf_counter()
+            still_current()
+            describe("audit: write")
+            pub = Publication(run_id, started_at, scope, tables, rejects, counts,
+                              _capture_times(times))
+            writes = publish(spark, store, output, pub, baselines, steps.hook, still_current)
+            steps.timed("write", t)
+            worst = _worst_groups(tables["group_balance"])
+            churn_top = _top_churn(tables["rebalance_churn"])
+            break
+        except StalePrior as exc:
+            if attempt == PRIOR_ATTEMPTS:
+                raise
+            log(f"{exc}: computing again")
+        finally:
+            attempt_persist.release()
+
+    rows = {name: sum(c.values()) for name, c in counts.items()}
+    paths = {name: f"{output}/{name}" for name in [*tables, "rejects", RUNS]}
+    return RunResult(run_id, output, store.engine, scope.audited, paths, steps.timings, rows,
+                     worst, churn_top, writes, warnings, scope.not_audited, cleaned)
+
+
+def _capture_times(times: DataFrame) -> dict:
+    return {(r.snapshot_id, r.cluster): r.captured_at for r in times.collect()}
 
 
 def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:

@@ -1,7 +1,8 @@
-"""Frames the run reads more than once are persisted here and released together at the end.
+"""Frames a run reads more than once are persisted by the run and released together.
 
 Spark recomputes an unpersisted frame for every action that reads it; the audit reads its
-validated inputs, assignment rows and shared aggregates several times each.
+validated inputs, assignment rows and shared aggregates several times each. Each run owns
+its own `Persisted`, so two runs in one session never release each other's frames.
 """
 
 from __future__ import annotations
@@ -9,17 +10,18 @@ from __future__ import annotations
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-_PERSISTED: list[DataFrame] = []
 
+class Persisted:
+    """The frames one run persisted (memory, spilling to disk), released together."""
 
-def cache(df: DataFrame) -> DataFrame:
-    """Persist `df` (memory, spilling to disk) until `release` is called."""
-    df = df.persist(StorageLevel.MEMORY_AND_DISK)
-    _PERSISTED.append(df)
-    return df
+    def __init__(self) -> None:
+        self._frames: list[DataFrame] = []
 
+    def __call__(self, df: DataFrame) -> DataFrame:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        self._frames.append(df)
+        return df
 
-def release() -> None:
-    """Unpersist everything `cache` persisted (call when the run no longer needs it)."""
-    while _PERSISTED:
-        _PERSISTED.pop().unpersist()
+    def release(self) -> None:
+        while self._frames:
+            self._frames.pop().unpersist()

@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "AVG_BY_CIRCLE, CONSISTENT_HASH and sticky would have caused "
                             "between the run's snapshots (recomputes every group once per "
                             "strategy; always on for the demo)")
+    audit.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                       help="fail (exit 2, nothing written) when a snapshot is missing from "
+                            "an input or an input is empty, instead of warning (on in "
+                            "conf/cluster.yaml)")
     audit.add_argument("--run-id", metavar="ID", help="run id stamped on every row "
                                                       "(default: UTC time + random suffix)")
     return parser
@@ -61,15 +65,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from jobs.config import ConfigError, load_config
     from jobs.inputs import InputError
-    from storage.delta import TableError
+    from jobs.preflight import check_output_root
+    from storage.base import TableError
 
     try:
         config = load_config(
             args.config, queues=args.queues, members=args.members, offsets=args.offsets,
             output=args.output, snapshots=args.snapshots, engine=args.engine,
             buckets=args.buckets, demo_groups=args.demo_groups, run_id=args.run_id,
-            compare_strategies=args.compare_strategies,
+            compare_strategies=args.compare_strategies, strict=args.strict,
         )
+        check_output_root(config.output)  # before the JVM starts: seconds, not minutes
         from jobs.audit import run
         from reports.summary import print_summary
 

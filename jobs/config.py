@@ -33,6 +33,8 @@ class AuditConfig:
     demo_seed: int = 7
     compare_strategies: bool = False
     run_id: str | None = None
+    # input problems (a snapshot missing from one input, an empty input) fail the run
+    strict: bool = False
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -87,6 +89,7 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             "demo_seed": int((raw.get("demo") or {}).get("seed", 7)),
             "compare_strategies": bool((raw.get("reports") or {}).get("compare_strategies",
                                                                        False)),
+            "strict": bool(raw.get("strict", False)),
         }
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"config file {path}: {exc}") from exc

@@ -7,13 +7,13 @@ stops the run with a message naming the table and column. Rows that cannot be us
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from jobs.cache import cache
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.strategies import supported_strategies
 
@@ -128,14 +128,17 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
 BROADCAST_DUPLICATE_KEYS = 200_000
 
 
+Persist = Callable[[DataFrame], DataFrame]
+
+
 def _split(
-    df: DataFrame, table: str, reason: Column, key: list[str]
+    df: DataFrame, table: str, reason: Column, key: list[str], persist: Persist
 ) -> tuple[DataFrame, DataFrame]:
     """Rows with a reason go to rejects; of exact duplicates the first copy proceeds and the
     others are rejected; rows that share `key` but differ are all rejected (ambiguous).
 
-    The rows are persisted, so good rows and rejects come from one pass over the input (the
-    caller unpersists them with `jobs.cache.release`). Duplicates are found by a key
+    The rows are persisted through the caller's `persist`, so good rows and rejects come
+    from one pass over the input (the caller releases them). Duplicates are found by a key
     aggregate, not a window over every row: only the rows of keys that occur more than once
     (normally none) are joined back and numbered."""
     cols = [c for c in df.columns if not c.startswith("_")]
@@ -144,7 +147,7 @@ def _split(
         F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
         for c in cols
     ])
-    rows = cache(df.withColumn("_reason", reason))
+    rows = persist(df.withColumn("_reason", reason))
     shared = (rows.groupBy(*key)
               .agg(F.count(F.lit(1)).alias("_rows"), F.countDistinct(row_hash).alias("_variants"))
               .where(F.col("_rows") > 1)
@@ -167,7 +170,7 @@ def _split(
                    F.lit(f"conflicting rows for the same {', '.join(key)}")),
             F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
         )
-        scored = cache(unique.unionByName(suspects).withColumn("_final", final_reason))
+        scored = persist(unique.unionByName(suspects).withColumn("_final", final_reason))
     good = scored.where(F.col("_final").isNull()).select(*cols)
     bad = scored.where(F.col("_final").isNotNull()).select(
         F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),
@@ -179,14 +182,14 @@ def _split(
     return good, bad
 
 
-def validate_queues(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("queues"),
         (F.col("queue_id") < 0, "queue_id is negative"),
         (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
     )
     good, bad = _split(df, "queues", reason,
-                       ["snapshot_id", "cluster", "topic", "broker_name", "queue_id"])
+                       ["snapshot_id", "cluster", "topic", "broker_name", "queue_id"], persist)
     return good.withColumn("queue_id", F.col("queue_id").cast(INT)), bad
 
 
@@ -212,7 +215,7 @@ def _malformed_config_queues(text: Column) -> Column:
     ))
 
 
-def validate_members(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     strategies = supported_strategies()
     df = with_strategy_params(df)
     reason = _reasons(
@@ -234,11 +237,11 @@ def validate_members(df: DataFrame) -> tuple[DataFrame, DataFrame]:
     df = df.withColumn("_pre_reason", reason).drop("virtual_nodes_raw")
     good, bad = _split(df, "members", F.col("_pre_reason"),
                        ["snapshot_id", "cluster", "consumer_group", "client_id",
-                        "client_addr", "topic"])
+                        "client_addr", "topic"], persist)
     return good, bad
 
 
-def validate_offsets(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("offsets"),
         (F.col("queue_id") < 0, "queue_id is negative"),
@@ -246,5 +249,5 @@ def validate_offsets(df: DataFrame) -> tuple[DataFrame, DataFrame]:
     )
     good, bad = _split(df, "offsets", reason,
                        ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
-                        "queue_id"])
+                        "queue_id"], persist)
     return good.withColumn("queue_id", F.col("queue_id").cast(INT)), bad

@@ -16,7 +16,17 @@ def print_summary(result, out: TextIO | None = None) -> None:
     w(f"  snapshots: {', '.join(result.snapshots) or '(none)'}\n")
     w("  rows: " + ", ".join(f"{k} {v:,}" for k, v in result.rows.items()) + "\n")
     w("  time: " + ", ".join(f"{k} {v:.1f}s" for k, v in result.timings.items()) + "\n")
-    if result.worst_groups:
+    if result.cleaned:
+        w(f"  removed {len(result.cleaned)} leftover(s) of killed runs (uncommitted files)\n")
+    if result.warnings:
+        w(f"\n{len(result.warnings)} warning(s) about the inputs:\n")
+        for text in result.warnings:
+            w(f"  - {text}\n")
+    if result.not_audited:
+        w(f"\nNot audited (earlier output of them is kept): {', '.join(result.not_audited)}\n")
+    if not result.snapshots:
+        w("\nNo snapshot was audited: no assignment, load or balance rows were written.\n")
+    elif result.worst_groups:
         w("\nGroups that need attention (worst first):\n")
         for g in result.worst_groups:
             load = (f"max {g['max_queues']} / pooled {g['pooled_max']} queues per client"

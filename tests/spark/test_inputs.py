@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from jobs.cache import Persisted
 from jobs.inputs import InputError, conform, validate_members, validate_offsets, validate_queues
 
 pytestmark = pytest.mark.spark
@@ -48,7 +49,8 @@ def test_queue_rows_that_cannot_be_used_are_rejected_with_reasons(spark) -> None
         ("s", "c", None, "b", 2),       # null topic
         ("s", "c", "t", "b", 2**31),    # does not fit an int
     ]
-    good, bad = validate_queues(conform(spark.createDataFrame(rows, QUEUE_SCHEMA), "queues"))
+    good, bad = validate_queues(
+        conform(spark.createDataFrame(rows, QUEUE_SCHEMA), "queues"), Persisted())
     assert sorted(r.queue_id for r in good.collect()) == [0, 1]
     reasons = sorted((json.loads(r.row_json)["queue_id"], r.reason, r.source_table)
                      for r in bad.collect())
@@ -63,7 +65,7 @@ def test_queue_rows_that_cannot_be_used_are_rejected_with_reasons(spark) -> None
 def test_conflicting_rows_for_one_queue_are_all_rejected(spark) -> None:
     rows = [("s", "c", "t", "b", 0, 10), ("s", "c", "t", "b", 0, 20)]
     df = conform(spark.createDataFrame(rows, QUEUE_SCHEMA + ", max_offset long"), "queues")
-    good, bad = validate_queues(df)
+    good, bad = validate_queues(df, Persisted())
     assert good.count() == 0
     assert {r.reason for r in bad.collect()} == {
         "conflicting rows for the same snapshot_id, cluster, topic, broker_name, queue_id"}
@@ -84,7 +86,8 @@ def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> 
         ("s", "c", "g", "h", "t", "CONFIG", None, {"queues": "t@room@b:0, t@b:1"}),
         ("s", "c", "g", "i", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "100001"}),
     ]
-    good, bad = validate_members(conform(spark.createDataFrame(rows, schema), "members"))
+    good, bad = validate_members(conform(spark.createDataFrame(rows, schema), "members"),
+                                 Persisted())
     assert sorted(r.client_id for r in good.collect()) == ["a", "h"]
     reasons = {json.loads(r.row_json)["client_id"]: r.reason for r in bad.collect()}
     assert reasons["b"].startswith("unknown strategy (supported: AVG, ")
@@ -100,6 +103,7 @@ def test_offsets_validation(spark) -> None:
     schema = ("snapshot_id string, cluster string, consumer_group string, topic string, "
               "broker_name string, queue_id int, committed_offset long")
     rows = [("s", "c", "g", "t", None, 0, 5), ("s", "c", None, "t", None, 1, 5)]
-    good, bad = validate_offsets(conform(spark.createDataFrame(rows, schema), "offsets"))
+    good, bad = validate_offsets(conform(spark.createDataFrame(rows, schema), "offsets"),
+                                 Persisted())
     assert good.count() == 1
     assert [r.reason for r in bad.collect()] == ["consumer_group is null"]

@@ -9,7 +9,8 @@ import pytest
 from chispa import assert_df_equality
 from deltalake import DeltaTable
 
-from storage.delta import DeltaStore, TableError, _refuse_unsupported_features, hadoop_uri
+from storage.delta import DeltaStore, TableError
+from storage.offline import _refuse_unsupported_features, hadoop_uri
 
 pytestmark = pytest.mark.spark
 
@@ -41,7 +42,7 @@ def test_replace_touches_only_the_given_partitions(spark, store, tmp_path: Path)
     path = str(tmp_path / "t")
     store.write(_frame(spark, ["s1", "s2", "s2"]), path, "t", ["snapshot_id"])
     store.write(_frame(spark, ["s2"], offset=100), path, "t", ["snapshot_id"],
-                replace={"snapshot_id": ["s2"]})
+                replace=["s2"])
     rows = sorted((r.snapshot_id, r.n) for r in store.read(path, "t").collect())
     assert rows == [("s1", 0), ("s2", 100)]
     assert DeltaTable(path).version() == 1

@@ -17,7 +17,9 @@ def frame_for(spark: SparkSession, table: str, rows: pd.DataFrame) -> DataFrame:
     rows = rows.reindex(columns=columns).astype(object).where(rows.notna().reindex(
         columns=columns, fill_value=False), None)
     schema = ", ".join(f"{c.name} {c.type.simpleString()}" for c in CONTRACTS[table])
-    return spark.createDataFrame(rows.to_dict("records") if len(rows) else [], schema=schema)
+    records = [{k: v.to_pydatetime() if isinstance(v, pd.Timestamp) else v
+                for k, v in r.items()} for r in rows.to_dict("records")]
+    return spark.createDataFrame(records, schema=schema)
 
 
 def write_inputs(spark: SparkSession, root: Path, **tables: pd.DataFrame) -> dict[str, str]:

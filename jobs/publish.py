@@ -1,0 +1,174 @@
+"""Publishing a run's tables as one unit.
+
+Protocol (every step conflict-checked against the table versions the run saw when it
+started, `baselines`):
+
+1. retract: remove the `runs` rows of the snapshots this run replaces, so that while it
+   writes, and if it dies part-way, readers see those snapshots as incomplete;
+2. replace each output table's partitions of those snapshots, one commit per table;
+3. verify that no other writer touched any of those partitions after this run's commit;
+4. commit the `runs` rows: from now on every table holds, for each of these snapshots,
+   the rows of exactly this run, and `runs` names it.
+
+A run that dies anywhere before 4 leaves no `runs` row for its snapshots; the next run of
+them replaces every table again. A run that finds another writer's commit in its way
+stops with ConflictError (exit 2) having published nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from jobs.scope import Scope
+from storage.base import ConflictError, TableState, WriteResult
+from storage.delta import Store
+
+PARTITION_BY = ["snapshot_id"]
+RUNS = "runs"
+COMPLETE, NOT_AUDITED = "COMPLETE", "NOT_AUDITED"
+RUNS_SCHEMA = T.StructType([
+    T.StructField("snapshot_id", T.StringType()), T.StructField("cluster", T.StringType()),
+    T.StructField("captured_at", T.TimestampType()),
+    T.StructField("run_id", T.StringType()),
+    T.StructField("started_at", T.TimestampType()),
+    T.StructField("finished_at", T.TimestampType()),
+    T.StructField("tables", T.ArrayType(T.StringType())),
+    T.StructField("rows", T.MapType(T.StringType(), T.LongType())),
+    T.StructField("engine", T.StringType()), T.StructField("status", T.StringType()),
+])
+
+Counts = dict[tuple[str | None, str | None], int]
+Hook = Callable[[str], None]
+
+
+@dataclass
+class Publication:
+    """What one run writes: its tables (stamped with run_id), rejects apart."""
+
+    run_id: str
+    started_at: datetime
+    scope: Scope
+    tables: dict[str, DataFrame]  # every output table but rejects, audited snapshots only
+    rejects: DataFrame  # this run's rejects, every snapshot it read
+    counts: dict[str, Counts]  # rows per (snapshot, cluster) of every table, rejects too
+    times: dict[tuple[str | None, str | None], datetime | None]  # captured_at
+
+
+def count_rows(df: DataFrame) -> Counts:
+    """Rows per (snapshot_id, cluster): what `runs.rows` records (a few rows to the driver)."""
+    return {(r.snapshot_id, r.cluster): r["count"]
+            for r in df.groupBy("snapshot_id", "cluster").count().collect()}
+
+
+def complete_runs(store: Store, output: str) -> DataFrame | None:
+    """The `runs` rows of complete runs, or None when the output has no runs table."""
+    path = f"{output}/{RUNS}"
+    if not store.exists(path):
+        return None
+    return store.read(path, RUNS).where(F.col("status") == COMPLETE)
+
+
+def kept_complete_runs(store: Store, output: str, snapshots: list[str]) -> dict[str, str]:
+    """snapshot -> run_id of the complete run the output holds for it (when one does)."""
+    runs = complete_runs(store, output)
+    if runs is None or not snapshots:
+        return {}
+    rows = runs.where(F.col("snapshot_id").isin(snapshots)) \
+        .select("snapshot_id", "run_id").distinct().collect()
+    return {r.snapshot_id: r.run_id for r in rows}
+
+
+def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
+            baselines: dict[str, TableState], hook: Hook,
+            still_current: Callable[[], None] = lambda: None) -> list[WriteResult]:
+    """Run the protocol above; `still_current` raises if what the run computed against
+    (the previous snapshot) changed meanwhile."""
+    scope, run_id = pub.scope, pub.run_id
+    kept = kept_complete_runs(store, output, scope.not_audited)
+    fresh = [s for s in scope.not_audited if s not in kept]  # nothing complete to keep
+    runs_path = f"{output}/{RUNS}"
+
+    retract = store.write(None, runs_path, RUNS, PARTITION_BY, replace=scope.audited + fresh,
+                          since=baselines[RUNS], run_id=run_id)
+    hook("retracted")
+
+    writes: list[tuple[WriteResult, list]] = []
+    for name, df in pub.tables.items():
+        result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=scope.audited,
+                             since=baselines[name], run_id=run_id)
+        writes.append((result, scope.audited))
+        hook(f"committed:{name}")
+
+    rejects, reject_partitions = _rejects_to_write(store, output, pub, kept, fresh)
+    result = store.write(rejects, f"{output}/rejects", "rejects", PARTITION_BY,
+                         replace=reject_partitions, since=baselines["rejects"], run_id=run_id)
+    writes.append((result, reject_partitions))
+    hook("committed:rejects")
+
+    for result, partitions in writes:  # nobody overwrote what this run just wrote
+        path = f"{output}/{result.table}"
+        others = store.changes_after(path, result.version, partitions, own_run_id=run_id)
+        if others:
+            raise ConflictError(result.table, path, partitions,
+                                sorted({c.run_id for c in others if c.run_id}))
+    still_current()
+    hook("verified")
+
+    rows = _runs_rows(pub, fresh, [n for n in pub.tables] + ["rejects"], store.engine)
+    since = TableState(runs_path, retract.version)
+    final = store.write(spark.createDataFrame(rows, RUNS_SCHEMA), runs_path, RUNS, PARTITION_BY,
+                        replace=scope.audited + fresh, since=since, run_id=run_id)
+    hook("published")
+    return [r for r, _ in writes] + [final]
+
+
+def _rejects_to_write(store: Store, output: str, pub: Publication, kept: dict[str, str],
+                      fresh: list[str]) -> tuple[DataFrame, list]:
+    """This run's rejects, plus the rows it must keep in the partitions it rewrites.
+
+    Audited and never-completed snapshots: this run's rows only (a re-run never multiplies
+    them). A snapshot this run could not audit but an earlier run completed: that run's
+    rejects stay beside this run's (whose rows say what was missing). Rows without a
+    snapshot_id: replaced for the clusters this run read (only a run over whole inputs reads
+    them); other clusters' rows stay."""
+    scope = pub.scope
+    partitions: list = [*scope.audited, *fresh, *kept]
+    if scope.reads_null_snapshot:
+        partitions.append(None)
+    keep_snapshots = [*kept, None] if scope.reads_null_snapshot else list(kept)
+    rejects = pub.rejects
+    path = f"{output}/rejects"
+    if keep_snapshots and store.exists(path):
+        old = store.read(path, "rejects", snapshots=keep_snapshots)
+        keep = F.lit(False)
+        for snapshot, run in kept.items():
+            keep = keep | ((F.col("snapshot_id") == snapshot) & (F.col("run_id") == run))
+        if scope.reads_null_snapshot:
+            clusters = [c for c in scope.clusters.get(None, [])]
+            ours = F.lit(False)
+            for c in clusters:
+                ours = ours | F.col("cluster").eqNullSafe(F.lit(c))
+            keep = keep | (F.col("snapshot_id").isNull() & ~ours)
+        rejects = rejects.unionByName(old.where(keep).select(*rejects.columns))
+    return rejects, partitions
+
+
+def _runs_rows(pub: Publication, fresh: list[str], tables: list[str], engine: str) -> list:
+    finished = datetime.now(UTC)
+    rows = []
+    scope = pub.scope
+    for snapshot, status, written, clusters in (
+        *((s, COMPLETE, tables, scope.usable_clusters[s]) for s in scope.audited),
+        *((s, NOT_AUDITED, ["rejects"], scope.clusters.get(s, [None])) for s in fresh),
+    ):
+        for cluster in clusters:
+            counts = {t: int(pub.counts.get(t, {}).get((snapshot, cluster), 0)) for t in written}
+            rows.append((snapshot, cluster, pub.times.get((snapshot, cluster)), pub.run_id,
+                         pub.started_at, finished, written, counts, engine, status))
+    return rows

@@ -1,0 +1,132 @@
+"""Which snapshots a run audits, and what it says about the ones it cannot.
+
+A snapshot is audited when both queues and members hold usable rows for it; only audited
+snapshots are replaced in the output tables. A snapshot present in one input and absent
+from another is a warning and a `rejects` row naming what is missing, never a deletion of
+earlier good output. One small aggregate over the validated inputs answers all of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+
+@dataclass(frozen=True)
+class Note:
+    """A condition the user must see: a warning, and a `rejects` row when it has a table."""
+
+    table: str | None
+    snapshot_id: str | None
+    cluster: str | None
+    reason: str
+
+    def text(self) -> str:
+        where = f"snapshot {self.snapshot_id}" + (f" (cluster {self.cluster})"
+                                                   if self.cluster is not None else "")
+        return f"{where}: {self.reason}" if self.snapshot_id is not None else self.reason
+
+    def reject_row(self) -> tuple:
+        row = json.dumps({"snapshot_id": self.snapshot_id, "cluster": self.cluster})
+        return (self.snapshot_id, self.cluster, self.table, row, self.reason)
+
+
+@dataclass
+class Scope:
+    audited: list[str]
+    # snapshots read but not audited (missing input, every row rejected)
+    not_audited: list[str]
+    # clusters of each snapshot the run read (any row), and those with usable rows
+    clusters: dict[str | None, list[str | None]]
+    usable_clusters: dict[str, list[str | None]] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
+    # whether the run read rows with a null snapshot_id (it read the whole inputs)
+    reads_null_snapshot: bool = True
+
+    @property
+    def read_clusters(self) -> list[str | None]:
+        return sorted({c for cs in self.clusters.values() for c in cs},
+                      key=lambda c: (c is not None, c or ""))
+
+
+def _sources(inputs) -> DataFrame:
+    """(table, snapshot_id, cluster, usable) for every input row, rejects included."""
+    def part(df: DataFrame, table: str, usable: bool) -> DataFrame:
+        return df.select(F.lit(table).alias("table"), "snapshot_id", "cluster",
+                         F.lit(usable).alias("usable"))
+
+    frames = [part(inputs.queues, "queues", True), part(inputs.members, "members", True)]
+    if inputs.offsets is not None:
+        frames.append(part(inputs.offsets, "offsets", True))
+    frames.append(inputs.rejects.select(F.col("source_table").alias("table"), "snapshot_id",
+                                        "cluster", F.lit(False).alias("usable")))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
+def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
+    """Classify every snapshot the inputs hold (one Spark job, a few rows to the driver)."""
+    rows = (_sources(inputs).groupBy("table", "snapshot_id", "cluster", "usable")
+            .agg(F.count(F.lit(1)).alias("rows")).collect())
+    usable: dict[str, dict[tuple, int]] = defaultdict(dict)
+    clusters: dict[str | None, set] = defaultdict(set)
+    for r in rows:
+        clusters[r.snapshot_id].add(r.cluster)
+        if r.usable:
+            usable[r.table][(r.snapshot_id, r.cluster)] = r.rows
+    queues, members = usable["queues"], usable["members"]
+    queue_snaps = {s for s, _ in queues}
+    member_snaps = {s for s, _ in members}
+    audited = sorted(queue_snaps & member_snaps)
+    seen = sorted(s for s in clusters if s is not None)
+    not_audited = [s for s in seen if s not in audited]
+    notes: list[Note] = []
+    for (s, c), n in sorted(queues.items(), key=_key):
+        if (s, c) not in members:
+            notes.append(Note("members", s, c, f"members has no usable rows, queues has {n}: "
+                                               "not audited (earlier output of it is kept)"
+                              if s not in audited else
+                              f"members has no usable rows for this cluster, queues has {n}"))
+    for (s, c), n in sorted(members.items(), key=_key):
+        if (s, c) not in queues:
+            notes.append(Note("queues", s, c, f"queues has no usable rows, members has {n}: "
+                                              "not audited (earlier output of it is kept)"
+                              if s not in audited else
+                              f"queues has no usable rows for this cluster, members has {n}"))
+    for s in not_audited:
+        if s not in queue_snaps and s not in member_snaps:
+            notes.append(Note(None, s, None, "every queues and members row of it was rejected "
+                                             "or it is only in offsets: not audited"))
+    if "offsets" in usable or inputs.offsets is not None:
+        offsets = usable.get("offsets", {})
+        for key in sorted(set(queues) & set(members), key=lambda k: (k[0] or "", k[1] or "")):
+            if key not in offsets:
+                notes.append(Note(None, key[0], key[1], "offsets has no rows for it: lag and "
+                                                        "duplicate estimates are unknown"))
+    for s in requested:
+        if s not in clusters:
+            notes.append(Note(None, None, None, f"snapshot {s} is in none of the inputs"))
+    if not queues and members:
+        notes.append(Note(None, None, None, "the queues input has no usable rows at all"))
+    if not members and queues:
+        notes.append(Note(None, None, None, "the members input has no usable rows at all"))
+    usable_clusters: dict[str, set] = defaultdict(set)
+    for s, c in (*queues, *members):
+        usable_clusters[s].add(c)
+    return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
+                 notes, reads_null_snapshot=not requested)
+
+
+def _sorted_values(mapping: dict) -> dict:
+    return {k: sorted(v, key=lambda c: (c is not None, c or "")) for k, v in mapping.items()}
+
+
+def _key(item) -> tuple:
+    (s, c), _ = item
+    return (s or "", c or "")

@@ -1,0 +1,57 @@
+"""What both Delta engines share: errors, results, and the replace-with-conflict-check
+contract every writer of an output table follows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+ENGINES = ("auto", "native", "offline")
+PARTITION_COLUMN = "snapshot_id"
+
+
+class TableError(Exception):
+    """A table cannot be read or written; the message names the table and what to do."""
+
+
+class ConflictError(TableError):
+    """Another writer changed the partitions this run replaces after the run read them."""
+
+    def __init__(self, table: str, path: str, partitions: list, others: list[str]) -> None:
+        who = (f"run {', '.join(sorted(others))}" if others else "another writer")
+        shown = ", ".join("(null)" if p is None else str(p) for p in sorted(
+            partitions, key=lambda p: (p is not None, str(p))))
+        super().__init__(
+            f"{who} wrote snapshot(s) {shown} of the {table} table at {path} while this run "
+            "was computing them. Nothing of this run is published for them (no `runs` row); "
+            "re-run to audit them again once the other run has finished."
+        )
+        self.table, self.path, self.partitions, self.others = table, path, partitions, others
+
+
+@dataclass(frozen=True)
+class TableState:
+    """A table as a run first saw it: its version, or None when it did not exist yet.
+    Writes replace partitions only if no other commit touched them since this state."""
+
+    path: str
+    version: int | None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    table: str
+    engine: str
+    files: int
+    version: int | None
+
+
+def snapshot_filter(snapshots: list) -> Column:
+    """Rows whose snapshot_id is one of `snapshots` (None selects the null snapshot_id)."""
+    values = [s for s in snapshots if s is not None]
+    condition = F.col(PARTITION_COLUMN).isin(values)
+    if any(s is None for s in snapshots):
+        condition = condition | F.col(PARTITION_COLUMN).isNull()
+    return condition

@@ -1,0 +1,65 @@
+"""File locks for the offline engine (local paths only).
+
+Two kinds, both released by the kernel when their process dies, even by SIGKILL, so a
+killed run never leaves a lock behind:
+
+* the *commit lock* of a table, held while a writer checks for conflicts, moves its
+  files into the table and commits: whoever holds it knows no other writer of this tool
+  is half-way through a commit, so unreferenced files it finds are debris;
+* a *staging lock* beside each staging folder, held while Spark writes into it: a sweeper
+  that can take it knows the writer is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+COMMIT_LOCK = "_commit.lock"
+
+
+class LockTimeout(Exception):
+    """The lock stayed taken for longer than the caller would wait."""
+
+
+@contextlib.contextmanager
+def exclusive(file: Path, wait_seconds: float = 300.0) -> Iterator[None]:
+    """Hold an exclusive lock on `file` (created if absent), waiting up to `wait_seconds`."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LockTimeout(f"{file} stayed locked for {wait_seconds:.0f} s") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def is_free(file: Path) -> bool:
+    """True when nobody holds `file`'s lock (its owner finished or died)."""
+    try:
+        fd = os.open(file, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def commit_lock(table_root: Path) -> Path:
+    return table_root / COMMIT_LOCK

@@ -1,0 +1,150 @@
+"""The native Delta engine: delta-spark (`format("delta")`), for Spark sessions that have
+Delta's jars on the classpath (Databricks, EMR, a cluster started with the package).
+
+Replacing partitions is a `replaceWhere` overwrite, whose own conflict detection refuses a
+concurrent commit to the same partitions during the write. The run-level check (did
+another run touch these partitions since this run first looked?) reads the commit files
+after the run's baseline version through Spark, so it works on any Hadoop filesystem.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from storage.base import (
+    PARTITION_COLUMN,
+    ConflictError,
+    TableError,
+    TableState,
+    WriteResult,
+    snapshot_filter,
+)
+from storage.delta_log import Commit
+
+# delta-spark's exceptions for a lost optimistic-concurrency race
+_CONFLICTS = ("ConcurrentAppendException", "ConcurrentDeleteReadException",
+              "ConcurrentDeleteDeleteException", "ConcurrentWriteException",
+              "MetadataChangedException", "ProtocolChangedException",
+              "ConcurrentTransactionException", "DELTA_CONCURRENT")
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:500] if text else type(exc).__name__
+
+
+def predicate(partitions: list) -> str:
+    """SQL predicate selecting the given snapshot_id partitions (None = the null one)."""
+    def lit(v: str) -> str:
+        return "'" + str(v).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    values = [p for p in partitions if p is not None]
+    parts = [f"`{PARTITION_COLUMN}` IN ({', '.join(lit(v) for v in values)})"] if values else []
+    if any(p is None for p in partitions):
+        parts.append(f"`{PARTITION_COLUMN}` IS NULL")
+    return " OR ".join(parts) or "false"
+
+
+class NativeStore:
+    """Delta tables through delta-spark."""
+
+    engine = "native"
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def exists(self, path: str) -> bool:
+        from delta.tables import DeltaTable
+
+        return bool(DeltaTable.isDeltaTable(self.spark, path))
+
+    def state(self, path: str) -> TableState:
+        from delta.tables import DeltaTable
+
+        if not self.exists(path):
+            return TableState(path, None)
+        version = DeltaTable.forPath(self.spark, path).history(1).collect()[0]["version"]
+        return TableState(path, int(version))
+
+    def check(self, path: str, name: str, started: float) -> list[str]:
+        """Preflight: an existing table must read as Delta. Debris is Delta's own business
+        here (uncommitted files are invisible and removed by VACUUM)."""
+        if self.exists(path):
+            self.read(path, name).schema  # noqa: B018 - resolves the table, raises if broken
+        return []
+
+    def sweep(self, path: str, before: float) -> list[str]:
+        return []
+
+    def changes_after(self, path: str, version: int | None, partitions: list,
+                      own_run_id: str | None = None) -> list[Commit]:
+        """Commits after `version` by anyone but `own_run_id` that touched `partitions`."""
+        current = self.state(path).version
+        start = -1 if version is None else version
+        if current is None or current <= start:
+            return []
+        files = [f"{path.rstrip('/')}/_delta_log/{v:020d}.json"
+                 for v in range(start + 1, current + 1)]
+        log = self.spark.read.json(files).withColumn("_file", F.col("_metadata.file_path"))
+        columns = set(log.columns)
+        values = []
+        for kind in ("add", "remove"):
+            if kind in columns:
+                values.append(F.col(f"{kind}.partitionValues.{PARTITION_COLUMN}"))
+        if not values:
+            return []
+        user = (F.col("commitInfo.userMetadata") if "commitInfo" in columns
+                and "userMetadata" in log.schema["commitInfo"].dataType.names else F.lit(None))
+        rows = (log.select("_file", F.coalesce(*values).alias("p"), user.alias("run_id"))
+                .groupBy("_file").agg(F.collect_set("p").alias("ps"),
+                                      F.max("run_id").alias("run_id")).collect())
+        wanted = set(partitions)
+        out = []
+        for row in rows:
+            touched = frozenset(row.ps) | ({None} if None in wanted else frozenset())
+            if touched & wanted and (own_run_id is None or row.run_id != own_run_id):
+                version = int(row._file.rsplit("/", 1)[-1].split(".")[0])
+                out.append(Commit(version, touched, row.run_id))
+        return out
+
+    def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
+        try:
+            df = self.spark.read.format("delta").load(path)
+        except Exception as exc:  # py4j / analysis errors: say which table
+            raise TableError(f"{name} table at {path} could not be read as Delta: "
+                             f"{first_line(exc)}") from exc
+        return df.where(snapshot_filter(snapshots)) if snapshots is not None else df
+
+    def write(
+        self, df: DataFrame | None, path: str, name: str, partition_by: list[str],
+        replace: list | None = None, since: TableState | None = None,
+        run_id: str | None = None,
+    ) -> WriteResult:
+        """As OfflineStore.write, through delta-spark's transactions."""
+        from delta.tables import DeltaTable
+
+        if replace is not None and since is not None:
+            conflicts = self.changes_after(path, since.version, replace)
+            if conflicts:
+                raise ConflictError(name, path, replace,
+                                    sorted({c.run_id for c in conflicts if c.run_id}))
+        try:
+            if df is None:
+                if replace is not None and self.exists(path):
+                    DeltaTable.forPath(self.spark, path).delete(predicate(replace))
+            else:
+                writer = (df.write.format("delta").partitionBy(*partition_by)
+                          .option("userMetadata", run_id or ""))
+                if replace is not None:
+                    writer = writer.mode("overwrite").option("replaceWhere", predicate(replace))
+                else:
+                    writer = writer.mode("append")
+                writer.save(path)
+        except Exception as exc:
+            text = f"{type(exc).__name__}: {exc}"
+            if any(marker in text for marker in _CONFLICTS):
+                raise ConflictError(name, path, replace or [], []) from exc
+            raise TableError(f"writing the {name} table at {path} failed: "
+                             f"{first_line(exc)}") from exc
+        return WriteResult(name, self.engine, -1, self.state(path).version)

@@ -1,0 +1,417 @@
+"""The offline Delta engine: for laptops and machines without Delta's jars.
+
+delta-rs owns the transaction log; Spark reads and writes the parquet data itself, in
+parallel. Read = the current file list and partition values from the log, then
+`spark.read.parquet` over those files. Write = Spark writes parquet into a staging folder
+inside the table; then, under the table's commit lock, the writer checks that no commit
+since the run's first look touched the partitions it replaces, moves its files into place
+and commits adds + removes in one delta-rs transaction. Nothing passes through the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
+
+from storage import delta_log, locks
+from storage.base import (
+    PARTITION_COLUMN,
+    ConflictError,
+    TableError,
+    TableState,
+    WriteResult,
+    snapshot_filter,
+)
+
+log = logging.getLogger(__name__)
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+STAGING_DIR = "_staging"
+
+
+def local_path(path: str) -> str:
+    """The filesystem path of a table location (the offline engine works on local paths)."""
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    elif path.startswith("file:"):
+        path = path[len("file:"):]
+    elif "://" in path:
+        raise TableError(
+            f"{path}: the offline engine reads and writes local paths only; use the native "
+            "engine (Delta jars on the classpath) for remote storage"
+        )
+    return os.path.abspath(path)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:500] if text else type(exc).__name__
+
+
+class OfflineStore:
+    """Delta tables through delta-rs (log) and Spark (parquet)."""
+
+    engine = "offline"
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    # ------------------------------------------------------------------ state
+    def exists(self, path: str) -> bool:
+        """Whether a Delta table (a log with at least one commit) is at `path`."""
+        return delta_log.has_commit(local_path(path))
+
+    def state(self, path: str) -> TableState:
+        root = local_path(path)
+        versions = delta_log.commit_versions(root)
+        if versions:
+            return TableState(path, versions[-1])
+        if delta_log.has_commit(root):  # checkpoint only: ask delta-rs
+            return TableState(path, self._open(path, path).version())
+        return TableState(path, None)
+
+    def check(self, path: str, name: str, started: float) -> list[str]:
+        """Preflight for an output table: recover a log that holds no commit, sweep debris
+        older than `started`, refuse what cannot be read. Returns what was cleaned."""
+        root = Path(local_path(path))
+        if root.exists() and not root.is_dir():
+            raise TableError(f"{name} table at {path} is a file, not a folder: move it away "
+                             "or point --output elsewhere")
+        if not root.exists():
+            return []
+        cleaned = self.sweep(path, started)
+        if delta_log.has_commit(root):
+            _refuse_unsupported_features(self._open(path, name), name, path)
+        return cleaned
+
+    def sweep(self, path: str, before: float) -> list[str]:
+        """Remove what killed writers left: staging folders whose writer is gone, data files
+        no commit ever referenced, and a `_delta_log` without any commit. Only things older
+        than `before` (a run start), and never a file any commit added."""
+        root = Path(local_path(path))
+        removed: list[str] = []
+        try:
+            with locks.exclusive(locks.commit_lock(root), wait_seconds=120):
+                removed += _sweep_staging(root, before)
+                if not delta_log.has_commit(root):
+                    log_folder = delta_log.log_dir(root)
+                    if log_folder.is_dir():
+                        shutil.rmtree(log_folder)
+                        removed.append(str(log_folder))
+                referenced = delta_log.referenced_files(root)
+                for file in _data_files(root):
+                    rel = str(file.relative_to(root))
+                    if rel not in referenced and file.stat().st_mtime < before:
+                        file.unlink()
+                        removed.append(str(file))
+        except locks.LockTimeout as exc:
+            raise TableError(f"table at {path}: another writer holds its commit lock ({exc})") \
+                from exc
+        except OSError as exc:
+            raise TableError(f"table at {path} could not be cleaned: {exc}") from exc
+        for item in removed:
+            log.info("removed debris of a killed run: %s", item)
+        return removed
+
+    def changes_after(self, path: str, version: int | None, partitions: list,
+                      own_run_id: str | None = None) -> list[delta_log.Commit]:
+        """Commits after `version` by anyone but `own_run_id` that touched `partitions`."""
+        wanted = set(partitions)
+        return [c for c in delta_log.commits_after(local_path(path), version, PARTITION_COLUMN)
+                if c.partitions & wanted and (own_run_id is None or c.run_id != own_run_id)]
+
+    # ------------------------------------------------------------------- read
+    def _open(self, path: str, name: str):
+        from deltalake import DeltaTable
+
+        try:
+            return DeltaTable(local_path(path))
+        except Exception as exc:
+            raise TableError(f"{name} table at {path} could not be opened as Delta: "
+                             f"{first_line(exc)}") from exc
+
+    def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
+        """The table's current rows; `name` is used in error messages (e.g. 'queues').
+        With `snapshots`, only those snapshot_id values (pruned by partition)."""
+        location = local_path(path)
+        if not self.exists(path):
+            raise TableError(f"{name} table at {path} is not a Delta table "
+                             "(no _delta_log folder with a commit)")
+        table = self._open(path, name)
+        _refuse_unsupported_features(table, name, path)
+        schema = from_arrow_schema(pa.schema(table.schema().to_arrow()))
+        partition_cols = list(table.metadata().partition_columns)
+        data_schema = StructType([f for f in schema.fields if f.name not in partition_cols])
+        actions = pa.table(table.get_add_actions(flatten=True)).to_pandas()
+        pruned = snapshots is not None and PARTITION_COLUMN in partition_cols
+        if pruned:
+            values = actions[f"partition.{PARTITION_COLUMN}"]
+            actions = actions[values.isin([s for s in snapshots if s is not None])
+                              | (values.isna() & (None in snapshots))]
+        if actions.empty:
+            return self.spark.createDataFrame([], schema)
+        uris = [os.path.join(location, unquote(p)) for p in actions["path"]]
+        reader = self.spark.read.schema(data_schema)
+        if not partition_cols:
+            df = reader.parquet(*uris).select(*schema.fieldNames())
+            return df.where(snapshot_filter(snapshots)) if snapshots is not None else df
+        files = [
+            (hadoop_uri(uri), *[_python_value(actions[f"partition.{c}"].iloc[i])
+                                for c in partition_cols])
+            for i, uri in enumerate(uris)
+        ]
+        part_schema = StructType(
+            [StructField("__file", StringType(), False), *(schema[c] for c in partition_cols)]
+        )
+        file_frame = self.spark.createDataFrame(files, part_schema)
+        data = reader.parquet(*uris).withColumn("__file", F.col("_metadata.file_path"))
+        joined = data.join(F.broadcast(file_frame), "__file", "inner").select(*schema.fieldNames())
+        if snapshots is not None and not pruned:
+            joined = joined.where(snapshot_filter(snapshots))
+        return joined
+
+    # ------------------------------------------------------------------ write
+    def write(
+        self, df: DataFrame | None, path: str, name: str, partition_by: list[str],
+        replace: list | None = None, since: TableState | None = None,
+        run_id: str | None = None,
+    ) -> WriteResult:
+        """Write `df` (None: no new rows). With `replace` (snapshot_id values, None for
+        the null partition) the rows of those partitions are replaced in one commit, and
+        the write fails with ConflictError if another commit touched them after `since`
+        (default: the table as it is now); without it the rows are appended."""
+        root = Path(local_path(path))
+        arrow_schema = (to_arrow_schema(df.schema, timezone="UTC") if df is not None else None)
+        if df is not None and self.exists(path):
+            table = self._open(path, name)
+            _refuse_unsupported_features(table, name, path)
+            _check_same_schema(table, arrow_schema, name, path)
+        staging_name = uuid.uuid4().hex
+        staging = root / STAGING_DIR / staging_name
+        staging_lock = root / STAGING_DIR / f"{staging_name}.lock"
+        try:
+            with locks.exclusive(staging_lock):
+                if df is not None:
+                    (df.write.mode("append").partitionBy(*partition_by)
+                     .option("compression", "snappy").parquet(str(staging)))
+                with locks.exclusive(locks.commit_lock(root)):
+                    return self._commit(staging, root, path, name, partition_by, arrow_schema,
+                                        replace, since, run_id)
+        except locks.LockTimeout as exc:
+            raise TableError(f"{name} table at {path}: {exc}; another writer is committing "
+                             "to it") from exc
+        except OSError as exc:
+            raise TableError(f"writing the {name} table at {path} failed: {exc}") from exc
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                staging_lock.unlink()
+            _remove_if_empty(root / STAGING_DIR)
+
+    def _commit(self, staging: Path, root: Path, path: str, name: str,
+                partition_by: list[str], arrow_schema: pa.Schema | None,
+                replace: list | None, since: TableState | None,
+                run_id: str | None) -> WriteResult:
+        """Under the commit lock: conflict check, move files into place, one commit."""
+        from deltalake import Schema as DeltaSchema
+        from deltalake.transaction import CommitProperties, create_table_with_add_actions
+
+        if not delta_log.has_commit(root) and delta_log.log_dir(root).is_dir():
+            shutil.rmtree(delta_log.log_dir(root))  # debris of a killed first commit
+        current = self.state(path).version
+        if replace is not None:
+            baseline = since.version if since is not None else current
+            conflicts = self.changes_after(path, baseline, replace)
+            if conflicts:
+                raise ConflictError(name, path, replace,
+                                    sorted({c.run_id for c in conflicts if c.run_id}))
+        adds = _move_into_table(staging, root, partition_by) if staging.is_dir() else []
+        properties = CommitProperties(max_commit_retries=0,
+                                      custom_metadata={delta_log.RUN_ID_KEY: run_id or ""})
+        try:
+            if current is None:
+                if arrow_schema is None:
+                    return WriteResult(name, self.engine, 0, None)  # nothing to remove
+                create_table_with_add_actions(
+                    str(root), DeltaSchema.from_arrow(arrow_schema), adds, mode="error",
+                    partition_by=partition_by or None, name=name,
+                    commit_properties=properties,
+                )
+            else:
+                table = self._open(path, name)
+                removes = _removes(table, replace) if replace is not None else []
+                if not adds and not removes:
+                    return WriteResult(name, self.engine, 0, current)
+                schema = (DeltaSchema.from_arrow(arrow_schema) if arrow_schema is not None
+                          else table.schema())
+                table.create_write_transaction(
+                    [*adds, *removes], mode="append", schema=schema,
+                    partition_by=partition_by or None, commit_properties=properties,
+                )
+        except Exception as exc:
+            for add in adds:  # never committed: nobody may see them
+                with contextlib.suppress(OSError):
+                    (root / add.path).unlink()
+            if isinstance(exc, TableError):
+                raise
+            raise TableError(f"committing the {name} table at {path} failed: "
+                             f"{first_line(exc)}") from exc
+        return WriteResult(name, self.engine, len(adds), self.state(path).version)
+
+
+# ---------------------------------------------------------------------- helpers
+def _removes(table, partitions: list) -> list:
+    """A remove action for every file of the given snapshot_id partitions (None = null)."""
+    from deltalake.transaction import RemoveAction
+
+    files = pa.table(table.get_add_actions(flatten=True)).to_pandas()
+    column = f"partition.{PARTITION_COLUMN}"
+    if files.empty or column not in files:
+        return []
+    wanted = {p for p in partitions if p is not None}
+    keep_null = any(p is None for p in partitions)
+    mask = files[column].isin(wanted) | (files[column].isna() & keep_null)
+    now = int(time.time() * 1000)
+    return [
+        RemoveAction(path=unquote(p), data_change=True, deletion_timestamp=now, size=int(s),
+                     partition_values={PARTITION_COLUMN: _python_value(v)})
+        for p, s, v in zip(files.loc[mask, "path"], files.loc[mask, "size_bytes"],
+                           files.loc[mask, column], strict=True)
+    ]
+
+
+def _data_files(root: Path) -> list[Path]:
+    """Parquet files of the table, outside its log and staging folders."""
+    out = []
+    for file in root.rglob("*.parquet"):
+        top = file.relative_to(root).parts[0]
+        if top not in (delta_log.LOG_DIR, STAGING_DIR):
+            out.append(file)
+    return out
+
+
+def _sweep_staging(root: Path, before: float) -> list[str]:
+    folder = root / STAGING_DIR
+    if not folder.is_dir():
+        return []
+    removed = []
+    for entry in folder.iterdir():
+        if entry.suffix == ".lock" or entry.stat().st_mtime >= before:
+            continue
+        lock = folder / f"{entry.name}.lock"
+        if locks.is_free(lock):
+            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink()
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            removed.append(str(entry))
+    for lock in folder.glob("*.lock"):  # locks of folders already gone
+        if not (folder / lock.stem).exists() and locks.is_free(lock):
+            with contextlib.suppress(OSError):
+                lock.unlink()
+    _remove_if_empty(folder)
+    return removed
+
+
+def _refuse_unsupported_features(table: object, name: str, path: str) -> None:
+    """The offline engine reads the file list; features that change its meaning are refused."""
+    protocol = table.protocol()  # type: ignore[attr-defined]
+    features = set(protocol.reader_features or []) | set(protocol.writer_features or [])
+    config = table.metadata().configuration or {}  # type: ignore[attr-defined]
+    problems = []
+    if "deletionVectors" in features and config.get("delta.enableDeletionVectors") != "false":
+        problems.append("deletion vectors")
+    if "columnMapping" in features or config.get("delta.columnMapping.mode", "none") != "none":
+        problems.append("column mapping")
+    if problems:
+        raise TableError(
+            f"{name} table at {path} uses {' and '.join(problems)}, which the offline engine "
+            "cannot honour (rows or column names would come back wrong). Run with "
+            "--engine native on a Spark that has Delta's jars."
+        )
+
+
+def _check_same_schema(table: object, arrow_schema: pa.Schema, name: str, path: str) -> None:
+    existing = pa.schema(table.schema().to_arrow())  # type: ignore[attr-defined]
+    have = {f.name for f in existing}
+    want = {f.name for f in arrow_schema}
+    if have != want:
+        raise TableError(
+            f"{name} table at {path} has columns {sorted(have)}, this run writes "
+            f"{sorted(want)}: point --output at a new folder or migrate the table"
+        )
+
+
+_URI_PATH_LEGAL = set(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    "_-!.~'()*" ",;:$&+=" "/@"
+)
+
+
+def hadoop_uri(path: str) -> str:
+    """`new org.apache.hadoop.fs.Path(path).toUri().toString()` for a local absolute path,
+    which is how Spark reports `_metadata.file_path`: ASCII characters that are not legal
+    in a URI path are percent-encoded ('%' included), other characters stay as they are."""
+    encoded = "".join(
+        ch if ord(ch) > 127 or ch in _URI_PATH_LEGAL
+        else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+        for ch in path
+    )
+    return "file:" + encoded
+
+
+def _python_value(value: object) -> object:
+    try:
+        import pandas as pd
+
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return value.item() if hasattr(value, "item") else value
+
+
+def _move_into_table(staging: Path, table_root: Path, partition_by: list[str]) -> list:
+    """Move Spark's parquet files from staging into the table; one AddAction per file."""
+    from deltalake.transaction import AddAction
+
+    actions = []
+    for file in sorted(staging.rglob("*.parquet")):
+        rel = file.relative_to(staging)
+        values: dict[str, str | None] = {}
+        for part in rel.parts[:-1]:
+            col, _, raw = part.partition("=")
+            value = unquote(raw)
+            values[col] = None if value == HIVE_NULL else value
+        missing = [c for c in partition_by if c not in values]
+        if missing:
+            raise TableError(f"staged file {rel} has no partition value for {missing}")
+        target = table_root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(file, target)
+        stat = target.stat()
+        rows = pq.read_metadata(target).num_rows
+        actions.append(AddAction(
+            path=str(rel), size=stat.st_size, partition_values=values,
+            modification_time=int(stat.st_mtime * 1000), data_change=True,
+            stats=json.dumps({"numRecords": rows}),
+        ))
+    return actions
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()

@@ -1,0 +1,291 @@
+"""Fault injection: the output tables stay a system of record under re-runs, missing
+inputs, concurrent runs, kills between commits, debris and bad output roots.
+
+Concurrent runs are interleaved deterministically in one process (a run's hook runs a
+whole second audit at a chosen point), and once for real as two processes; kills are a
+real SIGKILL of a CLI process at a named point of its run (jobs/faults.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jobs.audit import StalePrior, run
+from jobs.cli import main
+from jobs.config import AuditConfig
+from jobs.inputs import InputError
+from storage.base import ConflictError
+from tests.support.delta_inputs import write_inputs
+from tests.support.outputs import (
+    REPORT_TABLES,
+    assert_one_complete_run,
+    complete_run,
+    member_rows,
+    queue_rows,
+    run_ids,
+    table,
+)
+
+pytestmark = pytest.mark.faults
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def quiet(_message: str) -> None:
+    pass
+
+
+def audit(spark, paths: dict, out: Path, run_id: str, **kwargs):
+    config = AuditConfig(queues=paths["queues"], members=paths["members"],
+                         offsets=paths.get("offsets"), output=str(out), engine="offline",
+                         run_id=run_id, **{k: v for k, v in kwargs.items() if k != "hook"})
+    return run(config, spark=spark, log=quiet, hook=kwargs.get("hook"))
+
+
+@pytest.fixture(scope="module")
+def inputs(spark, tmp_path_factory) -> dict[str, dict]:
+    """Input sets: A+C complete; A+C queues with members of A only; B alone (between)."""
+    root = tmp_path_factory.mktemp("inputs")
+    full = write_inputs(spark, root / "full", queues=queue_rows(["A", "C"]),
+                        members=member_rows(["A", "C"]))
+    no_c = write_inputs(spark, root / "no_c", queues=queue_rows(["A", "C"]),
+                        members=member_rows(["A"]))
+    return {"full": full, "no_c": no_c}
+
+
+# ------------------------------------------------------------------ re-runs and inputs
+def test_missing_snapshot_in_one_input_keeps_good_output(spark, inputs, tmp_path) -> None:
+    out = tmp_path / "out"
+    audit(spark, inputs["full"], out, "first")
+    assert assert_one_complete_run(out, "C") == "first"
+    before = {name: len(table(out, name)) for name in REPORT_TABLES}
+
+    result = audit(spark, inputs["no_c"], out, "second")
+
+    assert result.snapshots == ["A"] and result.not_audited == ["C"]
+    assert any("members has no usable rows" in w and "snapshot C" in w for w in result.warnings)
+    for name in REPORT_TABLES:  # C's rows are still there, from the first run
+        assert len(table(out, name)) == before[name], name
+        assert run_ids(out, name, "C") == {"first"}, name
+    assert complete_run(out, "C") == "first" and complete_run(out, "A") == "second"
+    rejects = table(out, "rejects")
+    missing = rejects[(rejects["snapshot_id"] == "C") & (rejects["run_id"] == "second")]
+    assert len(missing) == 1 and missing["source_table"].iloc[0] == "members"
+    # a re-run of the same incomplete input does not multiply that row
+    audit(spark, inputs["no_c"], out, "third")
+    rejects = table(out, "rejects")
+    assert len(rejects[rejects["snapshot_id"] == "C"]) == 1
+    assert run_ids(out, "assignments", "C") == {"first"}
+
+
+def test_strict_mode_refuses_incomplete_inputs_and_writes_nothing(spark, inputs,
+                                                                  tmp_path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=r"strict mode: .*snapshot C.*members has no usable"):
+        audit(spark, inputs["no_c"], out, "strict", strict=True)
+    assert table(out, "assignments").empty and table(out, "runs").empty
+
+
+def test_rejects_are_replaced_not_multiplied(spark, tmp_path) -> None:
+    queues = queue_rows(["A"])
+    bad = pd.DataFrame([
+        {"snapshot_id": None, "cluster": "c", "topic": "T", "broker_name": "b", "queue_id": 1,
+         "max_offset": 100},
+        {"snapshot_id": "X", "cluster": "c", "topic": "T", "broker_name": "b", "queue_id": -1,
+         "max_offset": 100},
+        {"snapshot_id": "X", "cluster": "c", "topic": "T", "broker_name": "b", "queue_id": -2,
+         "max_offset": 100},
+    ])
+    paths = write_inputs(spark, tmp_path / "in", queues=pd.concat([queues, bad]),
+                         members=member_rows(["A"]))
+    out = tmp_path / "out"
+    counts = []
+    for k in range(3):
+        audit(spark, paths, out, f"run-{k}")
+        rejects = table(out, "rejects")
+        counts.append((int(rejects["snapshot_id"].isna().sum()),
+                       int((rejects["snapshot_id"] == "X").sum())))
+    assert counts == [(1, 2)] * 3
+    runs = table(out, "runs")
+    x = runs[runs["snapshot_id"] == "X"]
+    assert list(x["status"]) == ["NOT_AUDITED"] and list(x["run_id"]) == ["run-2"]
+
+
+def test_empty_members_is_a_warning_or_a_strict_failure(spark, tmp_path) -> None:
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
+                         members=member_rows([]))
+    out = tmp_path / "out"
+    args = ["audit", "--queues", paths["queues"], "--members", paths["members"],
+            "--output", str(out), "--engine", "offline"]
+    assert main([*args, "--strict"]) == 2
+    assert table(out, "runs").empty
+    result = audit(spark, paths, out, "lenient")
+    assert result.snapshots == [] and result.not_audited == ["A"]
+    assert any("members input has no usable rows at all" in w for w in result.warnings)
+    rejects = table(out, "rejects")
+    assert list(rejects["source_table"]) == ["members"]
+
+
+# ---------------------------------------------------------------- concurrent writers
+@pytest.mark.parametrize("existing", [False, True], ids=["new-tables", "existing-tables"])
+def test_two_runs_of_one_snapshot_cannot_duplicate(spark, inputs, tmp_path, existing) -> None:
+    """Run Y publishes the same snapshots while X computes: X must fail with exit-2
+    semantics, having published nothing; every table holds Y's rows once."""
+    out = tmp_path / "out"
+    if existing:
+        audit(spark, inputs["full"], out, "old")
+
+    def y_runs_meanwhile(point: str) -> None:
+        if point == "reports":
+            audit(spark, inputs["full"], out, "Y")
+
+    with pytest.raises(ConflictError, match=r"run Y wrote snapshot\(s\) A, C"):
+        audit(spark, inputs["full"], out, "X", hook=y_runs_meanwhile)
+    for snapshot in ("A", "C"):
+        assert assert_one_complete_run(out, snapshot) == "Y"
+
+
+def test_run_overtaken_between_its_table_commits_publishes_nothing(spark, inputs,
+                                                                   tmp_path) -> None:
+    out = tmp_path / "out"
+    audit(spark, inputs["full"], out, "old")
+
+    def y_runs_meanwhile(point: str) -> None:
+        if point == "committed:assignments":
+            audit(spark, inputs["full"], out, "Y")
+
+    with pytest.raises(ConflictError, match="consumer_load"):
+        audit(spark, inputs["full"], out, "X", hook=y_runs_meanwhile)
+    for snapshot in ("A", "C"):
+        assert assert_one_complete_run(out, snapshot) == "Y"
+
+
+def test_earlier_snapshot_landing_meanwhile_recomputes_churn(spark, tmp_path) -> None:
+    """Y publishes B (between A and C) while X computes C: X's churn must be against B."""
+    paths = {name: write_inputs(spark, tmp_path / name, queues=queue_rows(snaps),
+                                members=member_rows(snaps))
+             for name, snaps in (("ab", ["A", "B"]), ("abc", ["A", "B", "C"]))}
+    out = tmp_path / "out"
+    audit(spark, paths["ab"], out, "first", snapshots=("A",))
+    log = []
+
+    def y_runs_meanwhile(point: str) -> None:
+        if point == "reports" and not log:
+            log.append(point)
+            audit(spark, paths["ab"], out, "Y", snapshots=("B",))
+
+    audit(spark, paths["abc"], out, "X", snapshots=("C",), hook=y_runs_meanwhile)
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["B"]
+    assert StalePrior.__doc__  # the retried condition has a name users see in the log
+
+
+def test_two_processes_at_once(spark, inputs, tmp_path) -> None:
+    """The real thing: two CLI processes audit the same snapshots at the same time."""
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "jobs.cli", "audit", "--queues", inputs["full"]["queues"],
+            "--members", inputs["full"]["members"], "--output", str(out),
+            "--engine", "offline"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([*args, "--run-id", f"p{k}"], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for k in (1, 2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    codes = [p.returncode for p in procs]
+    assert set(codes) <= {0, 2} and 0 in codes, outputs
+    for code, text in zip(codes, outputs, strict=True):
+        if code == 2:
+            assert "wrote snapshot(s)" in text and "Traceback" not in text, text
+    winner = assert_one_complete_run(out, "A")
+    assert assert_one_complete_run(out, "C") == winner
+
+
+# ------------------------------------------------------------------- kills and debris
+def test_kill_between_table_commits_then_rerun_repairs(spark, inputs, tmp_path) -> None:
+    out = tmp_path / "out"
+    audit(spark, inputs["full"], out, "old")
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           "REBALANCE_AUDIT_KILL_AT": "committed:assignments"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "audit", "--queues", inputs["full"]["queues"],
+         "--members", inputs["full"]["members"], "--output", str(out), "--engine", "offline",
+         "--run-id", "killed"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    # the dead run is visible as such: no complete run names it, none claims A or C
+    assert complete_run(out, "A") is None and complete_run(out, "C") is None
+    assert run_ids(out, "assignments", "A") == {"killed"}
+    assert run_ids(out, "consumer_load", "A") == {"old"}
+    for name in (*REPORT_TABLES, "rejects", "runs"):
+        table(out, name)  # every table still reads
+
+    audit(spark, inputs["full"], out, "repair")
+    assert assert_one_complete_run(out, "A") == "repair"
+    assert assert_one_complete_run(out, "C") == "repair"
+
+
+def _age(path: Path, seconds: float = 3600) -> None:
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def test_debris_of_killed_writers_is_swept_and_committed_files_kept(spark, inputs,
+                                                                   tmp_path) -> None:
+    out = tmp_path / "out"
+    audit(spark, inputs["full"], out, "first")
+    assignments = out / "assignments"
+    committed_before = sorted(p for p in assignments.rglob("*.parquet")
+                              if "_staging" not in p.parts)
+    # a Spark write killed mid-way, and files moved in by a commit that never happened
+    staged = assignments / "_staging" / "0123abcd" / "snapshot_id=A"
+    staged.mkdir(parents=True)
+    (staged / "part-00000-x.snappy.parquet").write_bytes(b"PAR1")
+    _age(staged.parent)
+    orphan = assignments / "snapshot_id=A" / "part-99999-orphan.snappy.parquet"
+    orphan.write_bytes(b"PAR1")
+    _age(orphan)
+
+    result = audit(spark, inputs["full"], out, "second")
+
+    assert not (assignments / "_staging").exists() and not orphan.exists()
+    assert len(result.cleaned) == 2
+    # files of the first run were removed from the table by the second run's commit, but
+    # stay on disk: a commit added them (time travel, VACUUM's business)
+    assert all(p.exists() for p in committed_before)
+    assert assert_one_complete_run(out, "A") == "second"
+
+
+def test_a_log_without_any_commit_is_recovered(spark, inputs, tmp_path) -> None:
+    out = tmp_path / "out"
+    log_dir = out / "group_balance" / "_delta_log"
+    log_dir.mkdir(parents=True)
+    (log_dir / "_commit_0d1e.json.tmp").write_text("{}")
+    data = out / "group_balance" / "snapshot_id=A" / "part-0-left.snappy.parquet"
+    data.parent.mkdir(parents=True)
+    data.write_bytes(b"PAR1")
+    for p in (log_dir / "_commit_0d1e.json.tmp", log_dir, data):
+        _age(p)
+    result = audit(spark, inputs["full"], out, "after-crash")
+    assert not data.exists() and any("_delta_log" in c for c in result.cleaned)
+    assert assert_one_complete_run(out, "A") == "after-crash"
+
+
+# ------------------------------------------------------------------ bad output roots
+@pytest.mark.parametrize("kind", ["file", "under-file", "unwritable"])
+def test_bad_output_root_is_exit_2_before_any_work(inputs, tmp_path, kind, capsys) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    output = {"file": a_file, "under-file": a_file / "out",
+              "unwritable": Path("/sys/rebalance-audit-test-output")}[kind]
+    started = time.perf_counter()
+    code = main(["audit", "--queues", inputs["full"]["queues"], "--members",
+                 inputs["full"]["members"], "--output", str(output), "--engine", "offline"])
+    elapsed = time.perf_counter() - started
+    err = capsys.readouterr().err
+    assert code == 2 and str(output) in err and "Traceback" not in err, err
+    assert elapsed < 5, f"took {elapsed:.1f}s: the check must come before any Spark work"
