@@ -68,5 +68,5 @@ def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
         [n_obs == 0, n_obs >= 2, n_exp == 0],
         ["NOT_HELD", "HELD_TWICE", "NOT_EXPECTED"], default="HELD_BY_OTHER")
     out = out.sort_values(KEYS, kind="stable").reset_index(drop=True)
-    out["broker_name"] = out["broker_name"].where(out["broker_name"] != _NULL, None)
+    out["broker_name"] = out["broker_name"].astype(object).replace({_NULL: None})
     return out[COLUMNS]
