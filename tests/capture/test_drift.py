@@ -71,3 +71,30 @@ def test_held_twice_even_when_one_is_expected_and_keys_sorted():
     out = drift_rows(expected, observed)
     assert out[["broker_name", "queue_id", "kind"]].values.tolist() == [["b", 1, "HELD_TWICE"]]
     assert out.loc[0, "observed_clients"] == ["x", "y"]
+
+
+def test_matches_a_naive_set_comparison_on_random_data():
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+
+    def rows(n: int) -> pd.DataFrame:
+        return frame([(rng.choice(["a", "b", None]), int(rng.integers(0, 6)),
+                       rng.choice(["c1", "c2", "c3", None])) for _ in range(n)])
+
+    expected, observed = rows(60), rows(60)
+    got = {(r.broker_name, r.queue_id): (r.expected_clients, r.observed_clients)
+           for r in drift_rows(expected, observed).itertuples()}
+
+    def sets(df: pd.DataFrame) -> dict:
+        out: dict = {}
+        for r in df.itertuples():
+            out.setdefault((r.broker_name, r.queue_id), set())
+            if r.client_id is not None:
+                out[(r.broker_name, r.queue_id)].add(r.client_id)
+        return out
+
+    e, o = sets(expected), sets(observed)
+    want = {k: (sorted(e.get(k, ())), sorted(o.get(k, ())))
+            for k in e.keys() | o.keys() if e.get(k, set()) != o.get(k, set())}
+    assert got == want
