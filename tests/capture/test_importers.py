@@ -12,6 +12,7 @@ from capture.drift import drift_rows
 from capture.errors import CaptureError
 from capture.importers import import_files
 from capture.importers.rocketmq_json import loads, message_queue
+from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 
 DATA = Path(__file__).parent.parent / "data" / "capture"
 AT = datetime(2026, 11, 23, 10, 16, tzinfo=UTC)
@@ -34,21 +35,17 @@ def observed_map(snap) -> dict:
     return {(r.topic, r.queue_id): r.client_id for r in frame(snap, "observed").itertuples()}
 
 
-def range_expected(members: pd.DataFrame, queues: pd.DataFrame) -> pd.DataFrame:
-    """Kafka RangeAssignor, per topic, over the sorted subscribing members (a test oracle)."""
-    rows = []
-    for (group, topic), sub in members.groupby(["consumer_group", "topic"]):
-        ids = sorted(sub["client_id"].unique())
-        parts = sorted(queues.loc[queues["topic"] == topic, "queue_id"])
-        per, extra = divmod(len(parts), len(ids))
-        start = 0
-        for i, cid in enumerate(ids):
-            n = per + (1 if i < extra else 0)
-            rows += [{"snapshot_id": "s1", "cluster": "c1", "consumer_group": group,
-                      "topic": topic, "broker_name": None, "queue_id": p, "client_id": cid}
-                     for p in parts[start:start + n]]
-            start += n
-    return pd.DataFrame(rows)
+def recomputed(snap) -> pd.DataFrame:
+    """What the audit recomputes for the imported tables: the project's allocation kernel
+    (rebalance_udfs.allocate_bucket, the pandas body of the audit's UDF) on them."""
+    members = frame(snap, "members").dropna(subset=["topic"])
+    members = members.assign(virtual_nodes=None, rooms=None, config_queues=None)
+    queues = frame(snap, "queues")
+    queues = queues[queues["readable"].ne(False)]
+    units = members[["snapshot_id", "cluster", "consumer_group", "topic"]].drop_duplicates()
+    queues = units.merge(queues[["snapshot_id", "cluster", "topic", "broker_name", "queue_id",
+                                 "broker_room"]], on=["snapshot_id", "cluster", "topic"])
+    return allocate_bucket(queues[QUEUE_COLUMNS], members[MEMBER_COLUMNS])
 
 
 @pytest.mark.parametrize("members_file", ["kcg_members_3.7.txt", "kcg_members_4.0.txt"])
@@ -75,7 +72,7 @@ def test_kafka_members_and_offsets_give_all_tables(members_file):
 
 def test_range_group_import_gives_empty_drift():
     snap = run("kcg_members_3.7.txt", "kcg_offsets.txt")
-    expected = range_expected(frame(snap, "members"), frame(snap, "queues"))
+    expected = recomputed(snap)
     observed = frame(snap, "observed")
     assert drift_rows(expected, observed).empty
     assert any("assignor unknown" in w for w in snap.warnings)
@@ -120,25 +117,6 @@ def rocket_files(*extra: str) -> list[str]:
             "consumerConnection_OrderGroup.txt", *extra]
 
 
-def avg_expected(members: pd.DataFrame, queues: pd.DataFrame) -> pd.DataFrame:
-    """RocketMQ AVG over all clients of the group (a test oracle for the fixture)."""
-    rows = []
-    cids = sorted(members["client_id"].unique())
-    for topic in sorted(members["topic"].unique()):
-        mq = queues[(queues.topic == topic) & (queues.readable != False)]  # noqa: E712
-        mq = mq.sort_values(["broker_name", "queue_id"])
-        keys = list(zip(mq.broker_name, mq.queue_id, strict=True))
-        n, c = len(keys), len(cids)
-        for i, cid in enumerate(cids):
-            mod = n % c
-            size = (1 if n <= c else (n // c + 1 if mod > 0 and i < mod else n // c))
-            start = i * size if mod > 0 and i < mod else i * size + mod
-            for b, q in keys[start:start + min(size, n - start)]:
-                rows.append({"snapshot_id": "s1", "cluster": "c1", "consumer_group": "OrderGroup",
-                             "topic": topic, "broker_name": b, "queue_id": q, "client_id": cid})
-    return pd.DataFrame(rows)
-
-
 def test_mqadmin_set_gives_all_tables_and_no_drift():
     snap = run(*rocket_files("consumerProgress_OrderGroup.txt"))
     q = frame(snap, "queues")
@@ -153,7 +131,7 @@ def test_mqadmin_set_gives_all_tables_and_no_drift():
     assert len(frame(snap, "offsets")) == 9
     obs = frame(snap, "observed")
     assert set(obs.source) == {"mqadmin-consumerProgress"} and len(obs) == 9
-    assert drift_rows(avg_expected(m, q), obs).empty
+    assert drift_rows(recomputed(snap), obs).empty
     assert frame(snap, "rejects").empty
 
 
@@ -161,8 +139,7 @@ def test_changed_progress_client_gives_exactly_one_drift_row():
     files = [str(DATA / n) for n in rocket_files()] + [
         str(DATA / "drift" / "consumerProgress_OrderGroup.txt")]
     snap = import_files(files, cluster="c1", snapshot_id="s1", captured_at=AT)
-    out = drift_rows(avg_expected(frame(snap, "members"), frame(snap, "queues")),
-                     frame(snap, "observed"))
+    out = drift_rows(recomputed(snap), frame(snap, "observed"))
     assert out[["topic", "broker_name", "queue_id", "kind"]].values.tolist() == [
         ["TopicOrder", "broker-b", 2, "HELD_BY_OTHER"]]
     assert out.loc[0, "observed_clients"] == ["10.0.1.21@21345"]
