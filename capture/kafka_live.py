@@ -73,16 +73,12 @@ def _kafka_error(what: str, exc: BaseException) -> CaptureError:
 
 
 def _result(future: Any, what: str, timeout: float) -> Any:
+    """A librdkafka future's result; its errors (and a wait past the request timeout) as
+    CaptureError."""
     try:
-        return future.result(timeout=timeout) if _takes_timeout(future) else future.result()
-    except CaptureError:
-        raise
+        return future.result(timeout=timeout + 5)
     except Exception as exc:  # KafkaException, concurrent.futures.TimeoutError
         raise _kafka_error(what, exc) from exc
-
-
-def _takes_timeout(future: Any) -> bool:
-    return hasattr(future, "done")
 
 
 def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
@@ -102,7 +98,6 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     except Exception as exc:
         raise _kafka_error("cannot create the Kafka admin client (check --client-config)",
                            exc) from exc
-    ms = max(1, int(opts.timeout * 1000))
     try:
         metadata = admin.list_topics(timeout=opts.timeout)
     except Exception as exc:
@@ -115,6 +110,9 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
         for error in listed.errors:
             snap.warn(f"listing groups: {error}")
         groups = sorted(g.group_id for g in listed.valid if not g.is_simple_consumer_group)
+    if not groups:
+        snap.warn(f"no consumer groups on {opts.bootstrap_servers}: nothing but an empty "
+                  "snapshot to write")
     described: dict[str, Any] = {}
     if groups:
         futures = admin.describe_consumer_groups(groups, request_timeout=opts.timeout)
@@ -168,7 +166,6 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
         snap.add("queues", captured_at=opts.captured_at, topic=tp.topic, broker_name=None,
                  queue_id=tp.partition, readable=True, broker_room=None,
                  max_offset=watermarks.get((tp.topic, tp.partition)), in_rate=None)
-    _ = ms
     return snap
 
 
@@ -222,12 +219,17 @@ def _assignor(described: Any, raw: RawGroup | None) -> str | None:
 def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                    raw: RawGroup | None) -> set[str]:
     """members and observed rows of one group; returns the topics it touches."""
-    state = str(getattr(described, "state", None) or (raw.state if raw else "unknown"))
+    state_value = getattr(described, "state", None)
+    state = (getattr(state_value, "name", None) or (str(state_value) if state_value else None)
+             or (raw.state if raw else None) or "unknown")
     members = _member_views(described, raw)
     assignor = _assignor(described, raw)
     topics: set[str] = set()
     if not members:
-        if "EMPTY" not in state.upper() and "DEAD" not in state.upper():
+        if "EMPTY" in state.upper() or "DEAD" in state.upper():
+            snap.warn(f"group {group}: no active members (state {state}); only its committed "
+                      "offsets are captured")
+        else:
             snap.warn(f"group {group}: the broker lists no members (state {state}); "
                       "members and observed are not captured for it, offsets are")
             snap.reject(origin, None, f"group {group}: no members in the group description "
