@@ -81,3 +81,15 @@ def test_client_config_lines(tmp_path):
     f = tmp_path / "c.properties"
     f.write_text("# comment\n\nsecurity.protocol = SASL_SSL\nsasl.mechanism=PLAIN\n")
     assert read_client_config(f) == {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}
+
+
+def test_kafka_errors_become_capture_errors_with_the_cause():
+    from confluent_kafka import KafkaError, KafkaException
+
+    from capture.kafka_live import _kafka_error
+
+    denied = _kafka_error("describing group 'g'",
+                          KafkaException(KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)))
+    assert "GROUP_AUTHORIZATION_FAILED" in str(denied) and "ACLs" in str(denied)
+    timeout = _kafka_error("ListGroups", KafkaException(KafkaError(KafkaError._TIMED_OUT)))
+    assert "_TIMED_OUT" in str(timeout) and "--timeout" in str(timeout)
