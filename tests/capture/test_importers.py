@@ -201,3 +201,15 @@ def test_unrecognised_file_and_missing_name(tmp_path):
     nameless.write_text((DATA / "consumerConnection_OrderGroup.txt").read_text())
     with pytest.raises(CaptureError, match="which group"):
         import_files([str(nameless)], cluster="c", snapshot_id="s", captured_at=AT)
+
+
+def test_consumer_progress_4_8_layout():
+    """RocketMQ 4.x: 32-wide topic column, no #Inflight, `NA` for no holder, `Diff Total:`."""
+    files = [str(DATA / n) for n in rocket_files()] + [
+        str(DATA / "v4_8" / "consumerProgress_OrderGroup.txt")]
+    snap = import_files(files, cluster="c1", snapshot_id="s1", captured_at=AT)
+    assert len(frame(snap, "offsets")) == 8 and frame(snap, "rejects").empty
+    out = drift_rows(recomputed(snap), frame(snap, "observed"))
+    main = out[out.topic == "TopicOrder"]
+    assert main[["broker_name", "queue_id", "kind"]].values.tolist() == [
+        ["broker-b", 3, "NOT_HELD"]]
