@@ -61,6 +61,12 @@ if [[ -z "$PY" ]]; then
   PY="$VENV/bin/python"
 fi
 
+# capture (live Kafka / admin-tool imports) needs no Spark: run it without a JVM.
+if [[ "${1:-}" == "capture" ]]; then
+  shift
+  PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m capture.cli "$@"
+fi
+
 # 2. Split the arguments: spark-submit options vs the job's.
 spark_args=()
 job_args=()

@@ -1,0 +1,118 @@
+"""`capture kafka` and `capture import`: the command-line face of the capture package.
+
+jobs/cli.py mounts it with `add_capture_parser(sub)` and dispatches `args.job == "capture"`
+to `run_capture(args)`. Exit codes: 0 written; 2 a capture error (broker unreachable,
+timeout, not authorized, unrecognised file, unwritable output) with the cause.
+Starts no JVM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from datetime import UTC, datetime
+
+from capture.errors import CaptureError
+
+EXIT_OK, EXIT_USER = 0, 2
+
+
+def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the `capture` job (sub-commands `kafka` and `import`) to a sub-parser set."""
+    parser = subparsers.add_parser(
+        "capture", help="capture a cluster's consumer groups into the input tables",
+        description="Write queues, members, offsets, observed and rejects Delta tables "
+                    "(one snapshot per call) from a live Kafka cluster or from the output "
+                    "of kafka-consumer-groups.sh, mqadmin or rocketmq-dashboard.")
+    sub = parser.add_subparsers(dest="capture_command", required=True, metavar="SOURCE")
+    kafka = sub.add_parser("kafka", help="live capture from a Kafka cluster")
+    kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
+    kafka.add_argument("--output", required=True, metavar="DIR")
+    kafka.add_argument("--cluster", metavar="NAME",
+                       help="cluster name in the tables (default: the bootstrap servers)")
+    kafka.add_argument("--group", action="append", dest="groups", default=[], metavar="G",
+                       help="capture only this group (repeatable; default: all groups)")
+    kafka.add_argument("--snapshot", metavar="ID", help="snapshot id (default: capture time)")
+    kafka.add_argument("--client-config", metavar="FILE",
+                       help="librdkafka properties (key=value lines): security, SASL, TLS")
+    kafka.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="per-request timeout (default 30)")
+    imp = sub.add_parser("import", help="import admin-tool output files")
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("--output", required=True, metavar="DIR")
+    imp.add_argument("--cluster", required=True, metavar="NAME")
+    imp.add_argument("--snapshot", metavar="ID", help="snapshot id (default: capture time)")
+    imp.add_argument("--captured-at", metavar="TS",
+                     help="when the files were taken (ISO 8601; default: now, UTC)")
+    from capture.importers import FORMATS
+
+    imp.add_argument("--format", choices=FORMATS, metavar="F",
+                     help="force one format for every file (default: detected); one of "
+                          + ", ".join(FORMATS))
+    return parser
+
+
+def _parse_time(text: str | None) -> datetime:
+    if text is None:
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CaptureError(f"--captured-at {text!r} is not an ISO 8601 time") from exc
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _snapshot_id(given: str | None, at: datetime) -> str:
+    return given or at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_capture(args: argparse.Namespace) -> int:
+    """Run `capture kafka` or `capture import`; print one line per table written."""
+    logging.getLogger("capture.librdkafka").setLevel(logging.CRITICAL)
+    from capture.tables import write_snapshot
+
+    try:
+        if args.capture_command == "kafka":
+            from capture.kafka_live import KafkaCaptureOptions, capture_kafka, read_client_config
+
+            at = _parse_time(None)
+            opts = KafkaCaptureOptions(
+                bootstrap_servers=args.bootstrap_servers,
+                cluster=args.cluster or args.bootstrap_servers,
+                snapshot_id=_snapshot_id(args.snapshot, at), captured_at=at,
+                groups=list(args.groups or []),
+                client_config=read_client_config(args.client_config) if args.client_config
+                else {},
+                timeout=args.timeout)
+            snapshot = capture_kafka(opts)
+        else:
+            from capture.importers import import_files
+
+            at = _parse_time(args.captured_at)
+            snapshot = import_files(args.files, cluster=args.cluster,
+                                    snapshot_id=_snapshot_id(args.snapshot, at),
+                                    captured_at=at, fmt=args.format)
+        written = write_snapshot(args.output, snapshot)
+    except CaptureError as exc:
+        print(f"rebalance-audit capture: error: {exc}", file=sys.stderr)
+        return EXIT_USER
+    for warning in snapshot.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster}")
+    for table, rows in written.items():
+        print(f"  {table:<9} {rows:>8} rows  {args.output.rstrip('/')}/{table}")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m capture.cli kafka|import ...` (the same as `spark-submit.sh capture ...`)."""
+    parser = argparse.ArgumentParser(prog="capture")
+    sub = parser.add_subparsers(dest="job", required=True)
+    add_capture_parser(sub)
+    return run_capture(parser.parse_args(["capture", *(argv if argv is not None
+                                                      else sys.argv[1:])]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

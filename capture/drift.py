@@ -1,0 +1,103 @@
+"""Drift: queues whose observed holders differ from the recomputed (expected) ones.
+
+Pure pandas, no Spark: the audit's drift step can call `drift_rows` per batch of groups.
+Vectorized: whether a queue drifts is decided from three counts per queue (expected
+holders, observed holders, holders in both) — sets are equal exactly when the three are
+equal — so no Python runs per row; the sorted holder lists are built only for the
+drifting queues (normally few).
+
+kind, per queue whose holder sets differ:
+* NOT_HELD       — someone is expected, nobody is observed;
+* HELD_TWICE     — two or more clients are observed holding it;
+* NOT_EXPECTED   — one client is observed, nobody is expected (e.g. an unreadable queue,
+  or a client that claims a queue the recomputation leaves unclaimed);
+* HELD_BY_OTHER  — one client is observed, but not the expected one(s).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rebalance_udfs.ordering import java_rank
+
+KEYS = ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name", "queue_id"]
+COLUMNS = [*KEYS, "expected_clients", "observed_clients", "kind"]
+KINDS = ("NOT_HELD", "HELD_BY_OTHER", "HELD_TWICE", "NOT_EXPECTED")
+_NULL = "\x00"  # a null broker (Kafka) as a key value; sorts first, as null sorts as ""
+
+
+def _prepare(df: pd.DataFrame) -> pd.DataFrame:
+    out = df[[*KEYS, "client_id"]].copy()
+    for col in ("snapshot_id", "cluster", "consumer_group", "topic", "client_id"):
+        out[col] = out[col].astype(object)
+    out["queue_id"] = out["queue_id"].astype("int64")
+    out["broker_name"] = out["broker_name"].astype(object).where(out["broker_name"].notna(),
+                                                                 _NULL)
+    return out
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (numpy's hash-based unique is several times slower on int64)."""
+    values = np.sort(values, kind="stable")
+    keep = np.ones(len(values), dtype=bool)
+    keep[1:] = values[1:] != values[:-1]
+    return values[keep]
+
+
+def _holder_lists(q: np.ndarray, clients: np.ndarray, wanted: np.ndarray,
+                  n_queues: int) -> list[list[str]]:
+    """Java-sorted distinct holder lists of the `wanted` queue codes ([] where none)."""
+    pick = np.isin(q, wanted)
+    held = pd.DataFrame({"q": q[pick], "client_id": clients[pick]}).drop_duplicates()
+    lists: dict[int, list[str]] = {}
+    if not held.empty:
+        held["_rank"] = java_rank(held["client_id"].to_numpy(dtype=object))
+        held = held.sort_values(["q", "_rank"], kind="stable")
+        lists = held.groupby("q", sort=False)["client_id"].agg(list).to_dict()
+    return [lists.get(int(code), []) for code in wanted]
+
+
+def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
+    """One row per queue whose observed holders differ from the expected ones.
+
+    expected: KEYS + client_id (null = a queue nobody is expected to hold);
+    observed: KEYS + client_id (who really holds it). Lists are sorted in Java
+    `String.compareTo` order; rows are sorted by the keys."""
+    exp, obs = _prepare(expected), _prepare(observed)
+    keys = pd.concat([exp[KEYS], obs[KEYS]], ignore_index=True)
+    qcode = keys.groupby(KEYS, sort=False).ngroup().to_numpy(dtype=np.int64)
+    n_queues = int(qcode.max()) + 1 if len(qcode) else 0
+    ccode, _ = pd.factorize(pd.concat([exp["client_id"], obs["client_id"]],
+                                      ignore_index=True))
+    n_clients = max(int(ccode.max()) + 1, 1) if len(ccode) else 1
+    split = len(exp)
+
+    def pairs(sl: slice) -> np.ndarray:  # distinct (queue, client) codes with a holder
+        q, c = qcode[sl], ccode[sl]
+        return _sorted_unique(q[c >= 0] * n_clients + c[c >= 0])
+
+    e_pairs, o_pairs = pairs(slice(0, split)), pairs(slice(split, None))
+    n_exp = np.bincount(e_pairs // n_clients, minlength=n_queues)
+    n_obs = np.bincount(o_pairs // n_clients, minlength=n_queues)
+    n_both = np.bincount(np.intersect1d(e_pairs, o_pairs, assume_unique=True) // n_clients,
+                         minlength=n_queues)
+    drifting = np.flatnonzero((n_exp != n_obs) | (n_obs != n_both))
+    order = np.argsort(qcode, kind="stable")  # first row of every queue code
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = qcode[order][1:] != qcode[order][:-1]
+    first = order[starts]
+    out = keys.iloc[first[drifting]].reset_index(drop=True)
+    ne, no = n_exp[drifting], n_obs[drifting]
+    out["kind"] = np.select([no == 0, no >= 2, ne == 0],
+                            ["NOT_HELD", "HELD_TWICE", "NOT_EXPECTED"], default="HELD_BY_OTHER")
+    clients = pd.concat([exp["client_id"], obs["client_id"]], ignore_index=True).to_numpy(
+        dtype=object)
+    has = ccode >= 0
+    e_has, o_has = has.copy(), has.copy()
+    e_has[split:], o_has[:split] = False, False
+    out["expected_clients"] = _holder_lists(qcode[e_has], clients[e_has], drifting, n_queues)
+    out["observed_clients"] = _holder_lists(qcode[o_has], clients[o_has], drifting, n_queues)
+    out = out.sort_values(KEYS, kind="stable").reset_index(drop=True)
+    out["broker_name"] = out["broker_name"].astype(object).replace({_NULL: None})
+    return out[COLUMNS]

@@ -1,0 +1,196 @@
+"""Importers of what operators already have: admin-tool output, one module per source.
+
+`import_files` detects each file's format (or takes --format), lets every file add its
+facts to one `ImportState`, then builds one snapshot from all of them, so a topicRoute,
+a consumerConnection and a consumerProgress together give queues, members, offsets and
+observed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from capture.errors import CaptureError
+from capture.importers import dashboard, mqadmin
+from capture.importers.detect import FORMATS, detect_json, detect_text
+from capture.importers.kafka_consumer_groups import import_kafka_consumer_groups
+from capture.importers.rocketmq_json import JsonError, loads
+from capture.importers.state import ImportState
+from capture.tables import Snapshot
+
+__all__ = ["FORMATS", "import_files"]
+KAFKA_DEFAULT_STRATEGY = "range"  # the first assignor of the Java and librdkafka defaults
+ROCKETMQ_DEFAULT_STRATEGY = "AVG"  # DefaultMQPushConsumer's default
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise CaptureError(f"cannot read {path}: {exc}") from exc
+
+
+def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_at: datetime,
+                 fmt: str | None = None) -> Snapshot:
+    """Read every file into one snapshot. Raises CaptureError for an unreadable or
+    unrecognised file (naming it)."""
+    state = ImportState(Snapshot(snapshot_id, cluster), captured_at)
+    for path in paths:
+        text = _read(path)
+        doc = None
+        if text.lstrip().startswith(("{", "[")):
+            try:
+                doc = loads(text.strip())
+            except JsonError as exc:
+                if fmt is None:
+                    raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
+        kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
+        if kind is None:
+            raise CaptureError(f"{path}: unrecognised file (not a kafka-consumer-groups, "
+                               f"mqadmin or rocketmq-dashboard output); pass --format, one of "
+                               f"{', '.join(FORMATS)}")
+        _dispatch(state, path, kind, text, doc)
+    mqadmin.resolve_progress_ips(state)
+    _build_kafka(state)
+    _build_rocketmq(state)
+    return state.snapshot
+
+
+def _dispatch(state: ImportState, path: str, kind: str, text: str, doc: object) -> None:
+    if kind.startswith("kafka-"):
+        import_kafka_consumer_groups(state, path, text)
+        return
+    json_kinds = {"mqadmin-topicRoute", "rocketmq-runningInfo-json", *(
+        k for k in FORMATS if k.startswith("dashboard-"))}
+    if kind in json_kinds and not isinstance(doc, (dict, list)):
+        raise CaptureError(f"{path}: format {kind} needs a JSON file")
+    if kind.startswith("dashboard-"):
+        data = dashboard.unwrap(state, path, doc)
+        if data is None:
+            return
+        {"dashboard-queryTopicByConsumer": dashboard.import_query_topic_by_consumer,
+         "dashboard-consumerConnection": dashboard.import_consumer_connection,
+         "dashboard-consumerRunningInfo": dashboard.import_consumer_running_info,
+         "dashboard-topicRoute": dashboard.import_topic_route}[kind](state, path, data)
+    elif kind == "mqadmin-topicRoute":
+        mqadmin.import_topic_route(state, path, doc)
+    elif kind == "rocketmq-runningInfo-json":
+        mqadmin.import_running_info_json(state, path, doc, _client_from_name(path))
+    elif kind == "mqadmin-topicStatus":
+        mqadmin.import_topic_status(state, path, text)
+    elif kind == "mqadmin-consumerConnection":
+        mqadmin.import_consumer_connection(state, path, text)
+    elif kind == "mqadmin-consumerProgress":
+        mqadmin.import_consumer_progress(state, path, text)
+    elif kind == "mqadmin-consumerStatus":
+        mqadmin.import_running_info_text(state, path, text, _client_from_name(path))
+    else:  # pragma: no cover - argparse limits the choices
+        raise CaptureError(f"{path}: unknown format {kind}")
+
+
+def _client_from_name(path: str) -> str | None:
+    """consumerStatus names each file by the client id (`ip@instance`)."""
+    name = Path(path).name
+    for suffix in (".txt", ".json"):
+        name = name.removesuffix(suffix)
+    for prefix in ("consumerStatus_", "consumerRunningInfo_", "runningInfo_"):
+        name = name.removeprefix(prefix)
+    return name if "@" in name else None
+
+
+def _build_kafka(state: ImportState) -> None:
+    snap, at = state.snapshot, state.captured_at
+    queues: dict[tuple[str, int], int | None] = {}
+    for name in sorted(state.kafka):
+        g = state.kafka[name]
+        for key in g.partitions:
+            end = g.log_end.get(key)
+            queues[key] = max(filter(lambda v: v is not None, (queues.get(key), end)),
+                              default=None)
+        for (topic, p), offset in sorted(g.committed.items()):
+            snap.add("offsets", consumer_group=name, topic=topic, broker_name=None, queue_id=p,
+                     committed_offset=offset, consumed_offset=None)
+        topics = sorted({t for t, _ in g.partitions})
+        strategy = g.strategy
+        if strategy is None and g.members:
+            strategy = KAFKA_DEFAULT_STRATEGY
+            snap.warn(f"group {name}: assignor unknown (add `--describe --state` output); "
+                      f"members written with {KAFKA_DEFAULT_STRATEGY}, the clients' default")
+        if g.members and topics:
+            snap.warn(f"group {name}: kafka-consumer-groups does not print subscriptions; "
+                      "every member is taken to subscribe every topic the group consumes")
+        for member_id in sorted(g.members):
+            m = g.members[member_id]
+            for topic in topics or [None]:
+                snap.add("members", consumer_group=name, client_id=member_id, topic=topic,
+                         strategy=strategy, message_model=None, client_room=None,
+                         client_addr=m.host, strategy_params=None, client_name=m.client_name,
+                         client_host=m.host)
+            for topic, p in sorted(m.assigned):
+                snap.add("observed", consumer_group=name, topic=topic, broker_name=None,
+                         queue_id=p, client_id=member_id, source="kafka-consumer-groups")
+    for (topic, p), end in sorted(queues.items()):
+        snap.add("queues", captured_at=at, topic=topic, broker_name=None, queue_id=p,
+                 readable=True, broker_room=None, max_offset=end, in_rate=None)
+
+
+def _build_rocketmq(state: ImportState) -> None:
+    snap, at = state.snapshot, state.captured_at
+    queues: dict[tuple[str, str | None, int], dict] = {}
+    for topic, routes in state.routes.items():
+        for broker, read, perm, zone in routes:
+            for qid in range(read):
+                queues[(topic, broker, qid)] = {"readable": bool(perm & mqadmin.PERM_READ),
+                                                "broker_room": zone}
+    default_used = False
+    for name in sorted(state.rocket):
+        g = state.rocket[name]
+        for key, offset in g.broker_offset.items():
+            queues.setdefault(key, {"readable": None, "broker_room": None})
+            state.max_offset.setdefault(key, offset)
+        for key in sorted(g.consumer_offset):
+            snap.add("offsets", consumer_group=name, topic=key[0], broker_name=key[1],
+                     queue_id=key[2], committed_offset=g.consumer_offset[key],
+                     consumed_offset=_consumed(g, key))
+        holders = dict(g.holders)
+        for cid, client in g.clients.items():
+            for key in sorted(client.held):
+                snap.add("observed", consumer_group=name, topic=key[0], broker_name=key[1],
+                         queue_id=key[2], client_id=cid, source="mqadmin-consumerStatus")
+        for key in sorted(holders):
+            cid, source = holders[key]
+            if any(key in c.held for c in g.clients.values()):
+                continue  # the running info of the clients is the better witness
+            snap.add("observed", consumer_group=name, topic=key[0], broker_name=key[1],
+                     queue_id=key[2], client_id=cid, source=source)
+        if not g.clients:
+            if g.consumer_offset:
+                snap.warn(f"group {name}: no client list (add its consumerConnection); "
+                          "members are not written")
+            continue
+        for cid in sorted(g.clients):
+            c = g.clients[cid]
+            topics = sorted(c.subscriptions if c.subscriptions is not None else g.subscription)
+            strategy = c.strategy or ROCKETMQ_DEFAULT_STRATEGY
+            default_used = default_used or c.strategy is None
+            for topic in topics or [None]:
+                snap.add("members", consumer_group=name, client_id=cid, topic=topic,
+                         strategy=strategy, message_model=c.message_model or g.message_model,
+                         client_room=None, client_addr=c.addr, strategy_params=None,
+                         client_name=None, client_host=(c.addr or "").rsplit(":", 1)[0] or None)
+    if default_used:
+        snap.warn("RocketMQ allocation strategy not in the files (only consumerStatus shows "
+                  f"it): members written with {ROCKETMQ_DEFAULT_STRATEGY}, the client default")
+    for key in sorted(queues, key=lambda k: (k[0], k[1] or "", k[2])):
+        q = queues[key]
+        snap.add("queues", captured_at=at, topic=key[0], broker_name=key[1], queue_id=key[2],
+                 readable=q["readable"], broker_room=q["broker_room"],
+                 max_offset=state.max_offset.get(key), in_rate=None)
+
+
+def _consumed(g: object, key: tuple[str, str | None, int]) -> int | None:
+    for client in g.clients.values():  # type: ignore[attr-defined]
+        if client.held.get(key) is not None:
+            return client.held[key]
+    return None

@@ -1,0 +1,94 @@
+"""What the imported files say, gathered across files before one snapshot is built.
+
+Each importer adds facts here (and rejects / warnings to the snapshot); `build` turns the
+facts into the input tables once every file has been read, so the order of the files on
+the command line does not matter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from capture.errors import CaptureError
+from capture.tables import Snapshot
+
+QueueKey = tuple[str, str | None, int]  # topic, broker_name, queue_id
+
+
+@dataclass
+class KafkaMember:
+    client_name: str | None = None
+    host: str | None = None
+    assigned: set[tuple[str, int]] = field(default_factory=set)
+
+
+@dataclass
+class KafkaGroup:
+    members: dict[str, KafkaMember] = field(default_factory=dict)
+    committed: dict[tuple[str, int], int] = field(default_factory=dict)
+    log_end: dict[tuple[str, int], int] = field(default_factory=dict)
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+    strategy: str | None = None
+
+    def member(self, member_id: str) -> KafkaMember:
+        return self.members.setdefault(member_id, KafkaMember())
+
+
+@dataclass
+class RocketClient:
+    addr: str | None = None
+    subscriptions: set[str] | None = None  # per client (running info); None = unknown
+    strategy: str | None = None
+    message_model: str | None = None
+    held: dict[QueueKey, int | None] = field(default_factory=dict)  # running info
+
+
+@dataclass
+class RocketGroup:
+    clients: dict[str, RocketClient] = field(default_factory=dict)
+    subscription: set[str] = field(default_factory=set)  # consumerConnection (merged)
+    message_model: str | None = None
+    broker_offset: dict[QueueKey, int] = field(default_factory=dict)
+    consumer_offset: dict[QueueKey, int] = field(default_factory=dict)
+    holders: dict[QueueKey, tuple[str, str]] = field(default_factory=dict)  # (client, source)
+
+    def client(self, client_id: str) -> RocketClient:
+        return self.clients.setdefault(client_id, RocketClient())
+
+
+@dataclass
+class ImportState:
+    snapshot: Snapshot
+    captured_at: datetime
+    kafka: dict[str, KafkaGroup] = field(default_factory=dict)
+    rocket: dict[str, RocketGroup] = field(default_factory=dict)
+    # topic -> [(broker, read queue count, perm, zone)]
+    routes: dict[str, list[tuple[str, int, int, str | None]]] = field(default_factory=dict)
+    max_offset: dict[QueueKey, int] = field(default_factory=dict)
+    progress_ips: list[tuple[str, QueueKey, str, str, int]] = field(default_factory=list)
+
+    def kafka_group(self, name: str) -> KafkaGroup:
+        return self.kafka.setdefault(name, KafkaGroup())
+
+    def rocket_group(self, name: str) -> RocketGroup:
+        return self.rocket.setdefault(name, RocketGroup())
+
+
+_EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)
+
+
+def name_from_file(path: str, prefixes: tuple[str, ...], what: str) -> str:
+    """The group or topic a file is about, from its name `<command>_<NAME>.<ext>` (the
+    admin tools do not print it). Raises CaptureError when the name does not say."""
+    stem = _EXTENSIONS.sub("", Path(path).name)
+    for prefix in prefixes:
+        if stem.lower().startswith(prefix.lower()) and len(stem) > len(prefix) + 1 \
+                and stem[len(prefix)] in "_-.@=":
+            return stem[len(prefix) + 1:]
+    raise CaptureError(
+        f"{path}: cannot tell which {what} this file is about; the tool does not print it. "
+        f"Name the file {prefixes[0]}_<{what}>.txt (e.g. `mqadmin ... > "
+        f"{prefixes[0]}_MyName.txt`)")

@@ -1,0 +1,278 @@
+"""Live capture of Kafka consumer groups through confluent-kafka (librdkafka).
+
+What each table comes from:
+* members  — DescribeGroups member metadata (the subscription), decoded by
+  `kafka_protocol`; strategy = the group's protocol (the assignor the leader ran);
+* observed — each member's assignment bytes (DescribeGroups), else librdkafka's decoded
+  assignment; source `kafka-describe`;
+* queues   — every partition of the subscribed, assigned or committed topics (metadata),
+  max_offset = high watermark (ListOffsets latest);
+* offsets  — committed offsets (OffsetFetch).
+librdkafka does not expose the subscription bytes, so `kafka_wire` asks DescribeGroups
+itself (PLAINTEXT listeners only). What the broker leaves out is reported as a warning and
+a rejects row, never guessed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from capture.errors import CaptureError
+from capture.kafka_protocol import ProtocolError, decode_assignment, decode_subscription
+from capture.kafka_wire import RawGroup, WireError, describe_groups
+from capture.tables import Snapshot
+
+log = logging.getLogger(__name__)
+SOURCE = "kafka-describe"
+KNOWN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform")
+
+
+@dataclass(frozen=True)
+class KafkaCaptureOptions:
+    bootstrap_servers: str
+    cluster: str
+    snapshot_id: str
+    captured_at: datetime
+    groups: list[str] = field(default_factory=list)
+    client_config: dict[str, str] = field(default_factory=dict)
+    timeout: float = 30.0
+
+
+def read_client_config(path: str | Path) -> dict[str, str]:
+    """librdkafka properties file: `key=value` lines, `#` comments and blank lines."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CaptureError(f"cannot read --client-config {path}: {exc}") from exc
+    config: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise CaptureError(f"--client-config {path} line {number}: expected key=value")
+        config[key.strip()] = value.strip()
+    return config
+
+
+def _kafka_error(what: str, exc: BaseException) -> CaptureError:
+    err = exc.args[0] if exc.args else exc
+    name = getattr(err, "name", lambda: type(exc).__name__)()
+    text = getattr(err, "str", lambda: str(exc))()
+    hint = ""
+    if "AUTHORIZATION" in str(name):
+        hint = " (the principal lacks Describe/Read ACLs on the cluster, group or topic)"
+    elif name in ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE"):
+        hint = " (is the broker reachable at --bootstrap-servers? raise --timeout?)"
+    return CaptureError(f"{what}: {name}: {text}{hint}")
+
+
+def _result(future: Any, what: str, timeout: float) -> Any:
+    """A librdkafka future's result; its errors (and a wait past the request timeout) as
+    CaptureError."""
+    try:
+        return future.result(timeout=timeout + 5)
+    except Exception as exc:  # KafkaException, concurrent.futures.TimeoutError
+        raise _kafka_error(what, exc) from exc
+
+
+def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
+    """Capture one snapshot of the cluster's consumer groups. Raises CaptureError."""
+    try:
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+        from confluent_kafka.admin import AdminClient, OffsetSpec
+    except ImportError as exc:  # pragma: no cover - a dependency of the project
+        raise CaptureError("confluent-kafka is not installed (pip install -e .)") from exc
+
+    snap = Snapshot(opts.snapshot_id, opts.cluster)
+    origin = f"kafka://{opts.bootstrap_servers}"
+    config = {"bootstrap.servers": opts.bootstrap_servers, **opts.client_config,
+              "logger": logging.getLogger("capture.librdkafka")}
+    try:
+        admin = AdminClient(config)
+    except Exception as exc:
+        raise _kafka_error("cannot create the Kafka admin client (check --client-config)",
+                           exc) from exc
+    try:
+        metadata = admin.list_topics(timeout=opts.timeout)
+    except Exception as exc:
+        raise _kafka_error(f"cannot reach {opts.bootstrap_servers}", exc) from exc
+
+    groups = list(dict.fromkeys(opts.groups))
+    if not groups:
+        listed = _result(admin.list_consumer_groups(request_timeout=opts.timeout),
+                         "ListGroups", opts.timeout)
+        for error in listed.errors:
+            snap.warn(f"listing groups: {error}")
+        groups = sorted(g.group_id for g in listed.valid if not g.is_simple_consumer_group)
+    if not groups:
+        snap.warn(f"no consumer groups on {opts.bootstrap_servers}: nothing but an empty "
+                  "snapshot to write")
+    described: dict[str, Any] = {}
+    if groups:
+        futures = admin.describe_consumer_groups(groups, request_timeout=opts.timeout)
+        for g, fut in futures.items():
+            described[g] = _result(fut, f"describing group {g!r}", opts.timeout)
+    raw = _raw_describe(opts, groups, snap)
+
+    topics: set[str] = set()
+    for g in groups:
+        topics |= _capture_group(snap, origin, g, described.get(g), raw.get(g))
+
+    # committed offsets: one request per group, all in flight at once
+    offset_futures = {
+        g: admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)],
+                                             request_timeout=opts.timeout)[g]
+        for g in groups}
+    for g, fut in offset_futures.items():
+        for tp in _result(fut, f"committed offsets of group {g!r}", opts.timeout).topic_partitions:
+            if tp.error is not None:
+                snap.reject(origin, None, f"group {g}: offset of {tp.topic}-{tp.partition}: "
+                            f"{tp.error}")
+                continue
+            if tp.offset < 0:  # no commit (OFFSET_INVALID)
+                continue
+            topics.add(tp.topic)
+            snap.add("offsets", consumer_group=g, topic=tp.topic, broker_name=None,
+                     queue_id=tp.partition, committed_offset=tp.offset, consumed_offset=None)
+
+    partitions = []
+    for topic in sorted(topics):
+        meta = metadata.topics.get(topic)
+        if meta is None or meta.error is not None:
+            reason = meta.error if meta is not None else "not in the cluster metadata"
+            snap.reject(origin, None, f"topic {topic}: {reason}")
+            continue
+        partitions.extend(TopicPartition(topic, p) for p in sorted(meta.partitions))
+    watermarks: dict[tuple[str, int], int | None] = {}
+    if partitions:
+        listed = admin.list_offsets({tp: OffsetSpec.latest() for tp in partitions},
+                                    request_timeout=opts.timeout)
+        for tp, fut in listed.items():
+            try:
+                watermarks[(tp.topic, tp.partition)] = fut.result().offset
+            except Exception as exc:
+                err = _kafka_error(f"high watermark of {tp.topic}-{tp.partition}", exc)
+                if "AUTHORIZATION" in str(err):
+                    raise err from exc
+                snap.reject(origin, None, str(err))
+                watermarks[(tp.topic, tp.partition)] = None
+    for tp in partitions:
+        snap.add("queues", captured_at=opts.captured_at, topic=tp.topic, broker_name=None,
+                 queue_id=tp.partition, readable=True, broker_room=None,
+                 max_offset=watermarks.get((tp.topic, tp.partition)), in_rate=None)
+    return snap
+
+
+def _raw_describe(opts: KafkaCaptureOptions, groups: list[str],
+                  snap: Snapshot) -> dict[str, RawGroup]:
+    """DescribeGroups with the raw member bytes, where our wire client can speak to the
+    listener (PLAINTEXT). Elsewhere subscriptions are not captured (said in a warning)."""
+    protocol = opts.client_config.get("security.protocol", "plaintext").lower()
+    if not groups:
+        return {}
+    if protocol != "plaintext":
+        snap.warn(f"security.protocol={protocol}: member subscriptions are not captured "
+                  "(librdkafka does not expose them and our DescribeGroups speaks PLAINTEXT "
+                  "only); observed comes from librdkafka's decoded assignments")
+        return {}
+    try:
+        return describe_groups(opts.bootstrap_servers, groups, opts.timeout)
+    except WireError as exc:
+        snap.warn(f"DescribeGroups with member metadata failed ({exc}); member subscriptions "
+                  "are not captured")
+        return {}
+
+
+def _member_views(described: Any, raw: RawGroup | None) -> list[dict[str, Any]]:
+    """One dict per member, merging librdkafka's description and the raw one by member id."""
+    views: dict[str, dict[str, Any]] = {}
+    for m in getattr(described, "members", None) or []:
+        views[m.member_id] = {
+            "member_id": m.member_id, "client_id": m.client_id, "host": m.host,
+            "metadata": b"", "assignment": b"",
+            "decoded": [(tp.topic, tp.partition)
+                        for tp in (m.assignment.topic_partitions if m.assignment else [])],
+        }
+    for m in raw.members if raw else []:
+        view = views.setdefault(m.member_id, {"member_id": m.member_id, "decoded": None})
+        view.update(metadata=m.metadata, assignment=m.assignment,
+                    client_id=view.get("client_id") or m.client_id,
+                    host=view.get("host") or m.client_host)
+    return sorted(views.values(), key=lambda v: v["member_id"])
+
+
+def _assignor(described: Any, raw: RawGroup | None) -> str | None:
+    for name in ((raw.protocol if raw else None), getattr(described, "partition_assignor", None)):
+        if name and name in KNOWN_ASSIGNORS:
+            return name
+    if raw and raw.protocol:  # a custom assignor: keep its name, the audit will reject it
+        return raw.protocol
+    return None
+
+
+def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
+                   raw: RawGroup | None) -> set[str]:
+    """members and observed rows of one group; returns the topics it touches."""
+    state_value = getattr(described, "state", None)
+    state = (getattr(state_value, "name", None) or (str(state_value) if state_value else None)
+             or (raw.state if raw else None) or "unknown")
+    members = _member_views(described, raw)
+    assignor = _assignor(described, raw)
+    topics: set[str] = set()
+    if not members:
+        if "EMPTY" in state.upper() or "DEAD" in state.upper():
+            snap.warn(f"group {group}: no active members (state {state}); only its committed "
+                      "offsets are captured")
+        else:
+            snap.warn(f"group {group}: the broker lists no members (state {state}); "
+                      "members and observed are not captured for it, offsets are")
+            snap.reject(origin, None, f"group {group}: no members in the group description "
+                        f"(state {state})")
+        return topics
+    if assignor is None:
+        snap.warn(f"group {group}: the broker does not say which assignor the group runs; "
+                  "its members are not written (strategy is required)")
+    for m in members:
+        who = f"group {group} member {m['member_id']}"
+        name = m.get("client_id") or None
+        host = (m.get("host") or "").lstrip("/") or None
+        subscribed: list[str] | None = None
+        if m["metadata"]:
+            try:
+                subscribed = sorted(set(decode_subscription(m["metadata"]).topics))
+            except ProtocolError as exc:
+                snap.reject(origin, None, f"{who}: undecodable member metadata: {exc}",
+                            m["metadata"].hex())
+        else:
+            snap.reject(origin, None, f"{who}: the broker returned no member metadata "
+                        "(subscription unknown)")
+        assigned: list[tuple[str, int]] | None = None
+        if m["assignment"]:
+            try:
+                assigned = decode_assignment(m["assignment"]).partitions
+            except ProtocolError as exc:
+                snap.reject(origin, None, f"{who}: undecodable member assignment: {exc}",
+                            m["assignment"].hex())
+        if assigned is None and m.get("decoded"):
+            assigned = m["decoded"]
+        if subscribed is None:
+            snap.warn(f"group {group}: some members' subscriptions are unknown (no member "
+                      "metadata from the broker); they are not written to members")
+        elif assignor is not None:
+            for topic in subscribed or [None]:
+                snap.add("members", consumer_group=group, client_id=m["member_id"],
+                         topic=topic, strategy=assignor, message_model=None, client_room=None,
+                         client_addr=host, strategy_params=None, client_name=name,
+                         client_host=host)
+            topics.update(subscribed)
+        for topic, partition in sorted(set(assigned or [])):
+            snap.add("observed", consumer_group=group, topic=topic, broker_name=None,
+                     queue_id=partition, client_id=m["member_id"], source=SOURCE)
+            topics.add(topic)
+    return topics

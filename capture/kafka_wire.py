@@ -1,0 +1,165 @@
+"""A minimal Kafka wire client for the one request the maintained clients do not expose:
+DescribeGroups with the members' raw metadata and assignment bytes (librdkafka decodes the
+assignment but drops the subscription). PLAINTEXT only; non-flexible versions only
+(ApiVersions v0, FindCoordinator v1-v2, DescribeGroups v0-v4), chosen from what the broker
+says it supports.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+
+from capture.kafka_protocol import ProtocolError, _Reader
+
+API_VERSIONS, FIND_COORDINATOR, DESCRIBE_GROUPS = 18, 10, 15
+
+
+class WireError(Exception):
+    """The broker could not be asked (connection, timeout, unsupported versions, error code)."""
+
+
+@dataclass(frozen=True)
+class RawMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class RawGroup:
+    group_id: str
+    error_code: int
+    state: str
+    protocol_type: str
+    protocol: str
+    members: list[RawMember]
+
+
+def _str(value: str | None) -> bytes:
+    if value is None:
+        return struct.pack(">h", -1)
+    data = value.encode("utf-8")
+    return struct.pack(">h", len(data)) + data
+
+
+class Connection:
+    """One blocking socket to one broker; requests are sent one at a time."""
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        try:
+            self.sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            raise WireError(f"cannot connect to {host}:{port}: {exc}") from exc
+        self.correlation = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _recv(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = self.sock.recv(left)
+            if not chunk:
+                raise WireError("connection closed by the broker")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def request(self, api_key: int, version: int, body: bytes) -> _Reader:
+        self.correlation += 1
+        header = struct.pack(">hhi", api_key, version, self.correlation) + _str("rebalance-audit")
+        payload = header + body
+        try:
+            self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+            size = struct.unpack(">i", self._recv(4))[0]
+            data = self._recv(size)
+        except OSError as exc:  # includes socket.timeout
+            raise WireError(f"request {api_key} v{version} failed: {exc}") from exc
+        reader = _Reader(data)
+        if reader.int32() != self.correlation:
+            raise WireError("response does not match the request (correlation id)")
+        return reader
+
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        r = self.request(API_VERSIONS, 0, b"")
+        error = r.int16()
+        versions = {k: (lo, hi) for k, lo, hi in r.array(lambda: (r.int16(), r.int16(), r.int16()))}
+        if error != 0 and not versions:
+            raise WireError(f"ApiVersions error code {error}")
+        return versions
+
+
+def _pick(versions: dict[int, tuple[int, int]], api: int, ours: range) -> int:
+    lo, hi = versions.get(api, (-1, -2))
+    usable = [v for v in ours if lo <= v <= hi]
+    if not usable:
+        raise WireError(f"broker supports api {api} versions {lo}..{hi}, we speak "
+                        f"{ours.start}..{ours.stop - 1}")
+    return max(usable)
+
+
+def _find_coordinator(conn: Connection, version: int, group: str) -> tuple[str, int]:
+    r = conn.request(FIND_COORDINATOR, version, _str(group) + struct.pack(">b", 0))
+    r.int32()  # throttle
+    error, message = r.int16(), r.string()
+    r.int32()  # node id
+    host, port = r.string() or "", r.int32()
+    if error != 0:
+        raise WireError(f"FindCoordinator for group {group!r}: error code {error} {message or ''}")
+    return host, port
+
+
+def _describe(conn: Connection, version: int, groups: list[str]) -> list[RawGroup]:
+    body = struct.pack(">i", len(groups)) + b"".join(_str(g) for g in groups)
+    if version >= 3:
+        body += struct.pack(">b", 0)
+    r = conn.request(DESCRIBE_GROUPS, version, body)
+    if version >= 1:
+        r.int32()  # throttle
+
+    def member() -> RawMember:
+        member_id = r.string() or ""
+        instance = r.string() if version >= 4 else None
+        client_id, host = r.string() or "", r.string() or ""
+        return RawMember(member_id, instance, client_id, host, r.bytes_() or b"", r.bytes_() or b"")
+
+    def group() -> RawGroup:
+        error, group_id = r.int16(), r.string() or ""
+        state, ptype, proto = r.string() or "", r.string() or "", r.string() or ""
+        members = r.array(member)
+        if version >= 3:
+            r.int32()  # authorized operations
+        return RawGroup(group_id, error, state, ptype, proto, members)
+
+    return r.array(group)
+
+
+def describe_groups(bootstrap: str, groups: list[str], timeout: float) -> dict[str, RawGroup]:
+    """DescribeGroups for `groups`, each asked at its coordinator. Raises WireError."""
+    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    out: dict[str, RawGroup] = {}
+    boot = Connection(host, int(port), timeout)
+    try:
+        versions = boot.api_versions()
+        fc = _pick(versions, FIND_COORDINATOR, range(1, 3))
+        dg = _pick(versions, DESCRIBE_GROUPS, range(0, 5))
+        by_coordinator: dict[tuple[str, int], list[str]] = {}
+        for g in groups:
+            by_coordinator.setdefault(_find_coordinator(boot, fc, g), []).append(g)
+        for (chost, cport), members in by_coordinator.items():
+            conn = Connection(chost, cport, timeout)
+            try:
+                for raw in _describe(conn, dg, members):
+                    out[raw.group_id] = raw
+            finally:
+                conn.close()
+    except ProtocolError as exc:
+        raise WireError(f"unreadable response: {exc}") from exc
+    finally:
+        boot.close()
+    return out

@@ -1,0 +1,128 @@
+"""Arrow schemas of the tables a capture writes, and the one writer (delta-rs).
+
+The column lists follow the input contract (SPEC §2 and §6; jobs/inputs.py CONTRACTS);
+members adds the nullable `client_name` (Kafka client.id) and `client_host`, which the
+audit ignores. A capture writes one snapshot: the rows of that snapshot_id are replaced,
+every other snapshot stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from capture.errors import CaptureError
+
+STR, INT, LONG, DOUBLE, BOOL = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
+TS = pa.timestamp("us", tz="UTC")
+PARAMS = pa.map_(pa.string(), pa.string())
+
+
+def _schema(*cols: tuple[str, pa.DataType, bool]) -> pa.Schema:
+    return pa.schema([pa.field(name, typ, nullable=nullable) for name, typ, nullable in cols])
+
+
+QUEUES = _schema(
+    ("snapshot_id", STR, False), ("cluster", STR, False), ("captured_at", TS, True),
+    ("topic", STR, False), ("broker_name", STR, True), ("queue_id", INT, False),
+    ("readable", BOOL, True), ("broker_room", STR, True), ("max_offset", LONG, True),
+    ("in_rate", DOUBLE, True),
+)
+MEMBERS = _schema(
+    ("snapshot_id", STR, False), ("cluster", STR, False), ("consumer_group", STR, False),
+    ("client_id", STR, False), ("topic", STR, True), ("strategy", STR, False),
+    ("message_model", STR, True), ("client_room", STR, True), ("client_addr", STR, True),
+    ("strategy_params", PARAMS, True),
+    # not in the contract: Kafka's client.id and the member's host (the audit ignores them)
+    ("client_name", STR, True), ("client_host", STR, True),
+)
+OFFSETS = _schema(
+    ("snapshot_id", STR, False), ("cluster", STR, False), ("consumer_group", STR, False),
+    ("topic", STR, False), ("broker_name", STR, True), ("queue_id", INT, False),
+    ("committed_offset", LONG, True), ("consumed_offset", LONG, True),
+)
+OBSERVED = _schema(
+    ("snapshot_id", STR, False), ("cluster", STR, False), ("consumer_group", STR, False),
+    ("topic", STR, False), ("broker_name", STR, True), ("queue_id", INT, False),
+    ("client_id", STR, False), ("source", STR, False),
+)
+REJECTS = _schema(
+    ("snapshot_id", STR, False), ("cluster", STR, False), ("file", STR, False),
+    ("line", LONG, True), ("reason", STR, False), ("raw", STR, True),
+)
+SCHEMAS: dict[str, pa.Schema] = {
+    "queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS, "observed": OBSERVED,
+    "rejects": REJECTS,
+}
+TABLES = tuple(SCHEMAS)
+
+
+@dataclass
+class Snapshot:
+    """Rows of one capture, table by table, as plain dicts (a capture is small)."""
+
+    snapshot_id: str
+    cluster: str
+    rows: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {name: [] for name in TABLES})
+    warnings: list[str] = field(default_factory=list)
+
+    def add(self, table: str, **values: Any) -> None:
+        self.rows[table].append(
+            {"snapshot_id": self.snapshot_id, "cluster": self.cluster, **values})
+
+    def reject(self, file: str, line: int | None, reason: str, raw: str | None = None) -> None:
+        self.add("rejects", file=file, line=line, reason=reason, raw=raw)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def table(self, name: str) -> pa.Table:
+        return to_arrow(self.rows[name], SCHEMAS[name])
+
+
+def to_arrow(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows → a table of exactly `schema` (absent keys are null)."""
+    rows = list(rows)
+    columns = {f.name: [r.get(f.name) for r in rows] for f in schema}
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
+    """Write every table of `snapshot` under `output`/<table>, replacing that snapshot's rows
+    (and only them). Empty tables are written too, so a re-capture that finds nothing
+    clears what an earlier capture of the same snapshot id wrote. Returns rows per table."""
+    from deltalake import DeltaTable, write_deltalake
+    from deltalake.exceptions import TableNotFoundError
+
+    written = {}
+    for name in TABLES:
+        path = str(Path(output) / name)
+        data = snapshot.table(name)
+        try:
+            try:
+                DeltaTable(path)
+                exists = True
+            except TableNotFoundError:
+                exists = False
+            if exists:
+                write_deltalake(path, data, mode="overwrite",
+                                predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)}")
+            else:
+                write_deltalake(path, data, mode="overwrite", partition_by=["snapshot_id"])
+        except (OSError, ValueError) as exc:
+            raise CaptureError(f"cannot write table {name} at {path}: {exc}") from exc
+        except Exception as exc:  # delta-rs raises its own types (schema mismatch, IO)
+            raise CaptureError(f"cannot write table {name} at {path}: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        written[name] = data.num_rows
+    return written

@@ -1,0 +1,51 @@
+"""`capture import` end to end: files in, Delta tables out, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from deltalake import DeltaTable
+
+from capture.cli import add_capture_parser, run_capture
+
+DATA = Path(__file__).parent.parent / "data" / "capture"
+
+
+def cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    add_capture_parser(parser.add_subparsers(dest="job"))
+    return run_capture(parser.parse_args(["capture", *argv]))
+
+
+def test_import_writes_tables_and_replaces_the_snapshot(tmp_path, capsys):
+    out = tmp_path / "in"
+    files = [str(DATA / n) for n in ("kcg_members_3.7.txt", "kcg_offsets.txt")]
+    args = ["import", *files, "--output", str(out), "--cluster", "prod",
+            "--snapshot", "s1", "--captured-at", "2026-11-23T10:00:00Z"]
+    assert cli(*args) == 0
+    assert cli(*args) == 0
+    printed = capsys.readouterr().out
+    assert "observed" in printed and "5 rows" in printed
+    observed = DeltaTable(str(out / "observed")).to_pandas()
+    assert len(observed) == 5 and set(observed.cluster) == {"prod"}
+    queues = DeltaTable(str(out / "queues")).to_pandas()
+    assert str(queues.captured_at.iloc[0]) == "2026-11-23 10:00:00+00:00"
+
+
+def test_import_errors_are_exit_2(tmp_path, capsys):
+    bad = tmp_path / "x.txt"
+    bad.write_text("nothing here\n")
+    assert cli("import", str(bad), "--output", str(tmp_path / "o"), "--cluster", "c") == 2
+    assert cli("import", str(tmp_path / "missing.txt"), "--output", str(tmp_path / "o"),
+               "--cluster", "c") == 2
+    assert cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
+               "--cluster", "c", "--captured-at", "yesterday") == 2
+    err = capsys.readouterr().err
+    assert "x.txt: unrecognised" in err and "missing.txt" in err and "yesterday" in err
+    assert "Traceback" not in err
+
+
+def test_format_override(tmp_path):
+    assert cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
+               "--cluster", "c", "--format", "kafka-offsets") == 0

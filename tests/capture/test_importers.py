@@ -1,0 +1,215 @@
+"""Importers on fixture files laid out as the upstream tools print them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from capture.drift import drift_rows
+from capture.errors import CaptureError
+from capture.importers import import_files
+from capture.importers.rocketmq_json import loads, message_queue
+from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+
+DATA = Path(__file__).parent.parent / "data" / "capture"
+AT = datetime(2026, 11, 23, 10, 16, tzinfo=UTC)
+M1 = "consumer-1-0f6f6c7e-2b1a-4a8e-9a57-3d3c1b2a9e01"
+M2 = "consumer-2-7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e02"
+KAFKA_HELD = {("orders", 0): M1, ("orders", 1): M1, ("orders", 2): M2,
+              ("payments", 0): M1, ("payments", 1): M2}
+
+
+def run(*names: str, fmt: str | None = None):
+    return import_files([str(DATA / n) for n in names], cluster="c1", snapshot_id="s1",
+                        captured_at=AT, fmt=fmt)
+
+
+def frame(snap, table: str) -> pd.DataFrame:
+    return snap.table(table).to_pandas()
+
+
+def observed_map(snap) -> dict:
+    return {(r.topic, r.queue_id): r.client_id for r in frame(snap, "observed").itertuples()}
+
+
+def recomputed(snap) -> pd.DataFrame:
+    """What the audit recomputes for the imported tables: the project's allocation kernel
+    (rebalance_udfs.allocate_bucket, the pandas body of the audit's UDF) on them."""
+    members = frame(snap, "members").dropna(subset=["topic"])
+    members = members.assign(virtual_nodes=None, rooms=None, config_queues=None)
+    queues = frame(snap, "queues")
+    queues = queues[queues["readable"].ne(False)]
+    units = members[["snapshot_id", "cluster", "consumer_group", "topic"]].drop_duplicates()
+    queues = units.merge(queues[["snapshot_id", "cluster", "topic", "broker_name", "queue_id",
+                                 "broker_room"]], on=["snapshot_id", "cluster", "topic"])
+    return allocate_bucket(queues[QUEUE_COLUMNS], members[MEMBER_COLUMNS])
+
+
+@pytest.mark.parametrize("members_file", ["kcg_members_3.7.txt", "kcg_members_4.0.txt"])
+def test_kafka_members_and_offsets_give_all_tables(members_file):
+    snap = run(members_file, "kcg_offsets.txt", "kcg_state.txt")
+    assert observed_map(snap) == KAFKA_HELD
+    q = frame(snap, "queues")
+    assert dict(zip(zip(q.topic, q.queue_id, strict=False), q.max_offset, strict=True)) == {
+        ("orders", 0): 120, ("orders", 1): 110, ("orders", 2): 130, ("payments", 0): 9,
+        ("payments", 1): 12}
+    assert q.broker_name.isna().all() and str(q.captured_at.dt.tz) == "UTC"
+    o = frame(snap, "offsets")
+    assert sorted(zip(o.topic, o.queue_id, o.committed_offset, strict=False)) == [
+        ("orders", 0, 100), ("orders", 1, 95), ("orders", 2, 130), ("payments", 0, 7),
+        ("payments", 1, 12)]
+    m = frame(snap, "members")
+    assert set(m.strategy) == {"range"}
+    assert sorted(set(zip(m.client_id, m.topic, strict=False))) == sorted(
+        (c, t) for c in (M1, M2) for t in ("orders", "payments"))
+    assert set(m.client_name) == {"consumer-1", "consumer-2"}
+    assert set(m.client_host) == {"10.0.0.11", "10.0.0.12"}
+    assert frame(snap, "rejects").empty
+
+
+def test_range_group_import_gives_empty_drift():
+    snap = run("kcg_members_3.7.txt", "kcg_offsets.txt")
+    expected = recomputed(snap)
+    observed = frame(snap, "observed")
+    assert drift_rows(expected, observed).empty
+    assert any("assignor unknown" in w for w in snap.warnings)
+
+
+def test_offsets_alone_and_verbose_layout():
+    for name in ("kcg_offsets.txt", "kcg_offsets_verbose.txt"):
+        snap = run(name)
+        assert observed_map(snap) == KAFKA_HELD
+        assert len(frame(snap, "offsets")) == 5
+
+
+def test_kafka_38_layout_keeps_membership_and_rejects_topicless_partitions():
+    snap = run("kcg_members_3.8.txt")
+    rejects = frame(snap, "rejects")
+    assert len(rejects) == 5 and set(rejects.line) == {3, 4}
+    assert rejects.reason.str.contains("without a topic name").all()
+    assert frame(snap, "observed").empty
+    assert set(frame(snap, "members").client_id) == {M1, M2}
+    assert any("3.8-3.9" in w for w in snap.warnings)
+    # with the offsets output of the same group, the topics are known again
+    both = run("kcg_members_3.8.txt", "kcg_offsets.txt")
+    assert observed_map(both) == KAFKA_HELD
+
+
+def test_kafka_damaged_files_give_rejects_with_line_numbers():
+    snap = run("kcg_members_3.7_damaged.txt")
+    rejects = frame(snap, "rejects").sort_values("line")
+    assert list(rejects.line) == [2, 6, 7]
+    assert "before any" in rejects.reason.iloc[0]
+    assert "bad assignment" in rejects.reason.iloc[1]
+    assert "#PARTITIONS 5" in rejects.reason.iloc[2]
+    assert observed_map(snap) == KAFKA_HELD
+    snap = run("kcg_offsets_damaged.txt")
+    rejects = frame(snap, "rejects")
+    assert list(rejects.line) == [9] and "invalid literal" in rejects.reason.iloc[0]
+    assert any("is rebalancing" in w for w in snap.warnings)
+
+
+def rocket_files(*extra: str) -> list[str]:
+    return ["topicRoute_TopicOrder.json", "topicStatus_TopicOrder.txt",
+            "consumerConnection_OrderGroup.txt", *extra]
+
+
+def test_mqadmin_set_gives_all_tables_and_no_drift():
+    snap = run(*rocket_files("consumerProgress_OrderGroup.txt"))
+    q = frame(snap, "queues")
+    main = q[q.topic == "TopicOrder"]
+    assert len(main) == 8 and main.readable.all()
+    assert set(main.broker_room) == {"room-1", "room-2"}
+    keys = list(zip(main.broker_name, main.queue_id, strict=True))
+    assert dict(zip(keys, main.max_offset, strict=True))[("broker-b", 3)] == 1030
+    m = frame(snap, "members")
+    assert set(m.strategy) == {"AVG"} and set(m.message_model) == {"CLUSTERING"}
+    assert set(m.topic) == {"TopicOrder", "%RETRY%OrderGroup"}
+    assert len(frame(snap, "offsets")) == 9
+    obs = frame(snap, "observed")
+    assert set(obs.source) == {"mqadmin-consumerProgress"} and len(obs) == 9
+    assert drift_rows(recomputed(snap), obs).empty
+    assert frame(snap, "rejects").empty
+
+
+def test_changed_progress_client_gives_exactly_one_drift_row():
+    files = [str(DATA / n) for n in rocket_files()] + [
+        str(DATA / "drift" / "consumerProgress_OrderGroup.txt")]
+    snap = import_files(files, cluster="c1", snapshot_id="s1", captured_at=AT)
+    out = drift_rows(recomputed(snap), frame(snap, "observed"))
+    assert out[["topic", "broker_name", "queue_id", "kind"]].values.tolist() == [
+        ["TopicOrder", "broker-b", 2, "HELD_BY_OTHER"]]
+    assert out.loc[0, "observed_clients"] == ["10.0.1.21@21345"]
+
+
+def test_damaged_progress_and_shared_ip():
+    files = [str(DATA / n) for n in rocket_files()] + [
+        str(DATA / "damaged" / "consumerProgress_OrderGroup.txt")]
+    snap = import_files(files, cluster="c1", snapshot_id="s1", captured_at=AT)
+    rejects = frame(snap, "rejects").sort_values("line")
+    assert list(rejects.line) == [4, 6]
+    assert "not numbers" in rejects.reason.iloc[0] or "columns" in rejects.reason.iloc[0]
+    assert "matches no client" in rejects.reason.iloc[1]
+
+
+def test_consumer_status_files_give_strategy_and_held_queues():
+    snap = run(*rocket_files("status/10.0.1.21@21345", "status/10.0.1.22@22456.json"))
+    m = frame(snap, "members")
+    strategies = dict(zip(m.client_id, m.strategy, strict=False))
+    assert strategies == {"10.0.1.21@21345": "AVG_BY_CIRCLE", "10.0.1.22@22456": "AVG"}
+    obs = frame(snap, "observed")
+    assert sorted(zip(obs.client_id, obs.broker_name, obs.queue_id, strict=False)) == [
+        ("10.0.1.21@21345", "broker-a", 0), ("10.0.1.21@21345", "broker-a", 2),
+        ("10.0.1.22@22456", "broker-b", 0), ("10.0.1.22@22456", "broker-b", 1)]
+    assert set(obs.source) == {"mqadmin-consumerStatus"}
+    sub22 = set(m[m.client_id == "10.0.1.22@22456"].topic)
+    assert sub22 == {"TopicOrder"}  # its own subscription, not the merged one
+
+
+def test_dashboard_responses():
+    d = "dashboard/"
+    snap = run(d + "route_TopicOrder.json", d + "consumerConnection_OrderGroup.json",
+               d + "queryTopicByConsumer_OrderGroup.json",
+               d + "consumerRunningInfo_10.0.1.22@22456.json",
+               d + "consumerConnection_GoneGroup.json")
+    obs = frame(snap, "observed")
+    assert len(obs) == 8
+    assert set(obs.source) == {"dashboard-queryTopicByConsumer", "mqadmin-consumerStatus"}
+    assert len(frame(snap, "queues")) == 8 and len(frame(snap, "offsets")) == 8
+    rejects = frame(snap, "rejects")
+    assert list(rejects.reason.str.contains("not online")) == [True]
+
+
+def test_object_keyed_json():
+    doc = loads('{"mqTable":{{"brokerName":"b","queueId":3,"topic":"t"}:{"commitOffset":5}}}')
+    (key, value), = doc["mqTable"].items()
+    assert message_queue(key) == ("t", "b", 3) and value == {"commitOffset": 5}
+    assert message_queue("MessageQueue [topic=t, brokerName=b, queueId=4]") == ("t", "b", 4)
+    with pytest.raises(ValueError, match="line 2"):
+        loads('{"a":\n  {1:}}')
+
+
+def test_unrecognised_file_and_missing_name(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    with pytest.raises(CaptureError, match=r"notes\.txt: unrecognised"):
+        import_files([str(bad)], cluster="c", snapshot_id="s", captured_at=AT)
+    nameless = tmp_path / "out.txt"
+    nameless.write_text((DATA / "consumerConnection_OrderGroup.txt").read_text())
+    with pytest.raises(CaptureError, match="which group"):
+        import_files([str(nameless)], cluster="c", snapshot_id="s", captured_at=AT)
+
+
+def test_consumer_progress_4_8_layout():
+    """RocketMQ 4.x: 32-wide topic column, no #Inflight, `NA` for no holder, `Diff Total:`."""
+    files = [str(DATA / n) for n in rocket_files()] + [
+        str(DATA / "v4_8" / "consumerProgress_OrderGroup.txt")]
+    snap = import_files(files, cluster="c1", snapshot_id="s1", captured_at=AT)
+    assert len(frame(snap, "offsets")) == 8 and frame(snap, "rejects").empty
+    out = drift_rows(recomputed(snap), frame(snap, "observed"))
+    main = out[out.topic == "TopicOrder"]
+    assert main[["broker_name", "queue_id", "kind"]].values.tolist() == [
+        ["broker-b", 3, "NOT_HELD"]]

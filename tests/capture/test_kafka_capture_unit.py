@@ -1,0 +1,95 @@
+"""The live capture's per-group step on group descriptions a real Kafka broker returns
+(member bytes encoded by kafka-python), and the table writer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import pyarrow as pa
+from deltalake import DeltaTable
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as KpAssignment
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
+
+from capture.kafka_live import _capture_group, read_client_config
+from capture.kafka_wire import RawGroup, RawMember
+from capture.tables import MEMBERS, OBSERVED, QUEUES, Snapshot, write_snapshot
+
+
+def member(mid: str, topics: list[str], held: dict[str, list[int]]) -> RawMember:
+    sub = KpSubscription(version=1, topics=topics, user_data=None, owned_partitions=[]).encode()
+    parts = [KpAssignment.TopicPartition(topic=t, partitions=p) for t, p in held.items()]
+    asg = KpAssignment(version=1, assigned_partitions=parts, user_data=None).encode()
+    return RawMember(mid, None, f"client-{mid}", f"/10.0.0.{len(mid)}", sub, asg)
+
+
+def test_full_description_gives_members_and_observed():
+    raw = RawGroup("g", 0, "Stable", "consumer", "roundrobin", [
+        member("m-b", ["t1", "t2"], {"t1": [1], "t2": [0]}),
+        member("m-a", ["t1", "t2"], {"t1": [0, 2]})])
+    snap = Snapshot("s", "c")
+    topics = _capture_group(snap, "kafka://x", "g", None, raw)
+    assert topics == {"t1", "t2"}
+    members = snap.table("members").to_pylist()
+    assert [(m["client_id"], m["topic"], m["strategy"]) for m in members] == [
+        ("m-a", "t1", "roundrobin"), ("m-a", "t2", "roundrobin"),
+        ("m-b", "t1", "roundrobin"), ("m-b", "t2", "roundrobin")]
+    assert members[0]["client_name"] == "client-m-a" and members[0]["client_host"] == "10.0.0.3"
+    observed = {(r["client_id"], r["topic"], r["queue_id"]) for r in snap.rows["observed"]}
+    assert observed == {("m-a", "t1", 0), ("m-a", "t1", 2), ("m-b", "t1", 1), ("m-b", "t2", 0)}
+    assert {r["source"] for r in snap.rows["observed"]} == {"kafka-describe"}
+    assert snap.rows["rejects"] == []
+
+
+def test_tansu_like_description_writes_no_invented_rows():
+    raw = RawGroup("g", 0, "Stable", "consumer", "", [RawMember("m-1", None, "", "", b"", b"")])
+    described = SimpleNamespace(state="STABLE", partition_assignor="m-1", members=[])
+    snap = Snapshot("s", "c")
+    assert _capture_group(snap, "kafka://x", "g", described, raw) == set()
+    assert snap.rows["members"] == [] and snap.rows["observed"] == []
+    assert "no member metadata" in snap.rows["rejects"][0]["reason"]
+
+
+def test_garbled_metadata_is_a_reject_with_the_bytes():
+    raw = RawGroup("g", 0, "Stable", "consumer", "range",
+                   [RawMember("m-1", None, "c", "/h", b"\x00\x00\x00\x00\x00\x09ab", b"")])
+    snap = Snapshot("s", "c")
+    _capture_group(snap, "kafka://x", "g", None, raw)
+    reject = snap.rows["rejects"][0]
+    assert "undecodable member metadata" in reject["reason"] and reject["raw"]
+
+
+def test_writer_replaces_exactly_one_snapshot(tmp_path):
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    for sid, n in (("a", 2), ("b", 1), ("a", 3)):
+        snap = Snapshot(sid, "c")
+        for q in range(n):
+            snap.add("queues", captured_at=at, topic="t", broker_name=None, queue_id=q,
+                     readable=True, broker_room=None, max_offset=q, in_rate=None)
+        assert write_snapshot(tmp_path, snap)["queues"] == n
+    df = DeltaTable(str(tmp_path / "queues")).to_pandas()
+    assert sorted(df.groupby("snapshot_id").size().items()) == [("a", 3), ("b", 1)]
+    schema = DeltaTable(str(tmp_path / "queues")).schema().to_arrow()
+    assert pa.schema(schema).field("captured_at").type == pa.timestamp("us", tz="UTC")
+    assert DeltaTable(str(tmp_path / "queues")).metadata().partition_columns == ["snapshot_id"]
+    assert {f.name for f in MEMBERS} >= {"strategy_params", "client_name", "client_host"}
+    assert [f.name for f in OBSERVED][-2:] == ["client_id", "source"]
+    assert QUEUES.field("queue_id").type == pa.int32()
+
+
+def test_client_config_lines(tmp_path):
+    f = tmp_path / "c.properties"
+    f.write_text("# comment\n\nsecurity.protocol = SASL_SSL\nsasl.mechanism=PLAIN\n")
+    assert read_client_config(f) == {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}
+
+
+def test_kafka_errors_become_capture_errors_with_the_cause():
+    from confluent_kafka import KafkaError, KafkaException
+
+    from capture.kafka_live import _kafka_error
+
+    denied = _kafka_error("describing group 'g'",
+                          KafkaException(KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)))
+    assert "GROUP_AUTHORIZATION_FAILED" in str(denied) and "ACLs" in str(denied)
+    timeout = _kafka_error("ListGroups", KafkaException(KafkaError(KafkaError._TIMED_OUT)))
+    assert "_TIMED_OUT" in str(timeout) and "--timeout" in str(timeout)
