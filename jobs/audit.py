@@ -25,6 +25,7 @@ from jobs.inputs import (
     Persist,
     conform,
     validate_members,
+    validate_observed,
     validate_offsets,
     validate_queues,
 )
@@ -46,6 +47,7 @@ from rebalance_udfs.udfs import assign
 from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
 from reports.assignments import assignments_report, snapshot_times
 from reports.consumer_load import consumer_load_report
+from reports.drift import drift_by_group, drift_report
 from reports.facts import client_topic_facts, member_client_facts, member_topic_facts
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import rebalance_churn_report
@@ -54,7 +56,10 @@ from storage.base import TableError
 from storage.delta import DeltaStore, Store, WriteResult
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
-                 "strategy_comparison", "rejects")
+                 "strategy_comparison", "drift", "rejects")
+# written when asked for, and then always replaced: a re-run without them must not leave
+# an earlier run's rows beside this run's other tables
+OPTIONAL_TABLES = ("strategy_comparison",)
 DEMO_INPUTS = "demo_inputs"
 PRIOR_ATTEMPTS = 2
 
@@ -70,14 +75,18 @@ class Inputs:
     members: DataFrame
     offsets: DataFrame | None
     rejects: DataFrame
+    observed: DataFrame | None = None
 
     def limited_to(self, snapshots: list[str]) -> Inputs:
         """The usable rows of these snapshots (rejects stay whole: they are all written)."""
         def keep(df: DataFrame) -> DataFrame:
             return df.where(F.col("snapshot_id").isin(snapshots))
 
-        return Inputs(keep(self.queues), keep(self.members),
-                      keep(self.offsets) if self.offsets is not None else None, self.rejects)
+        def maybe(df: DataFrame | None) -> DataFrame | None:
+            return keep(df) if df is not None else None
+
+        return Inputs(keep(self.queues), keep(self.members), maybe(self.offsets), self.rejects,
+                      maybe(self.observed))
 
 
 @dataclass
@@ -122,7 +131,8 @@ def _demo_schema(name: str) -> str:
 
 
 def read_inputs(store: Store, queues: str, members: str, offsets: str | None,
-                snapshots: tuple[str, ...] = (), persist: Persist | None = None) -> Inputs:
+                snapshots: tuple[str, ...] = (), persist: Persist | None = None,
+                observed: str | None = None) -> Inputs:
     """Read, conform and validate the inputs; limit them to `snapshots` when given."""
     persist = persist or Persisted()
 
@@ -137,7 +147,11 @@ def read_inputs(store: Store, queues: str, members: str, offsets: str | None,
     if offsets:
         o_good, o_bad = validate_offsets(load(offsets, "offsets"), persist)
         rejects = rejects.unionByName(o_bad)
-    return Inputs(q_good, m_good, o_good, rejects)
+    seen = None
+    if observed:
+        seen, s_bad = validate_observed(load(observed, "observed"), persist)
+        rejects = rejects.unionByName(s_bad)
+    return Inputs(q_good, m_good, o_good, rejects, seen)
 
 
 @dataclass
@@ -203,8 +217,11 @@ def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> 
 def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
                     has_sticky: bool = True, compare_strategies: bool = False,
                     times: DataFrame | None = None,
-                    persist: Persist | None = None) -> dict[str, DataFrame]:
-    """Every output table but rejects, as DataFrames (without run_id).
+                    persist: Persist | None = None,
+                    replace_empty: tuple[str, ...] = ()) -> dict[str, DataFrame]:
+    """Every output table but rejects, as DataFrames (without run_id). Optional tables
+    named in `replace_empty` come back empty when not computed (an earlier run wrote them:
+    their rows of this run's snapshots must go).
 
     `times`: `snapshot_times(inputs.queues)` when the caller has it already. The assignment
     rows and the shared aggregates (`reports.facts`) are persisted through `persist`:
@@ -218,16 +235,23 @@ def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
     member_topics = persist(member_topic_facts(inputs.members))
     member_clients = persist(member_client_facts(member_topics))
     consumer_load = consumer_load_report(facts, member_clients, times)
+    drift = drift_report(assignments, inputs.observed, buckets)
+    if inputs.observed is not None:
+        drift = persist(drift)
+    by_group = drift_by_group(drift) if inputs.observed is not None else None
     reports = {
         "assignments": assignments,
         "consumer_load": consumer_load,
-        "group_balance": group_balance_report(facts, member_topics, member_clients, times),
+        "group_balance": group_balance_report(facts, member_topics, member_clients, times,
+                                              by_group),
         "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
                                                   prior.assignments, prior.consumer_load),
+        "drift": drift,
     }
-    if compare_strategies:
-        reports["strategy_comparison"] = strategy_comparison_report(
-            inputs.queues, inputs.members, inputs.offsets, buckets)
+    if compare_strategies or "strategy_comparison" in replace_empty:
+        comparison = strategy_comparison_report(inputs.queues, inputs.members, inputs.offsets,
+                                                buckets)
+        reports["strategy_comparison"] = comparison if compare_strategies else comparison.limit(0)
     return reports
 
 
@@ -302,7 +326,8 @@ def _run(config: AuditConfig, spark: SparkSession, store: Store, output: str, ru
         log(f"no inputs given: generated the demo cluster under {output}/{DEMO_INPUTS}")
 
     t = time.perf_counter()
-    read = read_inputs(store, queues, members, offsets, config.snapshots, persist)
+    read = read_inputs(store, queues, members, offsets, config.snapshots, persist,
+                       config.observed)
     scope = find_scope(read, config.snapshots)
     warnings = [n.text() for n in scope.notes]
     for text in warnings:
@@ -328,8 +353,9 @@ def _run(config: AuditConfig, spark: SparkSession, store: Store, output: str, ru
                 "from the output")
         attempt_persist = Persisted()
         try:
+            existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
             reports = compute_reports(inputs, buckets, prior, has_sticky, compare, times,
-                                      attempt_persist)
+                                      attempt_persist, existing)
             describe("audit: assign")
             counts = {"assignments": count_rows(reports["assignments"])}
             steps.timed("assign", t)

@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--members", metavar="PATH", help="Delta table: group membership")
     audit.add_argument("--offsets", metavar="PATH",
                        help="Delta table: committed / consumed offsets (optional)")
+    audit.add_argument("--observed", metavar="PATH",
+                       help="Delta table: who really holds each queue (optional; from "
+                            "`capture`); differences go to the drift table")
     audit.add_argument("--output", metavar="DIR",
                        help="output root; one Delta table per report below it")
     audit.add_argument("--snapshot", metavar="ID", action="append", dest="snapshots",
@@ -58,11 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
                             "conf/cluster.yaml)")
     audit.add_argument("--run-id", metavar="ID", help="run id stamped on every row "
                                                       "(default: UTC time + random suffix)")
+    from capture.cli import add_capture_parser
+
+    add_capture_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.job == "capture":
+        from capture.cli import run_capture
+
+        return run_capture(args)
     from jobs.config import ConfigError, load_config
     from jobs.inputs import InputError
     from jobs.preflight import check_output_root
@@ -71,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(
             args.config, queues=args.queues, members=args.members, offsets=args.offsets,
+            observed=args.observed,
             output=args.output, snapshots=args.snapshots, engine=args.engine,
             buckets=args.buckets, demo_groups=args.demo_groups, run_id=args.run_id,
             compare_strategies=args.compare_strategies, strict=args.strict,

@@ -23,6 +23,7 @@ class AuditConfig:
     queues: str | None = None
     members: str | None = None
     offsets: str | None = None
+    observed: str | None = None
     output: str | None = "output/rebalance-audit"
     snapshots: tuple[str, ...] = ()
     engine: str = "auto"
@@ -47,6 +48,8 @@ class AuditConfig:
                               "tables (or neither, to run the embedded demo)")
         if self.offsets and not given:
             raise ConfigError("--offsets needs --queues and --members")
+        if self.observed and not given:
+            raise ConfigError("--observed needs --queues and --members")
         if not self.output:
             raise ConfigError("no output folder: set `output:` in the config or pass --output")
         if self.buckets < 0:
@@ -79,6 +82,7 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             "queues": inputs.get("queues"),
             "members": inputs.get("members"),
             "offsets": inputs.get("offsets"),
+            "observed": inputs.get("observed"),
             "output": raw.get("output", AuditConfig.output),
             "engine": (raw.get("storage") or {}).get("engine", "auto"),
             "master": spark.get("master", "local[*]"),

@@ -49,7 +49,13 @@ OFFSETS = [
     Col("broker_name", STRING, False), Col("queue_id", INT, True),
     Col("committed_offset", LONG, False), Col("consumed_offset", LONG, False),
 ]
-CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS}
+OBSERVED = [
+    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
+    Col("consumer_group", STRING, True), Col("topic", STRING, True),
+    Col("broker_name", STRING, False), Col("queue_id", INT, True),
+    Col("client_id", STRING, True), Col("source", STRING, False),
+]
+CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS, "observed": OBSERVED}
 MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
 
 REJECTS_SCHEMA = T.StructType([
@@ -250,4 +256,17 @@ def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
     good, bad = _split(df, "offsets", reason,
                        ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
                         "queue_id"], persist)
+    return good.withColumn("queue_id", F.col("queue_id").cast(INT)), bad
+
+
+def validate_observed(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
+    """Who really holds each queue: one row per (queue, holder, source)."""
+    reason = _reasons(
+        *_required_null_checks("observed"),
+        (F.col("queue_id") < 0, "queue_id is negative"),
+        (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
+    )
+    good, bad = _split(df, "observed", reason,
+                       ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
+                        "queue_id", "client_id", "source"], persist)
     return good.withColumn("queue_id", F.col("queue_id").cast(INT)), bad

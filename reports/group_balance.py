@@ -18,8 +18,10 @@ from rebalance_udfs.batch import GROUP_KEYS
 FINDINGS = [
     "MULTI_TOPIC_SKEW", "IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES",
     "INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES", "DUPLICATE_CLIENT_ID",
-    "UNCONSUMED_QUEUES", "CONTENDED_QUEUES",
+    "UNCONSUMED_QUEUES", "CONTENDED_QUEUES", "OBSERVED_DRIFT",
 ]
+DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
+                 "drift_not_expected"]
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "clients",
     "subscribing_clients", "queues", "min_queues",
@@ -112,10 +114,17 @@ def _codes(*pairs: tuple[Column, str]) -> Column:
 
 
 def group_balance_report(facts: DataFrame, member_topics: DataFrame,
-                         member_clients: DataFrame, times: DataFrame) -> DataFrame:
+                         member_clients: DataFrame, times: DataFrame,
+                         drift: DataFrame | None = None) -> DataFrame:
     """`facts`, `member_topics`, `member_clients`: `reports.facts.client_topic_facts` of
-    the assignment rows, `member_topic_facts` and `member_client_facts` of the members."""
+    the assignment rows, `member_topic_facts` and `member_client_facts` of the members;
+    `drift`: `reports.drift.drift_by_group` when observed holders are known."""
     group_facts = _group_facts(member_clients)
+    if drift is not None:
+        group_facts = group_facts.join(drift, GROUP_KEYS, "left")
+    else:
+        for col in DRIFT_COLUMNS:
+            group_facts = group_facts.withColumn(col, F.lit(None).cast("int"))
     topics = _topic_rows(facts, member_topics).join(group_facts, GROUP_KEYS)
     topics = topics.withColumn("ideal_max",
                                _ceil_div(F.col("queues"), F.col("subscribing_clients")))
@@ -178,6 +187,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
             (F.col("idle_clients") > 0, "IDLE_CLIENTS"),
             (F.col("topic_sets") > 1, "INCONSISTENT_SUBSCRIPTION"),
             (F.col("strategy_variants") > 1, "MIXED_STRATEGIES"),
+            (F.coalesce(F.col("drift_queues"), F.lit(0)) > 0, "OBSERVED_DRIFT"),
         ),
         F.filter(has_topic, lambda c: c != F.lit("IDLE_CLIENTS")),
     )))
@@ -237,5 +247,30 @@ def _recommendation() -> Column:
             F.lit("No readable queue in topic(s) "), F.array_join(F.col("_empty_topics"), ", "),
             F.lit(": nothing to allocate there (check the topic's read permission)."))),
     ]
+    sentences.append(F.when(has("OBSERVED_DRIFT"), _drift_sentence()))
     text = F.concat_ws(" ", *sentences)
     return F.when(text == "", F.lit("Balanced: no action needed.")).otherwise(text)
+
+
+def _drift_sentence() -> Column:
+    """OBSERVED_DRIFT in figures, with the cause the kinds point to."""
+    n = lambda col: F.coalesce(F.col(col), F.lit(0)).cast("string")  # noqa: E731
+    twice_or_gap = (F.col("drift_held_twice") > 0) | (F.col("drift_not_held") > 0)
+    cause = (
+        F.when(F.array_contains(F.col("findings"), "DUPLICATE_CLIENT_ID"), F.lit(
+            "likely cause: a duplicated client id (two processes compute the same share)."))
+        .when(twice_or_gap, F.lit(
+            "likely cause: a client with a stale view of the group (it has not rebalanced "
+            "since a member or queue changed) holds queues it no longer owns or has not "
+            "picked up its new ones; look for rebalance errors in its log."))
+        .otherwise(F.lit(
+            "likely cause: the clients allocate with a different strategy than the one "
+            "declared (check allocateMessageQueueStrategy / partition.assignment.strategy)."))
+    )
+    return F.concat(
+        n("drift_queues"), F.lit(" queue(s) are held differently from the recomputed "
+                                 "assignment ("),
+        n("drift_held_twice"), F.lit(" held twice, "), n("drift_not_held"),
+        F.lit(" held by nobody, "), n("drift_held_by_other"), F.lit(" held by another "
+                                                                     "client, "),
+        n("drift_not_expected"), F.lit(" held though unassigned); "), cause)

@@ -195,6 +195,8 @@ class OfflineStore:
         the write fails with ConflictError if another commit touched them after `since`
         (default: the table as it is now); without it the rows are appended."""
         root = Path(local_path(path))
+        if df is None and not self.exists(path):
+            return WriteResult(name, self.engine, 0, None)  # nothing to remove
         arrow_schema = (to_arrow_schema(df.schema, timezone="UTC") if df is not None else None)
         if df is not None and self.exists(path):
             table = self._open(path, name)

@@ -15,6 +15,13 @@ def spark():
 
     session = build_session(app_name="rebalance-audit-tests", master="local[2]",
                             conf={"spark.sql.shuffle.partitions": "4",
-                                  "spark.default.parallelism": "4"})
+                                  "spark.default.parallelism": "4",
+                                  # hundreds of audits in one JVM: keep the UI's history of
+                                  # jobs and query plans from filling the heap
+                                  "spark.driver.memory": "2g",
+                                  "spark.ui.enabled": "false",
+                                  "spark.ui.retainedJobs": "50",
+                                  "spark.ui.retainedStages": "50",
+                                  "spark.sql.ui.retainedExecutions": "20"})
     yield session
     session.stop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from capture.drift import COLUMNS, drift_rows
+from rebalance_udfs.drift import COLUMNS, drift_rows
 
 K = {"snapshot_id": "s1", "cluster": "c", "consumer_group": "g", "topic": "t"}
 

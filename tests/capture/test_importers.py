@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from capture.drift import drift_rows
 from capture.errors import CaptureError
 from capture.importers import import_files
 from capture.importers.rocketmq_json import loads, message_queue
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.drift import drift_rows
 
 DATA = Path(__file__).parent.parent / "data" / "capture"
 AT = datetime(2026, 11, 23, 10, 16, tzinfo=UTC)

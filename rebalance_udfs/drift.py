@@ -1,6 +1,7 @@
 """Drift: queues whose observed holders differ from the recomputed (expected) ones.
 
-Pure pandas, no Spark: the audit's drift step can call `drift_rows` per batch of groups.
+Pure pandas, no Spark: the audit calls `drift_rows` once per bucket of groups
+(reports/drift.py); tests call it on imported captures.
 Vectorized: whether a queue drifts is decided from three counts per queue (expected
 holders, observed holders, holders in both) — sets are equal exactly when the three are
 equal — so no Python runs per row; the sorted holder lists are built only for the

@@ -1,0 +1,70 @@
+"""`drift`: queues whose observed holders (what clients really hold, the `observed` input)
+differ from the recomputed assignment — the duplicate-consumption and "who owns this
+partition" question no console answers.
+
+Only groups with observed rows are compared (a group nobody observed has no drift, only
+an unknown). Expected holders are the assignment's claimants (OK, CONTENDED, BROADCAST),
+null for an unclaimed queue. The comparison is `rebalance_udfs.drift.drift_rows`, run once
+per bucket of groups in one grouped Arrow call, like the kernels.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from rebalance_udfs.batch import GROUP_KEYS
+from rebalance_udfs.drift import KEYS, drift_rows
+
+SIDE = "_side"
+COLUMNS = [*KEYS, "expected_clients", "observed_clients", "kind"]
+SCHEMA = T.StructType([
+    T.StructField("snapshot_id", T.StringType()), T.StructField("cluster", T.StringType()),
+    T.StructField("consumer_group", T.StringType()), T.StructField("topic", T.StringType()),
+    T.StructField("broker_name", T.StringType()), T.StructField("queue_id", T.IntegerType()),
+    T.StructField("expected_clients", T.ArrayType(T.StringType())),
+    T.StructField("observed_clients", T.ArrayType(T.StringType())),
+    T.StructField("kind", T.StringType()),
+])
+
+
+def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
+    expected = rows[rows[SIDE] == "E"]
+    observed = rows[rows[SIDE] == "O"]
+    out = drift_rows(expected, observed)
+    if out.empty:  # typed empty columns: Arrow cannot infer list<string> from nothing
+        return pd.DataFrame({c: pd.Series([], dtype="int32" if c == "queue_id" else object)
+                             for c in COLUMNS})
+    out["queue_id"] = out["queue_id"].astype("int32")
+    return out
+
+
+def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: int) -> DataFrame:
+    """One row per drifting queue (SCHEMA); empty without observed rows."""
+    spark = assignments.sparkSession
+    if observed is None:
+        return spark.createDataFrame([], SCHEMA)
+    groups = observed.select(*GROUP_KEYS).distinct()
+    expected = (assignments.join(F.broadcast(groups), GROUP_KEYS, "left_semi")
+                .select(*KEYS, F.when(F.col("status") != "UNCONSUMED", F.col("client_id"))
+                        .alias("client_id"), F.lit("E").alias(SIDE)))
+    seen = observed.select(*KEYS, "client_id", F.lit("O").alias(SIDE))
+    both = expected.unionByName(seen)
+    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in GROUP_KEYS]), F.lit(max(buckets, 1)))
+    return both.groupBy(bucket.alias("_bucket")).applyInPandas(_compare_bucket, SCHEMA)
+
+
+def drift_by_group(drift: DataFrame) -> DataFrame:
+    """Per group: drifting queues in all and by kind (what OBSERVED_DRIFT quotes)."""
+    def kind(name: str) -> F.Column:
+        return F.sum((F.col("kind") == name).cast("int")).cast("int")
+
+    return drift.groupBy(*GROUP_KEYS).agg(
+        F.count(F.lit(1)).cast("int").alias("drift_queues"),
+        kind("HELD_TWICE").alias("drift_held_twice"),
+        kind("NOT_HELD").alias("drift_not_held"),
+        kind("HELD_BY_OTHER").alias("drift_held_by_other"),
+        kind("NOT_EXPECTED").alias("drift_not_expected"),
+    )

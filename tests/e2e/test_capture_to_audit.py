@@ -1,0 +1,56 @@
+"""From the admin tools' output to the drift table: `capture import` then `audit
+--observed`, both through the CLI, on the fixtures laid out as the tools print them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from jobs.cli import main
+
+pytestmark = pytest.mark.e2e
+DATA = Path(__file__).resolve().parents[1] / "data" / "capture"
+ROCKET = ["topicRoute_TopicOrder.json", "topicStatus_TopicOrder.txt",
+          "consumerConnection_OrderGroup.txt"]
+
+
+def capture_then_audit(tmp_path: Path, files: list[Path]) -> Path:
+    captured, out = tmp_path / "captured", tmp_path / "audit"
+    assert main(["capture", "import", *map(str, files), "--output", str(captured),
+                 "--cluster", "c1", "--snapshot", "s1",
+                 "--captured-at", "2026-11-20T10:00:00Z"]) == 0
+    args = ["audit", "--queues", str(captured / "queues"), "--members",
+            str(captured / "members"), "--observed", str(captured / "observed"),
+            "--output", str(out), "--engine", "offline"]
+    if (captured / "offsets" / "_delta_log").is_dir():
+        args += ["--offsets", str(captured / "offsets")]
+    assert main(args) == 0
+    return out
+
+
+def _whole_group(out: Path):
+    balance = DeltaTable(str(out / "group_balance")).to_pandas()
+    return balance[balance["topic"].isna()].iloc[0]
+
+
+def test_kafka_range_group_has_no_drift(spark, tmp_path: Path) -> None:
+    out = capture_then_audit(tmp_path, [DATA / "kcg_members_3.7.txt", DATA / "kcg_offsets.txt",
+                                        DATA / "kcg_state.txt"])
+    assert DeltaTable(str(out / "drift")).to_pandas().empty
+    assert len(DeltaTable(str(out / "assignments")).to_pandas()) == 5
+    assert "OBSERVED_DRIFT" not in _whole_group(out)["findings"]
+
+
+def test_one_changed_holder_is_exactly_one_drift_row(spark, tmp_path: Path) -> None:
+    out = capture_then_audit(tmp_path, [*(DATA / n for n in ROCKET),
+                                        DATA / "drift" / "consumerProgress_OrderGroup.txt"])
+    drift = DeltaTable(str(out / "drift")).to_pandas()
+    assert drift[["topic", "broker_name", "queue_id", "kind"]].values.tolist() == [
+        ["TopicOrder", "broker-b", 2, "HELD_BY_OTHER"]]
+    assert list(drift.loc[0, "observed_clients"]) == ["10.0.1.21@21345"]
+    whole = _whole_group(out)
+    assert "OBSERVED_DRIFT" in whole["findings"]
+    assert "1 queue(s) are held differently" in whole["recommendation"]
+    assert "different strategy than the one declared" in whole["recommendation"]
