@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
+from rebalance_udfs.rocketmq import MAX_QUEUE_ID
 from rebalance_udfs.strategies import supported_strategies
 
 STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
@@ -129,6 +130,11 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
             for c in CONTRACTS[table] if c.required]
 
 
+def _queue_id_checks() -> list[tuple[Column, str]]:
+    return [(F.col("queue_id") < 0, "queue_id is negative"),
+            (F.col("queue_id") > MAX_QUEUE_ID, "queue_id does not fit an int")]
+
+
 # Keys shared by several rows are broadcast to the rows' join up to this many (they are
 # normally none); above it a shuffle join is used.
 BROADCAST_DUPLICATE_KEYS = 200_000
@@ -191,8 +197,7 @@ def _split(
 def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("queues"),
-        (F.col("queue_id") < 0, "queue_id is negative"),
-        (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
+        *_queue_id_checks(),
     )
     good, bad = _split(df, "queues", reason,
                        ["snapshot_id", "cluster", "topic", "broker_name", "queue_id"], persist)
@@ -217,7 +222,7 @@ def _malformed_config_queues(text: Column) -> Column:
     entries = F.transform(F.split(text, ","), lambda e: F.trim(e))
     return (F.trim(text) != "") & F.exists(entries, lambda e: (
         ~e.rlike(r"^[^@]+@.+:[0-9]{1,10}$")
-        | (F.regexp_extract(e, r":([0-9]+)$", 1).cast("long") > 2**31 - 1)
+        | (F.regexp_extract(e, r":([0-9]+)$", 1).cast("long") > MAX_QUEUE_ID)
     ))
 
 
@@ -250,8 +255,7 @@ def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
 def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("offsets"),
-        (F.col("queue_id") < 0, "queue_id is negative"),
-        (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
+        *_queue_id_checks(),
     )
     good, bad = _split(df, "offsets", reason,
                        ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
@@ -263,8 +267,7 @@ def validate_observed(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataF
     """Who really holds each queue: one row per (queue, holder, source)."""
     reason = _reasons(
         *_required_null_checks("observed"),
-        (F.col("queue_id") < 0, "queue_id is negative"),
-        (F.col("queue_id") > 2**31 - 1, "queue_id does not fit an int"),
+        *_queue_id_checks(),
     )
     good, bad = _split(df, "observed", reason,
                        ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",

@@ -87,18 +87,14 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
-    for (s, c), n in sorted(queues.items(), key=_key):
-        if (s, c) not in members:
-            notes.append(Note("members", s, c, f"members has no usable rows, queues has {n}: "
-                                               "not audited (earlier output of it is kept)"
-                              if s not in audited else
-                              f"members has no usable rows for this cluster, queues has {n}"))
-    for (s, c), n in sorted(members.items(), key=_key):
-        if (s, c) not in queues:
-            notes.append(Note("queues", s, c, f"queues has no usable rows, members has {n}: "
-                                              "not audited (earlier output of it is kept)"
-                              if s not in audited else
-                              f"queues has no usable rows for this cluster, members has {n}"))
+    for present, missing, rows, other in (("queues", "members", queues, members),
+                                          ("members", "queues", members, queues)):
+        for (s, c), n in sorted(rows.items(), key=_key):
+            if (s, c) not in other:
+                notes.append(Note(missing, s, c, (
+                    f"{missing} has no usable rows, {present} has {n}: not audited (earlier "
+                    "output of it is kept)" if s not in audited else
+                    f"{missing} has no usable rows for this cluster, {present} has {n}")))
     for s in not_audited:
         if s not in queue_snaps and s not in member_snaps:
             notes.append(Note(None, s, None, "every queues and members row of it was rejected "

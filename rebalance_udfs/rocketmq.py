@@ -70,7 +70,7 @@ def machine_room_share(
 
 # --- CONFIG -------------------------------------------------------------------------------
 
-_MAX_QUEUE_ID = 2**31 - 1  # MessageQueue.queueId is a Java int
+MAX_QUEUE_ID = 2**31 - 1  # MessageQueue.queueId is a Java int
 
 
 def _config_entry(entry: str) -> tuple[str, str, int]:
@@ -81,9 +81,9 @@ def _config_entry(entry: str) -> tuple[str, str, int]:
         raise ValueError(f"config queue {entry!r}: expected topic@broker:queue_id (no topic)")
     if not colon or not broker:
         raise ValueError(f"config queue {entry!r}: expected topic@broker:queue_id (no broker)")
-    if not (qid.isascii() and qid.isdigit()) or int(qid) > _MAX_QUEUE_ID:
+    if not (qid.isascii() and qid.isdigit()) or int(qid) > MAX_QUEUE_ID:
         raise ValueError(
-            f"config queue {entry!r}: queue id {qid!r} is not an integer in 0..{_MAX_QUEUE_ID}"
+            f"config queue {entry!r}: queue id {qid!r} is not an integer in 0..{MAX_QUEUE_ID}"
         )
     return topic, broker, int(qid)
 

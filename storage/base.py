@@ -55,3 +55,9 @@ def snapshot_filter(snapshots: list) -> Column:
     if any(s is None for s in snapshots):
         condition = condition | F.col(PARTITION_COLUMN).isNull()
     return condition
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error, for a message that names the table (no JVM stack)."""
+    text = str(exc).strip().splitlines()
+    return text[0][:500] if text else type(exc).__name__

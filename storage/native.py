@@ -18,6 +18,7 @@ from storage.base import (
     TableError,
     TableState,
     WriteResult,
+    first_line,
     snapshot_filter,
 )
 from storage.delta_log import Commit
@@ -27,11 +28,6 @@ _CONFLICTS = ("ConcurrentAppendException", "ConcurrentDeleteReadException",
               "ConcurrentDeleteDeleteException", "ConcurrentWriteException",
               "MetadataChangedException", "ProtocolChangedException",
               "ConcurrentTransactionException", "DELTA_CONCURRENT")
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:500] if text else type(exc).__name__
 
 
 def predicate(partitions: list) -> str:

@@ -34,6 +34,7 @@ from storage.base import (
     TableError,
     TableState,
     WriteResult,
+    first_line,
     snapshot_filter,
 )
 
@@ -55,11 +56,6 @@ def local_path(path: str) -> str:
             "engine (Delta jars on the classpath) for remote storage"
         )
     return os.path.abspath(path)
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:500] if text else type(exc).__name__
 
 
 class OfflineStore:

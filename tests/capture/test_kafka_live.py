@@ -107,3 +107,40 @@ def test_capture_api_tansu_answers(live):
         captured_at=datetime.now(UTC), groups=["g-range"], timeout=10))
     assert snap.rows["members"] == []
     assert any("does not say which assignor" in w for w in snap.warnings)
+
+
+@pytest.mark.spark
+def test_capture_then_audit_and_real_clients_as_the_oracle(spark, live, tmp_path):
+    """`capture kafka` then `audit` exit 0. Tansu hides the members' subscriptions, so
+    members are written from what each consumer subscribed (GROUPS) with the member ids the
+    broker gave them; the audit's recomputed range / roundrobin assignment must equal what
+    every librdkafka consumer reports holding."""
+    import pandas as pd
+
+    from jobs.cli import main
+    from tests.capture.conftest import GROUPS
+    from tests.support.delta_inputs import write_inputs
+
+    out = tmp_path / "capture"
+    assert cli("kafka", "--bootstrap-servers", live["bootstrap"], "--output", str(out),
+               "--cluster", "tansu", "--snapshot", "s1", "--timeout", "10") == 0
+    tables = {n: str(out / n) for n in ("queues", "members", "offsets", "observed")}
+    assert main(["audit", *[f"--{n}={p}" for n, p in tables.items()],
+                 "--output", str(tmp_path / "audit"), "--engine", "offline"]) == 0
+
+    members = pd.DataFrame([
+        {"snapshot_id": "s1", "cluster": "tansu", "consumer_group": group,
+         "client_id": c.memberid(), "topic": topic, "strategy": GROUPS[group][0]}
+        for group, consumers in live["consumers"].items() for c in consumers
+        for topic in GROUPS[group][1]])
+    paths = write_inputs(spark, tmp_path / "known", members=members)
+    audited = tmp_path / "audit-known"
+    assert main(["audit", "--queues", tables["queues"], "--members", paths["members"],
+                 "--offsets", tables["offsets"], "--output", str(audited),
+                 "--engine", "offline"]) == 0
+    rows = DeltaTable(str(audited / "assignments")).to_pandas()
+    assert set(rows.status) == {"OK"}
+    recomputed: dict[str, list] = {}
+    for r in rows.itertuples():
+        recomputed.setdefault(r.client_id, []).append((r.topic, r.queue_id))
+    assert {k: sorted(v) for k, v in recomputed.items()} == live["assignments"]
