@@ -66,6 +66,10 @@ if [[ "${1:-}" == "capture" ]]; then
   shift
   PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m capture.cli "$@"
 fi
+# report (report.html from Delta outputs, read with delta-rs) needs no Spark either.
+if [[ "${1:-}" == "report" ]]; then
+  PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "$@"
+fi
 
 # 2. Split the arguments: spark-submit options vs the job's.
 spark_args=()

@@ -1,4 +1,5 @@
-"""Command line: `spark-submit.sh audit [flags]` (or `python -m jobs.cli audit`).
+"""Command line: `spark-submit.sh audit [flags]` (or `python -m jobs.cli audit`), and
+`report` (report.html from an output root, no Spark).
 
 Exit codes: 0 the run succeeded; 2 a user mistake (config, input table, storage) with a
 message saying what to fix; 1 an unexpected failure (a bug: the traceback is printed).
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     from capture.cli import add_capture_parser
 
     add_capture_parser(sub)
+    from reports.html.command import add_report_parser
+
+    add_report_parser(sub)
     return parser
 
 
@@ -73,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from capture.cli import run_capture
 
         return run_capture(args)
+    if args.job == "report":
+        from reports.html.command import run_report
+
+        return run_report(args)
     from jobs.config import ConfigError, load_config
     from jobs.inputs import InputError
     from jobs.preflight import check_output_root

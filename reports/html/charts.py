@@ -1,0 +1,124 @@
+"""The report's charts as plotly figures, each rendered to a <div> without plotly's JS
+(the page inlines that once: `plotly_js`).
+
+Every user string (client ids, topics, cluster names) is HTML-escaped before it reaches
+plotly: plotly renders a small HTML subset (<b>, <a href>, <br>) in labels and decodes
+entities back to characters, so escaped text shows as written and never as markup.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+CONFIG = {"displaylogo": False, "responsive": True,
+          "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+MARGIN = {"l": 60, "r": 60, "t": 50, "b": 80}
+
+
+def esc(value: object) -> str:
+    """Escaped for plotly text (which decodes &amp; &lt; &gt; but not &quot;: quotes stay,
+    they are safe inside plotly's JSON)."""
+    return html.escape("" if value is None else str(value), quote=False)
+
+
+def plotly_js() -> str:
+    """plotly.js itself, to inline once per page (the file must open without network)."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def to_div(fig: go.Figure, div_id: str) -> str:
+    return pio.to_html(fig, include_plotlyjs=False, full_html=False, config=CONFIG,
+                       div_id=div_id, validate=False)
+
+
+def topic_counts(value: object) -> dict[str, int]:
+    """queues_by_topic as a dict, however Arrow handed the map over (dict, or a list of
+    (key, value) pairs / {key, value} structs)."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return {}
+    if isinstance(value, dict):
+        items: Iterable = value.items()
+    else:
+        items = ((p["key"], p["value"]) if isinstance(p, dict) else (p[0], p[1])
+                 for p in value)
+    return {str(k): int(v or 0) for k, v in items}
+
+
+def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
+    """Queues per client stacked by topic; lag per client on a second axis when known."""
+    load = load.sort_values("client_id", kind="stable")
+    clients = [esc(c) for c in load["client_id"]]
+    per_client = [topic_counts(v) for v in load.get("queues_by_topic", [None] * len(load))]
+    topics = sorted({t for counts in per_client for t in counts})
+    fig = go.Figure()
+    for topic in topics:
+        fig.add_trace(go.Bar(x=clients, y=[c.get(topic, 0) for c in per_client],
+                             name=esc(topic), yaxis="y"))
+    lag = pd.to_numeric(load["lag"], errors="coerce") if "lag" in load.columns else None
+    has_lag = lag is not None and lag.notna().any()
+    if has_lag:
+        fig.add_trace(go.Scatter(x=clients, y=lag.tolist(), name="lag (messages)",
+                                 mode="markers", yaxis="y2",
+                                 marker={"symbol": "diamond", "size": 9, "color": "#222"}))
+    fig.update_layout(
+        title={"text": title, "font": {"size": 14}}, barmode="stack", height=360,
+        margin=MARGIN, legend={"orientation": "h", "y": -0.3},
+        xaxis={"title": "client", "type": "category", "automargin": True},
+        yaxis={"title": "queues", "rangemode": "tozero"},
+    )
+    if has_lag:
+        fig.update_layout(yaxis2={"title": "lag", "overlaying": "y", "side": "right",
+                                  "tickformat": "~s",
+                                  "rangemode": "tozero", "showgrid": False})
+    return fig
+
+
+def skew_histogram(skews: pd.Series) -> go.Figure:
+    """How many groups sit how far above their pooled balance."""
+    values = pd.to_numeric(skews, errors="coerce").dropna()
+    fig = go.Figure(go.Histogram(x=values.tolist(), marker={"color": "#4c78a8"},
+                                 xbins={"size": 1}))
+    fig.update_layout(
+        title={"text": f"Skew across {len(values)} group(s): max queues per client minus "
+                       "the pooled max", "font": {"size": 14}},
+        height=320, margin=MARGIN, bargap=0.1,
+        xaxis={"title": "skew (queues)", "dtick": 1 if values.max(initial=0) <= 20 else None},
+        yaxis={"title": "groups"},
+    )
+    return fig
+
+
+def churn_timeline(churn: pd.DataFrame) -> go.Figure:
+    """Queues moved per snapshot, one line per cluster, in capture order."""
+    fig = go.Figure()
+    if not churn.empty:
+        moved = (churn.assign(queues_moved=pd.to_numeric(churn["queues_moved"],
+                                                         errors="coerce").fillna(0))
+                 .groupby(["cluster", "snapshot_id", "captured_at"], dropna=False)
+                 ["queues_moved"].sum().reset_index()
+                 .sort_values(["cluster", "captured_at", "snapshot_id"], na_position="first"))
+        by_time = moved["captured_at"].notna().all()
+        for cluster, rows in moved.groupby("cluster", dropna=False, sort=True):
+            snapshots = [esc(s) for s in rows["snapshot_id"]]
+            fig.add_trace(go.Scatter(
+                x=rows["captured_at"].tolist() if by_time else snapshots,
+                y=rows["queues_moved"].tolist(), mode="lines+markers", name=esc(cluster),
+                customdata=snapshots,
+                hovertemplate="snapshot %{customdata}<br>%{y} queue(s) moved"
+                              "<extra>%{fullData.name}</extra>"))
+        fig.update_layout(xaxis={"title": "captured at" if by_time else "snapshot",
+                                 "type": "date" if by_time else "category"})
+    fig.update_layout(
+        title={"text": "Queues moved per snapshot (rebalance churn), per cluster",
+               "font": {"size": 14}},
+        height=320, margin=MARGIN, xaxis={"automargin": True},
+        yaxis={"title": "queues moved", "rangemode": "tozero"},
+    )
+    return fig

@@ -1,0 +1,43 @@
+"""`spark-submit.sh report`: render report.html again from any run's Delta outputs.
+
+Reads with delta-rs only (no Spark, no JVM): seconds, and it works where Java is absent."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_OK, EXIT_USER = 0, 2
+
+
+def add_report_parser(sub) -> argparse.ArgumentParser:
+    report = sub.add_parser(
+        "report", help="render report.html from an output root (no Spark needed)",
+        description="Render the self-contained report.html (charts inlined, opens without "
+                    "network) from the Delta tables of an audit's output root. Default: "
+                    "the latest complete snapshot of each cluster in the runs table.",
+    )
+    report.add_argument("--output", required=True, metavar="DIR",
+                        help="output root of an audit run (holds runs, group_balance, ...)")
+    report.add_argument("--snapshot", metavar="ID", action="append", dest="snapshots",
+                        help="show this snapshot (repeatable); default: latest per cluster")
+    report.add_argument("--group", metavar="G", action="append", dest="groups",
+                        help="show only this consumer group (repeatable), findings or not")
+    report.add_argument("--html", metavar="PATH",
+                        help="where to write the page (default: DIR/report.html)")
+    report.add_argument("--top", type=int, metavar="N",
+                        help="groups needing attention to show (default 25)")
+    return report
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from reports.html import write_report
+    from reports.html.data import NoOutputError
+
+    try:
+        path = write_report(args.output, args.html, args.snapshots, args.groups, args.top)
+    except NoOutputError as exc:
+        print(f"rebalance-audit: error: {exc}", file=sys.stderr)
+        return EXIT_USER
+    print(path)
+    return EXIT_OK

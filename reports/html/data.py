@@ -1,0 +1,124 @@
+"""What the report shows, read from a run's Delta outputs with delta-rs (no Spark, no JVM:
+`report` takes seconds).
+
+Only rows of complete runs count: for each snapshot the `runs` row (status COMPLETE)
+names the run whose rows every table holds; rows of any other run_id (a run that died
+part-way) are left out, as docs/SPEC.md's dashboard query does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+RUNS = "runs"
+COMPLETE = "COMPLETE"
+TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if")
+
+
+class NoOutputError(Exception):
+    """The output root holds no complete run to report on (a user mistake: exit 2)."""
+
+
+@dataclass
+class ReportData:
+    """The frames one report is built from; any of them may be empty."""
+
+    output: str
+    runs: pd.DataFrame  # the complete runs rows of the shown snapshots
+    group_balance: pd.DataFrame  # shown snapshots
+    consumer_load: pd.DataFrame  # shown snapshots
+    churn: pd.DataFrame  # every complete snapshot: the timeline is history
+    drift: pd.DataFrame | None = None  # None: the run had no observed input
+    what_if: pd.DataFrame | None = None  # None: no what_if table in the output
+    groups: list[str] = field(default_factory=list)  # --group filter, empty = all
+
+
+def table_path(output: str, name: str) -> str:
+    return os.path.join(output, name)
+
+
+def has_table(output: str, name: str) -> bool:
+    """A Delta table with at least one commit (delta-rs would raise otherwise)."""
+    log = os.path.join(output, name, "_delta_log")
+    return os.path.isdir(log) and any(f.endswith(".json") or f.endswith(".parquet")
+                                      for f in os.listdir(log))
+
+
+def read_table(output: str, name: str, snapshots: Sequence[str] | None = None) -> pd.DataFrame:
+    """One table as pandas, limited to `snapshots` by partition pruning when given."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(table_path(output, name))
+    if snapshots is None:
+        return table.to_pandas()
+    if "snapshot_id" in table.metadata().partition_columns and snapshots:
+        return table.to_pandas(partitions=[("snapshot_id", "in", list(snapshots))])
+    frame = table.to_pandas()
+    return frame[frame["snapshot_id"].isin(list(snapshots))]
+
+
+def complete_runs(output: str) -> pd.DataFrame:
+    """The COMPLETE `runs` rows; NoOutputError when the output has none."""
+    if not has_table(output, RUNS):
+        raise NoOutputError(f"{output}: no output tables here (no '{RUNS}' Delta table); "
+                            "point --output at the output root of an audit run")
+    runs = read_table(output, RUNS)
+    runs = runs[runs["status"] == COMPLETE]
+    if runs.empty:
+        raise NoOutputError(f"{output}: the '{RUNS}' table names no complete run")
+    return runs
+
+
+def latest_per_cluster(runs: pd.DataFrame) -> list[str]:
+    """The newest complete snapshot of each cluster (by captured_at, then snapshot_id)."""
+    ordered = runs.sort_values(["captured_at", "snapshot_id"], na_position="first")
+    return sorted(set(ordered.groupby("cluster", dropna=False).tail(1)["snapshot_id"]))
+
+
+def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Rows written by the run `runs` names for their (snapshot, cluster)."""
+    if frame.empty or "run_id" not in frame.columns:
+        return frame
+    keys = runs[["snapshot_id", "cluster", "run_id"]].drop_duplicates()
+    return frame.merge(keys, on=["snapshot_id", "cluster", "run_id"], how="inner")
+
+
+def load(output: str, snapshots: Sequence[str] | None = None,
+         groups: Sequence[str] | None = None) -> ReportData:
+    """Read what the report needs. Default snapshots: the latest per cluster in `runs`."""
+    output = output.rstrip("/") or "/"
+    all_runs = complete_runs(output)
+    if snapshots:
+        unknown = sorted(set(snapshots) - set(all_runs["snapshot_id"]))
+        if unknown:
+            raise NoOutputError(f"{output}: no complete run of snapshot(s) "
+                                f"{', '.join(unknown)}")
+        shown = sorted(set(snapshots))
+    else:
+        shown = latest_per_cluster(all_runs)
+    runs = all_runs[all_runs["snapshot_id"].isin(shown)]
+
+    def rows(name: str, only: Sequence[str] | None = shown) -> pd.DataFrame | None:
+        if not has_table(output, name):
+            return None
+        frame = of_complete_runs(read_table(output, name, only), all_runs)
+        if groups and "consumer_group" in frame.columns:
+            frame = frame[frame["consumer_group"].isin(list(groups))]
+        return frame.reset_index(drop=True)
+
+    empty = pd.DataFrame()
+    return ReportData(
+        output=output, runs=runs.reset_index(drop=True),
+        group_balance=_or(rows("group_balance"), empty),
+        consumer_load=_or(rows("consumer_load"), empty),
+        churn=_or(rows("rebalance_churn", None), empty),
+        drift=rows("drift"), what_if=rows("what_if"), groups=list(groups or []),
+    )
+
+
+def _or(frame: pd.DataFrame | None, default: pd.DataFrame) -> pd.DataFrame:
+    return default if frame is None else frame

@@ -1,0 +1,216 @@
+"""report.html from a ReportData: one self-contained page (plotly.js inlined once, no
+network needed to open it). Every value from the tables passes through `esc`."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import pandas as pd
+
+from reports.html import charts
+from reports.html.data import ReportData
+from reports.html.select import DEFAULT_TOP, SEVERITY_WEIGHTS, groups_needing_attention
+
+
+def esc(value: object) -> str:
+    """Escaped for HTML text and attribute values."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+GROUP_KEYS = ["snapshot_id", "cluster", "consumer_group"]
+WHAT_IF_COLUMNS = ["candidate", "clients", "strategy", "virtual_nodes", "split_by_topic",
+                   "max_queues", "min_queues", "idle_clients", "skew", "queues_moved",
+                   "estimated_duplicates", "is_current", "recommended"]
+WHAT_IF_ROWS = 15
+TOPIC_COLUMNS = ["topic", "subscribing_clients", "queues", "min_queues", "max_queues",
+                 "ideal_max", "idle_clients", "unconsumed_queues", "contended_queues",
+                 "findings"]
+RUN_COLUMNS = ["snapshot_id", "cluster", "captured_at", "run_id", "finished_at", "engine"]
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
+ max-width:1320px;padding:16px 24px;color:#1d1d1f;background:#fafafa}
+h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+h3{font-size:15px;margin:0 0 6px}section.group{background:#fff;border:1px solid #e2e2e2;
+ border-radius:6px;padding:12px 16px;margin:14px 0}
+table{border-collapse:collapse;font-size:12px;margin:6px 0}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f0f0f0}
+td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{background:#e8f7e8;
+ font-weight:600}.finding{display:inline-block;background:#fde8e8;color:#9b1c1c;
+ border-radius:3px;padding:1px 6px;margin:0 4px 2px 0;font-size:12px}
+.muted{color:#666;font-size:12px}.rec{background:#fffbe6;border-left:3px solid #e0b400;
+ padding:6px 10px;margin:6px 0;font-size:13px}nav a{margin-right:10px;font-size:13px}
+"""
+
+
+def fmt(value: object) -> str:
+    """A table cell: escaped, numbers trimmed, missing as a dash."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}"
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else value
+        return esc(", ".join(str(v) for v in items)) if len(items) else "—"
+    if value is pd.NaT:
+        return "—"
+    try:
+        if pd.isna(value):
+            return "—"
+    except (TypeError, ValueError):
+        pass
+    return esc(value)
+
+
+def html_table(frame: pd.DataFrame, columns: Sequence[str],
+               row_class: Callable[[pd.Series], str] | None = None) -> str:
+    """An escaped <table> of `columns` (those the frame has); text columns left-aligned."""
+    cols = [c for c in columns if c in frame.columns]
+    numeric = {c for c in cols if pd.api.types.is_numeric_dtype(frame[c])
+               and not pd.api.types.is_bool_dtype(frame[c])}
+
+    def cls(c: str) -> str:
+        return "" if c in numeric else ' class="t"'
+
+    head = "".join(f"<th{cls(c)}>{esc(c)}</th>" for c in cols)
+    body = []
+    for _, row in frame.iterrows():
+        klass = row_class(row) if row_class else ""
+        cells = "".join(f"<td{cls(c)}>{fmt(row[c])}</td>" for c in cols)
+        body.append(f'<tr class="{esc(klass)}">{cells}</tr>' if klass else f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _of(frame: pd.DataFrame | None, key: pd.Series) -> pd.DataFrame:
+    """Rows of `frame` for one group's (snapshot, cluster, group)."""
+    if frame is None or frame.empty:
+        return pd.DataFrame()
+    mask = pd.Series(True, index=frame.index)
+    for k in GROUP_KEYS:
+        mask &= frame[k] == key[k]
+    return frame[mask]
+
+
+def header(data: ReportData, generated: datetime) -> str:
+    runs = data.runs.sort_values(["cluster", "captured_at", "snapshot_id"])
+    scope = (f"; groups: {esc(', '.join(data.groups))}" if data.groups else "")
+    return (f"<h1>rebalance-audit report</h1>"
+            f'<p class="muted">output {esc(data.output)} · generated '
+            f"{esc(generated.strftime('%Y-%m-%d %H:%M:%S UTC'))} · "
+            f"{runs['snapshot_id'].nunique()} snapshot(s), run(s) "
+            f"{esc(', '.join(sorted(set(runs['run_id']))))}{scope}</p>"
+            + html_table(runs, RUN_COLUMNS))
+
+
+def drift_section(drift: pd.DataFrame | None) -> str:
+    """Drifting queues per group and kind, when the run had an observed input."""
+    if drift is None or drift.empty:
+        return ""
+    counts = (drift.groupby(["cluster", "consumer_group", "kind"], dropna=False).size()
+              .unstack("kind", fill_value=0))
+    counts.insert(0, "drifting_queues", counts.sum(axis=1))
+    counts = counts.sort_values("drifting_queues", ascending=False).reset_index()
+    return ('<h2 id="drift">Drift: observed holders vs the recomputed assignment</h2>'
+            + html_table(counts, list(counts.columns)))
+
+
+def _what_if(data: ReportData, key: pd.Series) -> str:
+    if data.what_if is None:
+        return ""
+    rows = _of(data.what_if, key)
+    if rows.empty:
+        return '<p class="muted">No what-if candidates for this group.</p>'
+    order = [c for c in ("is_current", "recommended") if c in rows.columns]
+    rank = rows.assign(**{f"_{c}": rows[c].fillna(False).astype(bool) for c in order})
+    sort = [f"_{c}" for c in order] + [c for c in ("skew", "max_queues", "queues_moved")
+                                       if c in rows.columns]
+    rank = rank.sort_values(sort, ascending=[False] * len(order) + [True] * (len(sort)
+                                                                            - len(order)))
+    more = len(rank) - WHAT_IF_ROWS
+
+    def klass(row: pd.Series) -> str:
+        if bool(row.get("recommended") is True):
+            return "recommended"
+        return "current" if bool(row.get("is_current") is True) else ""
+
+    table = html_table(rank.head(WHAT_IF_ROWS), WHAT_IF_COLUMNS, klass)
+    tail = f'<p class="muted">{more} more candidate(s) in the what_if table.</p>' \
+        if more > 0 else ""
+    return f"<h4>What if</h4>{table}{tail}"
+
+
+def group_section(data: ReportData, row: pd.Series, index: int) -> str:
+    """One group: figures, findings, recommendation, per-topic rows, chart, what-if."""
+    title = (f"{esc(row['cluster'])} / {esc(row['consumer_group'])} "
+             f"@ {esc(row['snapshot_id'])}")
+    parts = [f'<section class="group" id="g{index}"><h3>{index}. {title}</h3>']
+    figures = ", ".join(f"{fmt(row.get(c))} {c.replace('_', ' ')}"
+                        for c in ("clients", "queues", "max_queues", "pooled_max", "skew",
+                                  "idle_clients", "unconsumed_queues", "contended_queues")
+                        if c in row.index)
+    parts.append(f'<p class="muted">{figures} · severity {fmt(float(row["severity"]))}</p>')
+    findings = row.get("findings")
+    if findings is not None and len(findings):
+        parts.append("<div>" + "".join(f'<span class="finding">{esc(f)}</span>'
+                                       for f in findings) + "</div>")
+    if row.get("recommendation") is not None and not pd.isna(row.get("recommendation")):
+        parts.append(f'<div class="rec">{esc(row["recommendation"])}</div>')
+    topics = _of(data.group_balance, row)
+    topics = topics[topics["topic"].notna()] if not topics.empty else topics
+    if not topics.empty:
+        parts.append(html_table(topics.sort_values("topic"), TOPIC_COLUMNS))
+    load = _of(data.consumer_load, row)
+    if not load.empty:
+        fig = charts.client_load_figure(load, "Queues per client by topic"
+                                        + (" and lag" if "lag" in load.columns
+                                           and load["lag"].notna().any() else ""))
+        parts.append(charts.to_div(fig, f"load-{index}"))
+    parts.append(_what_if(data, row))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render(data: ReportData, top: int = DEFAULT_TOP,
+           generated: datetime | None = None) -> str:
+    """The whole page as a string."""
+    generated = generated or datetime.now(UTC)
+    worst = groups_needing_attention(data.group_balance, top, everything=bool(data.groups))
+    weights = " + ".join(f"{w} × {c.replace('_', ' ')}" for c, w in SEVERITY_WEIGHTS.items())
+    body = [header(data, generated)]
+    body.append('<nav><a href="#attention">groups needing attention</a>'
+                '<a href="#skew">skew</a><a href="#churn">churn</a>'
+                + ('<a href="#drift">drift</a>' if data.drift is not None
+                   and not data.drift.empty else "") + "</nav>")
+    body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
+                f'first</h2><p class="muted">severity = {esc(weights)}</p>')
+    if worst.empty:
+        body.append("<p>No group has findings: every shown group is balanced.</p>")
+    for i, (_, row) in enumerate(worst.iterrows(), start=1):
+        body.append(group_section(data, row, i))
+    body.append('<h2 id="skew">Distribution of skew</h2>')
+    whole = data.group_balance
+    skews = (whole[whole["topic"].isna()]["skew"] if not whole.empty
+             and "skew" in whole.columns else pd.Series(dtype=float))
+    if skews.notna().any():
+        body.append(charts.to_div(charts.skew_histogram(skews), "skew"))
+    else:
+        body.append("<p>No group has a skew figure.</p>")
+    body.append('<h2 id="churn">Churn timeline</h2>')
+    if not data.churn.empty and "queues_moved" in data.churn.columns:
+        body.append(charts.to_div(charts.churn_timeline(data.churn), "churn"))
+    else:
+        body.append("<p>No churn rows: a cluster needs two audited snapshots.</p>")
+    body.append(drift_section(data.drift))
+    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            "<title>rebalance-audit report</title>"
+            f"<style>{STYLE}</style>"
+            f'<script type="text/javascript">{charts.plotly_js()}</script>'
+            f"</head><body>{''.join(body)}</body></html>")

@@ -1,0 +1,64 @@
+"""Which groups the report shows, and in what order (pandas twins of the run summary's
+choice in jobs/audit.py `_worst_groups`, with the weights named)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+# One contended queue (two clients consume it: duplicates) outweighs any number of
+# unconsumed queues (lag grows, nothing lost), which outweigh skew, which outweighs an
+# idle client (wasted, harmless). The same order as the console summary's worst groups.
+SEVERITY_WEIGHTS: Mapping[str, int] = {
+    "contended_queues": 1000,
+    "unconsumed_queues": 100,
+    "skew": 10,
+    "idle_clients": 1,
+}
+DEFAULT_TOP = 25
+
+
+def whole_group_rows(balance: pd.DataFrame) -> pd.DataFrame:
+    """group_balance rows with a null topic: one per group per snapshot."""
+    if balance.empty or "topic" not in balance.columns:
+        return balance
+    return balance[balance["topic"].isna()]
+
+
+def severity(rows: pd.DataFrame) -> pd.Series:
+    """The weighted sum of SEVERITY_WEIGHTS (missing or null figures count 0)."""
+    total = pd.Series(0.0, index=rows.index)
+    for column, weight in SEVERITY_WEIGHTS.items():
+        if column in rows.columns:
+            total += pd.to_numeric(rows[column], errors="coerce").fillna(0) * weight
+    return total
+
+
+def has_findings(rows: pd.DataFrame) -> pd.Series:
+    if "findings" not in rows.columns:
+        return pd.Series(False, index=rows.index)
+    return rows["findings"].map(lambda f: f is not None and len(f) > 0)
+
+
+def latest_per_group(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each (cluster, group) at its latest shown snapshot."""
+    if rows.empty:
+        return rows
+    ordered = rows.sort_values(["captured_at", "snapshot_id"], na_position="first")
+    return ordered.groupby(["cluster", "consumer_group"], dropna=False).tail(1)
+
+
+def groups_needing_attention(balance: pd.DataFrame, top: int = DEFAULT_TOP,
+                             everything: bool = False) -> pd.DataFrame:
+    """Whole-group rows with findings (all rows when `everything`, e.g. one --group
+    asked for by name), worst first, at most `top`."""
+    rows = latest_per_group(whole_group_rows(balance))
+    if rows.empty:
+        return rows
+    if not everything:
+        rows = rows[has_findings(rows)]
+    rows = rows.assign(severity=severity(rows))
+    rows = rows.sort_values(["severity", "snapshot_id", "cluster", "consumer_group"],
+                            ascending=[False, True, True, True], kind="stable")
+    return rows.head(top).reset_index(drop=True)
