@@ -299,6 +299,12 @@ def run(config: AuditConfig, spark: SparkSession | None = None, log=print,
         result = _run(config, spark, store, output, run_id, started_at, started_clock, steps,
                       persist, log)
         result.timings["total"] = time.perf_counter() - t0
+        try:  # report.html is a view of the published tables: it never fails the run
+            from reports.html import write_report
+
+            result.report = write_report(output, snapshots=result.snapshots or None)
+        except Exception as exc:
+            log(f"warning: report.html not written: {type(exc).__name__}: {exc}")
         return result
     finally:
         spark.sparkContext.setJobDescription(None)
