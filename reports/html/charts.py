@@ -89,7 +89,8 @@ def skew_histogram(skews: pd.Series) -> go.Figure:
         title={"text": f"Skew across {len(values)} group(s): max queues per client minus "
                        "the pooled max", "font": {"size": 14}},
         height=320, margin=MARGIN, bargap=0.1,
-        xaxis={"title": "skew (queues)", "dtick": 1 if values.max(initial=0) <= 20 else None},
+        xaxis={"title": "skew (queues)",
+               "dtick": 1 if values.empty or values.max() <= 20 else None},
         yaxis={"title": "groups"},
     )
     return fig

@@ -56,7 +56,7 @@ def read_table(output: str, name: str, snapshots: Sequence[str] | None = None) -
     if snapshots is None:
         return table.to_pandas()
     if "snapshot_id" in table.metadata().partition_columns and snapshots:
-        return table.to_pandas(partitions=[("snapshot_id", "in", list(snapshots))])
+        return table.to_pandas(filters=[("snapshot_id", "in", list(snapshots))])
     frame = table.to_pandas()
     return frame[frame["snapshot_id"].isin(list(snapshots))]
 

@@ -1,0 +1,79 @@
+"""`report` end to end on Delta tables written by delta-rs: no Spark, no JVM."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.cli import main
+from tests.report import frames
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def output(tmp_path) -> str:
+    return frames.write_outputs(str(tmp_path / "out"))
+
+
+def titles(path: str) -> list[str]:
+    page = Path(path).read_text(encoding="utf-8")
+    return re.findall(r"<h3>\d+\. c1 / (.*?) @ (s\d)</h3>", page)
+
+
+def test_report_defaults_to_the_latest_snapshot_of_complete_runs(output, capsys):
+    assert main(["report", "--output", output]) == 0
+    path = capsys.readouterr().out.strip()
+    assert path == os.path.join(output, "report.html")
+    shown = titles(path)
+    assert [g for g, _ in shown][1:] == ["g-skew", "g-idle"]
+    assert {s for _, s in shown} == {"s2"}  # g-old (s1) not shown by default
+    page = Path(path).read_text(encoding="utf-8")
+    assert "g-ghost" not in page  # a killed run's row: not the run `runs` names
+    assert "<h4>What if</h4>" in page and 'id="drift"' in page
+
+
+def test_snapshot_group_and_html_flags(output, tmp_path, capsys):
+    target = str(tmp_path / "elsewhere" / "r.html")
+    assert main(["report", "--output", output, "--snapshot", "s1", "--html", target]) == 0
+    assert capsys.readouterr().out.strip() == target
+    assert titles(target) == [("g-old", "s1")]
+    assert main(["report", "--output", output, "--group", "g-ok", "--html", target]) == 0
+    assert titles(target) == [("g-ok", "s2")]  # asked for by name: shown without findings
+
+
+def test_without_what_if_and_drift_tables(tmp_path, capsys):
+    out = frames.write_outputs(str(tmp_path / "bare"), with_drift=False, with_what_if=False)
+    assert main(["report", "--output", out]) == 0
+    page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
+    assert "What if" not in page and 'id="drift"' not in page
+
+
+def test_no_output_tables_is_a_user_error(tmp_path, capsys):
+    assert main(["report", "--output", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no output tables" in err and str(tmp_path) in err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_unknown_snapshot_is_a_user_error(output, capsys):
+    assert main(["report", "--output", output, "--snapshot", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_spark_submit_sh_routes_report_without_spark(output):
+    env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable,
+           "SPARK_HOME": "/nonexistent", "JAVA_HOME": "/nonexistent"}
+    done = subprocess.run(["bash", str(ROOT / "spark-submit.sh"), "report", "--output", output],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == os.path.join(output, "report.html")
+    missing = subprocess.run(["bash", str(ROOT / "spark-submit.sh"), "report", "--output",
+                              os.path.dirname(output) + "/none"],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert missing.returncode == 2 and "no output tables" in missing.stderr

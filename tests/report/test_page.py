@@ -1,0 +1,112 @@
+"""The HTML builder on small pandas frames: escaping, order, absent tables, empty output."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from reports.html.charts import topic_counts
+from reports.html.data import ReportData, of_complete_runs
+from reports.html.page import render
+from reports.html.select import SEVERITY_WEIGHTS, groups_needing_attention, severity
+from tests.report import frames
+
+
+def data(**overrides) -> ReportData:
+    runs = frames.runs()
+    shown = runs[runs["snapshot_id"] == "s2"]
+    balance = of_complete_runs(frames.group_balance(), runs)
+    base = {"output": "/out/<root>", "runs": shown,
+            "group_balance": balance[balance["snapshot_id"] == "s2"],
+            "consumer_load": frames.consumer_load(), "churn": frames.churn(),
+            "drift": frames.drift(), "what_if": frames.what_if()}
+    return ReportData(**{**base, **overrides})
+
+
+def body(page: str) -> str:
+    """The page without the inlined plotly.js (whose source holds '<script' literals)."""
+    return page[page.index("</head>"):]
+
+
+def test_user_strings_are_escaped_everywhere():
+    page = body(render(data()))
+    assert "<script>alert" not in page
+    assert "<img src=x" not in page
+    assert "<t2>" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;" in page  # HTML text
+    assert "/out/&lt;root&gt;" in page
+    assert len(re.findall(r"<script\b", page)) == len(re.findall(r"</script>", page))
+
+
+def test_groups_worst_first_with_findings_only():
+    page = body(render(data()))
+    titles = re.findall(r"<h3>\d+\. c1 / (.*?) @ s2</h3>", page)
+    assert titles == ["&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;", "g-skew",
+                      "g-idle"]
+    assert "g-ok" not in page.split('id="skew"')[0]
+
+
+def test_severity_uses_the_named_weights():
+    rows = pd.DataFrame([{"contended_queues": 1, "unconsumed_queues": 2, "skew": None,
+                          "idle_clients": 3}])
+    assert severity(rows).iloc[0] == (SEVERITY_WEIGHTS["contended_queues"]
+                                      + 2 * SEVERITY_WEIGHTS["unconsumed_queues"]
+                                      + 3 * SEVERITY_WEIGHTS["idle_clients"])
+
+
+def test_latest_snapshot_of_each_group_is_ranked():
+    balance = pd.DataFrame([frames.balance_row("s1", "g", None, skew=9, findings=["A"],
+                                               captured_at=frames.T1),
+                            frames.balance_row("s2", "g", None, skew=1, findings=["A"])])
+    worst = groups_needing_attention(balance)
+    assert worst["snapshot_id"].tolist() == ["s2"]
+
+
+def test_what_if_table_highlights_current_and_recommended():
+    page = body(render(data()))
+    section = page.split("<h3>2. c1 / g-skew")[1].split("</section>")[0]
+    assert "<h4>What if</h4>" in section
+    assert '<tr class="current">' in section and '<tr class="recommended">' in section
+    assert section.index('class="current"') < section.index("CONSISTENT_HASH")
+
+
+def test_absent_what_if_and_drift_omit_their_sections():
+    page = body(render(data(what_if=None, drift=None)))
+    assert "What if" not in page
+    assert 'id="drift"' not in page
+    assert 'href="#drift"' not in page
+
+
+def test_drift_counts_per_group():
+    page = body(render(data()))
+    drift = page.split('id="drift"')[1]
+    assert re.search(r"<td class=\"t\">g-skew</td><td>3</td><td>1</td><td>2</td>", drift)
+
+
+def test_empty_outputs_render_a_page_saying_so():
+    empty = pd.DataFrame()
+    page = render(data(group_balance=empty, consumer_load=empty, churn=empty, drift=None,
+                       what_if=None))
+    assert "No group has findings" in page
+    assert "No group has a skew figure" in page
+    assert "No churn rows" in page
+
+
+def test_plotly_js_is_inlined_once_and_nothing_is_fetched():
+    page = render(data())
+    assert page.count("plotly.js v") == 1
+    rest = page.split("</head>")[1]
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    assert "cdn.plot.ly" not in rest
+    assert len(re.findall(r'class="plotly-graph-div"', rest)) == 5  # 3 groups, skew, churn
+
+
+@pytest.mark.parametrize("value", [
+    {"t1": 2, "t2": 1}, [("t1", 2), ("t2", 1)], [{"key": "t1", "value": 2},
+                                                 {"key": "t2", "value": 1}],
+])
+def test_queues_by_topic_in_any_arrow_shape(value):
+    assert topic_counts(value) == {"t1": 2, "t2": 1}
+    assert topic_counts(None) == {}
