@@ -199,12 +199,12 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     skews = (whole[whole["topic"].isna()]["skew"] if not whole.empty
              and "skew" in whole.columns else pd.Series(dtype=float))
     if skews.notna().any():
-        body.append(charts.to_div(charts.skew_histogram(skews), "skew"))
+        body.append(charts.to_div(charts.skew_histogram(skews), "skew-chart"))
     else:
         body.append("<p>No group has a skew figure.</p>")
     body.append('<h2 id="churn">Churn timeline</h2>')
     if not data.churn.empty and "queues_moved" in data.churn.columns:
-        body.append(charts.to_div(charts.churn_timeline(data.churn), "churn"))
+        body.append(charts.to_div(charts.churn_timeline(data.churn), "churn-chart"))
     else:
         body.append("<p>No churn rows: a cluster needs two audited snapshots.</p>")
     body.append(drift_section(data.drift))

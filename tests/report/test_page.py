@@ -110,3 +110,9 @@ def test_plotly_js_is_inlined_once_and_nothing_is_fetched():
 def test_queues_by_topic_in_any_arrow_shape(value):
     assert topic_counts(value) == {"t1": 2, "t2": 1}
     assert topic_counts(None) == {}
+
+
+def test_element_ids_are_unique():
+    """plotly draws into getElementById(div_id): a heading with the same id steals it."""
+    ids = re.findall(r'\sid="([^"]+)"', body(render(data())))
+    assert len(ids) == len(set(ids))

@@ -1,0 +1,42 @@
+"""report.html in a real browser: headless Chromium renders every chart with no console
+message, and a screenshot is taken (skipped with a message where Chromium is absent)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reports.html import write_report
+from tests.report import browser, frames
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not browser.available(),
+                       reason=f"no browser at {browser.CHROMIUM}: `apt-get install -y "
+                              "chromium` (Debian) to run the report's browser test"),
+]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_console_check_catches_a_broken_page(tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text("<html><body><script>console.error('boom');nope();</script></body></html>")
+    seen = browser.render(str(page)).console
+    assert any("boom" in m for m in seen)
+    assert any("Uncaught ReferenceError" in m for m in seen)
+
+
+def test_report_renders_every_chart_without_console_messages(tmp_path):
+    path = write_report(frames.write_outputs(str(tmp_path / "out")))
+    shot = tmp_path / "report.png"
+    rendered = browser.render(path, screenshot=str(shot))
+    assert rendered.console == [], rendered.console
+    assert "Uncaught" not in rendered.stderr
+    plots = re.findall(r'<div[^>]*class="[^"]*js-plotly-plot', rendered.dom)
+    assert len(plots) == 5  # 3 groups needing attention, skew histogram, churn timeline
+    assert rendered.dom.count('class="main-svg"') >= 2 * len(plots)
+    assert rendered.dom.count('class="point"') >= 3  # bars drawn, not only axes
+    assert "<script>alert" not in rendered.dom.split("</head>")[1]
+    data = shot.read_bytes()
+    assert data.startswith(PNG) and len(data) > 20_000
