@@ -74,9 +74,11 @@ def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
         yaxis={"title": "queues", "rangemode": "tozero"},
     )
     if has_lag:
-        fig.update_layout(yaxis2={"title": "lag", "overlaying": "y", "side": "right",
-                                  "tickformat": "~s",
-                                  "rangemode": "tozero", "showgrid": False})
+        top = float(lag.max()) * 1.1 or 1.0
+        fig.update_layout(yaxis2={"title": "lag (messages)", "overlaying": "y",
+                                  "side": "right", "tickmode": "auto", "nticks": 6,
+                                  "tickformat": ".3~s", "range": [0, top],
+                                  "showgrid": False})
     return fig
 
 
@@ -86,10 +88,9 @@ def skew_histogram(skews: pd.Series) -> go.Figure:
     fig = go.Figure(go.Histogram(x=values.tolist(), marker={"color": "#4c78a8"},
                                  xbins={"size": 1}))
     fig.update_layout(
-        title={"text": f"Skew across {len(values)} group(s): max queues per client minus "
-                       "the pooled max", "font": {"size": 14}},
+        title={"text": f"{len(values)} group(s) by skew", "font": {"size": 14}},
         height=320, margin=MARGIN, bargap=0.1,
-        xaxis={"title": "skew (queues)",
+        xaxis={"title": "skew: max queues per client minus the pooled max",
                "dtick": 1 if values.empty or values.max() <= 20 else None},
         yaxis={"title": "groups"},
     )
@@ -117,7 +118,7 @@ def churn_timeline(churn: pd.DataFrame) -> go.Figure:
         fig.update_layout(xaxis={"title": "captured at" if by_time else "snapshot",
                                  "type": "date" if by_time else "category"})
     fig.update_layout(
-        title={"text": "Queues moved per snapshot (rebalance churn), per cluster",
+        title={"text": "Queues moved per snapshot, per cluster",
                "font": {"size": 14}},
         height=320, margin=MARGIN, xaxis={"automargin": True},
         yaxis={"title": "queues moved", "rangemode": "tozero"},

@@ -43,6 +43,7 @@ td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{bac
  border-radius:3px;padding:1px 6px;margin:0 4px 2px 0;font-size:12px}
 .muted{color:#666;font-size:12px}.rec{background:#fffbe6;border-left:3px solid #e0b400;
  padding:6px 10px;margin:6px 0;font-size:13px}nav a{margin-right:10px;font-size:13px}
+.overview{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
 """
 
 
@@ -177,6 +178,20 @@ def group_section(data: ReportData, row: pd.Series, index: int) -> str:
     return "".join(parts)
 
 
+def overview(data: ReportData) -> str:
+    """Side by side: how skew spreads over the shown groups, and churn over time."""
+    whole = data.group_balance
+    skews = (whole[whole["topic"].isna()]["skew"] if not whole.empty
+             and "skew" in whole.columns else pd.Series(dtype=float))
+    left = (charts.to_div(charts.skew_histogram(skews), "skew-chart")
+            if skews.notna().any() else "<p>No group has a skew figure.</p>")
+    right = (charts.to_div(charts.churn_timeline(data.churn), "churn-chart")
+             if not data.churn.empty and "queues_moved" in data.churn.columns
+             else "<p>No churn rows: a cluster needs two audited snapshots.</p>")
+    return (f'<div class="overview"><div><h2 id="skew">Distribution of skew</h2>{left}</div>'
+            f'<div><h2 id="churn">Churn timeline</h2>{right}</div></div>')
+
+
 def render(data: ReportData, top: int = DEFAULT_TOP,
            generated: datetime | None = None) -> str:
     """The whole page as a string."""
@@ -184,30 +199,18 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     worst = groups_needing_attention(data.group_balance, top, everything=bool(data.groups))
     weights = " + ".join(f"{w} × {c.replace('_', ' ')}" for c, w in SEVERITY_WEIGHTS.items())
     body = [header(data, generated)]
-    body.append('<nav><a href="#attention">groups needing attention</a>'
-                '<a href="#skew">skew</a><a href="#churn">churn</a>'
+    body.append('<nav><a href="#skew">skew</a><a href="#churn">churn</a>'
                 + ('<a href="#drift">drift</a>' if data.drift is not None
-                   and not data.drift.empty else "") + "</nav>")
+                   and not data.drift.empty else "")
+                + '<a href="#attention">groups needing attention</a></nav>')
+    body.append(overview(data))
+    body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')
     if worst.empty:
         body.append("<p>No group has findings: every shown group is balanced.</p>")
     for i, (_, row) in enumerate(worst.iterrows(), start=1):
         body.append(group_section(data, row, i))
-    body.append('<h2 id="skew">Distribution of skew</h2>')
-    whole = data.group_balance
-    skews = (whole[whole["topic"].isna()]["skew"] if not whole.empty
-             and "skew" in whole.columns else pd.Series(dtype=float))
-    if skews.notna().any():
-        body.append(charts.to_div(charts.skew_histogram(skews), "skew-chart"))
-    else:
-        body.append("<p>No group has a skew figure.</p>")
-    body.append('<h2 id="churn">Churn timeline</h2>')
-    if not data.churn.empty and "queues_moved" in data.churn.columns:
-        body.append(charts.to_div(charts.churn_timeline(data.churn), "churn-chart"))
-    else:
-        body.append("<p>No churn rows: a cluster needs two audited snapshots.</p>")
-    body.append(drift_section(data.drift))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             "<title>rebalance-audit report</title>"
