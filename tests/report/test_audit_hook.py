@@ -1,0 +1,52 @@
+"""The audit run writes report.html after publishing and never fails for it (the run's
+Spark work stubbed out: this checks the hook, the Spark tests check the tables)."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from types import SimpleNamespace
+
+import pytest
+
+from jobs import audit
+from jobs.config import load_config
+from reports.summary import print_summary
+from tests.report import frames
+
+
+@pytest.fixture
+def stubbed(monkeypatch):
+    """audit.run with no Spark: `_run` returns a result over tables already written."""
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(setJobDescription=lambda _: None))
+    monkeypatch.setattr(audit, "DeltaStore", lambda *_: SimpleNamespace(engine="offline"))
+
+    def run(output: str, logs: list[str]):
+        monkeypatch.setattr(audit, "_run", lambda *_: audit.RunResult(
+            "run-1", output, "offline", ["s2"], {"group_balance": f"{output}/group_balance"}))
+        return audit.run(load_config(None, output=output), spark=spark, log=logs.append)
+
+    return run
+
+
+def test_run_writes_report_html_and_the_summary_names_it(tmp_path, stubbed):
+    out = frames.write_outputs(str(tmp_path / "out"))
+    result = stubbed(out, logs := [])
+    assert result.report == os.path.join(out, "report.html")
+    assert os.path.getsize(result.report) > 0
+    assert not [m for m in logs if "warning" in m]
+    text = io.StringIO()
+    print_summary(result, text)
+    assert f"Report (open in a browser, no network needed): {result.report}" in text.getvalue()
+
+
+def test_a_report_failure_is_a_warning_not_a_failed_run(tmp_path, stubbed):
+    out = frames.write_outputs(str(tmp_path / "out"))
+    shutil.rmtree(os.path.join(out, "runs"))
+    result = stubbed(out, logs := [])
+    assert not hasattr(result, "report")
+    assert any(m.startswith("warning: report.html not written") for m in logs)
+    text = io.StringIO()
+    print_summary(result, text)
+    assert "Report (" not in text.getvalue()
