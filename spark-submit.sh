@@ -16,6 +16,8 @@ VENV="${REBALANCE_AUDIT_VENV:-$ROOT/.venv}"
 usage() {
   cat <<'EOF'
 usage: ./spark-submit.sh [spark-submit options] audit [audit options]
+       ./spark-submit.sh report --output DIR [--snapshot ID] [--group G] [--html PATH]
+                               (report.html from an audit's output; no Spark, no JVM)
 
 Audit options (./spark-submit.sh audit --help for details):
   --config YAML        settings file (conf/local.yaml, conf/cluster.yaml)

@@ -123,7 +123,7 @@ def drift_section(drift: pd.DataFrame | None) -> str:
 
 
 def _what_if(data: ReportData, key: pd.Series) -> str:
-    if data.what_if is None:
+    if data.what_if is None or data.what_if.empty:  # no table, or --what-if off
         return ""
     rows = _of(data.what_if, key)
     if rows.empty:

@@ -70,11 +70,14 @@ def test_what_if_table_highlights_current_and_recommended():
     assert "<h4>What if</h4>" in section
     assert '<tr class="current">' in section and '<tr class="recommended">' in section
     assert section.index('class="current"') < section.index("CONSISTENT_HASH")
+    other = page.split("<h3>3. c1 / g-idle")[1].split("</section>")[0]
+    assert "No what-if candidates for this group." in other
 
 
-def test_absent_what_if_and_drift_omit_their_sections():
-    page = body(render(data(what_if=None, drift=None)))
-    assert "What if" not in page
+@pytest.mark.parametrize("what_if", [None, frames.what_if().iloc[0:0]])
+def test_absent_what_if_and_drift_omit_their_sections(what_if):
+    page = body(render(data(what_if=what_if, drift=None)))
+    assert "What if" not in page and "what-if" not in page
     assert 'id="drift"' not in page
     assert 'href="#drift"' not in page
 
