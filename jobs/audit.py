@@ -104,6 +104,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     not_audited: list[str] = field(default_factory=list)
     cleaned: list[str] = field(default_factory=list)
+    report: str | None = None  # report.html, when it could be written
 
 
 def new_run_id() -> str:

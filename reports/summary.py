@@ -48,7 +48,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
               f"{c['snapshot_id']}: {c['queues_moved']} queue(s) moved and paused, "
               f"{dup} duplicate message(s); {', '.join(c['triggers']) or 'no visible trigger'}"
               "\n")
-    if getattr(result, "report", None):
+    if result.report:
         w(f"\nReport (open in a browser, no network needed): {result.report}\n")
     w("\nDelta tables:\n")
     for name, path in result.tables.items():

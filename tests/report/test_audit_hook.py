@@ -45,7 +45,7 @@ def test_a_report_failure_is_a_warning_not_a_failed_run(tmp_path, stubbed):
     out = frames.write_outputs(str(tmp_path / "out"))
     shutil.rmtree(os.path.join(out, "runs"))
     result = stubbed(out, logs := [])
-    assert not hasattr(result, "report")
+    assert result.report is None
     assert any(m.startswith("warning: report.html not written") for m in logs)
     text = io.StringIO()
     print_summary(result, text)
