@@ -47,8 +47,8 @@ def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     out = what_if_bucket(assigned, members)
     for col in _INTS:
         out[col] = out[col].astype("int32")
-    out["virtual_nodes"] = pd.array(out["virtual_nodes"].round(), dtype="Int32")
-    out["estimated_duplicates"] = pd.array(out["estimated_duplicates"].round(), dtype="Int64")
+    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
+        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
     for col in ("split_by_topic", "is_current", "recommended"):
         out[col] = out[col].astype(bool)
     return out[SCHEMA.fieldNames()]

@@ -74,3 +74,10 @@ def test_consistent_hash_group_like_the_issue_has_a_fix_at_todays_count() -> Non
     assert {"roundrobin"} <= set(fixes["strategy"])
     ch40 = at_14[(at_14["strategy"] == "CONSISTENT_HASH") & (at_14["virtual_nodes"] == 40)]
     assert len(ch40) == 1
+
+
+def test_groups_without_clustering_clients_or_queues_get_no_rows() -> None:
+    assigned, members = _group(["a", "b"], {"T": 2}, "AVG")
+    broadcast = members.assign(message_model="BROADCASTING")
+    assert what_if_bucket(assigned, broadcast).empty
+    assert what_if_bucket(assigned.iloc[0:0], members).empty
