@@ -44,6 +44,8 @@ def _extra_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
     group("pop", "GID_pop", ["a", "b", "c"], {"P": 8}, "AVG", "POP",
           {"pop_share_queue_num": "1"})
     group("broker", "GID_broker", ["a", "b"], {"B": 4}, "CONSISTENT_HASH", "BROKER")
+    m.append({"snapshot_id": "broker", "cluster": "c", "consumer_group": "GID_broker",
+              "client_id": "z", "topic": "B", "strategy": "AVG", "allocation_mode": "PUSH"})
     return pd.DataFrame(q), pd.DataFrame(m)
 
 
@@ -63,7 +65,7 @@ def audited(spark, tmp_path_factory) -> dict[str, pd.DataFrame]:
                              output=str(out), engine="offline"), spark=spark,
                  log=lambda _m: None)
     tables = {name: DeltaTable(str(out / name)).to_pandas()
-              for name in ("group_balance", "what_if", "assignments")}
+              for name in ("group_balance", "what_if", "assignments", "rejects")}
     tables["worst"] = pd.DataFrame(result.worst_groups)
     return tables
 
@@ -125,6 +127,9 @@ def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) ->
     broker = b[(b["snapshot_id"] == "broker") & b["topic"].isna()].iloc[0]
     assert "BROKER_UNSUPPORTED_STRATEGY" in broker["findings"]
     assert "knows only AVG and AVG_BY_CIRCLE" in broker["recommendation"]
+    rejects = audited["rejects"]
+    bad = rejects[rejects["snapshot_id"] == "broker"]
+    assert len(bad) == 1 and "allocation_mode must be one of" in bad["reason"].iloc[0]
 
 
 def test_summary_groups_carry_their_what_if_line(audited) -> None:
