@@ -41,6 +41,7 @@ from jobs.publish import (
 )
 from jobs.scope import Note, find_scope
 from jobs.session import build_session
+from rebalance_udfs.batch import GROUP_KEYS
 from rebalance_udfs.sticky_udf import assign_sticky
 from rebalance_udfs.strategies import STICKY_STRATEGIES
 from rebalance_udfs.udfs import assign
@@ -52,11 +53,12 @@ from reports.facts import client_topic_facts, member_client_facts, member_topic_
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import rebalance_churn_report
 from reports.strategy_comparison import strategy_comparison_report
+from reports.what_if import best_sentence, what_if_report, with_what_if
 from storage.base import TableError
 from storage.delta import DeltaStore, Store, WriteResult
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
-                 "strategy_comparison", "drift", "rejects")
+                 "strategy_comparison", "drift", "what_if", "rejects")
 # written when asked for, and then always replaced: a re-run without them must not leave
 # an earlier run's rows beside this run's other tables
 OPTIONAL_TABLES = ("strategy_comparison",)
@@ -219,14 +221,17 @@ def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
                     has_sticky: bool = True, compare_strategies: bool = False,
                     times: DataFrame | None = None,
                     persist: Persist | None = None,
-                    replace_empty: tuple[str, ...] = ()) -> dict[str, DataFrame]:
+                    replace_empty: tuple[str, ...] = (),
+                    what_if: str = "findings") -> dict[str, DataFrame]:
     """Every output table but rejects, as DataFrames (without run_id). Optional tables
     named in `replace_empty` come back empty when not computed (an earlier run wrote them:
     their rows of this run's snapshots must go).
 
     `times`: `snapshot_times(inputs.queues)` when the caller has it already. The assignment
     rows and the shared aggregates (`reports.facts`) are persisted through `persist`:
-    several reports read each, and the kernels must not run twice."""
+    several reports read each, and the kernels must not run twice. `what_if`: which groups
+    get what-if candidates (all, findings, off); their best change is quoted in the
+    group_balance recommendation."""
     persist = persist or Persisted()
     prior = prior or Prior([])
     times = times if times is not None else persist(snapshot_times(inputs.queues))
@@ -240,14 +245,21 @@ def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
     if inputs.observed is not None:
         drift = persist(drift)
     by_group = drift_by_group(drift) if inputs.observed is not None else None
+    balance = group_balance_report(facts, member_topics, member_clients, times, by_group)
+    if what_if != "off":
+        balance = persist(balance)
+    candidates = what_if_report(assigned, inputs.members, balance, times, buckets, what_if)
+    if what_if != "off":
+        candidates = persist(candidates)
+        balance = with_what_if(balance, candidates)
     reports = {
         "assignments": assignments,
         "consumer_load": consumer_load,
-        "group_balance": group_balance_report(facts, member_topics, member_clients, times,
-                                              by_group),
+        "group_balance": balance,
         "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
                                                   prior.assignments, prior.consumer_load),
         "drift": drift,
+        "what_if": candidates,
     }
     if compare_strategies or "strategy_comparison" in replace_empty:
         comparison = strategy_comparison_report(inputs.queues, inputs.members, inputs.offsets,
@@ -362,7 +374,7 @@ def _run(config: AuditConfig, spark: SparkSession, store: Store, output: str, ru
         try:
             existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
             reports = compute_reports(inputs, buckets, prior, has_sticky, compare, times,
-                                      attempt_persist, existing)
+                                      attempt_persist, existing, config.what_if)
             describe("audit: assign")
             counts = {"assignments": count_rows(reports["assignments"])}
             steps.timed("assign", t)
@@ -392,7 +404,7 @@ def _run(config: AuditConfig, spark: SparkSession, store: Store, output: str, ru
                               _capture_times(times))
             writes = publish(spark, store, output, pub, baselines, steps.hook, still_current)
             steps.timed("write", t)
-            worst = _worst_groups(tables["group_balance"])
+            worst = _worst_groups(tables["group_balance"], tables["what_if"])
             churn_top = _top_churn(tables["rebalance_churn"])
             break
         except StalePrior as exc:
@@ -422,9 +434,10 @@ def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
     return [r.asDict() for r in rows]
 
 
-def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
-    """The groups most in need of attention, each at its latest snapshot (a handful of
-    rows to the driver)."""
+def _worst_groups(balance: DataFrame, what_if: DataFrame | None = None,
+                  limit: int = 10) -> list[dict]:
+    """The groups most in need of attention, each at its latest snapshot, with their
+    what-if line (a handful of rows to the driver)."""
     severity = (
         F.col("contended_queues") * 1000 + F.col("unconsumed_queues") * 100
         + F.coalesce(F.col("skew"), F.lit(0)) * 10 + F.col("idle_clients")
@@ -435,5 +448,8 @@ def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
             .withColumn("_latest", F.row_number().over(latest)).where(F.col("_latest") == 1)
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
-            .limit(limit).collect())
-    return [r.asDict() for r in rows]
+            .limit(limit))
+    if what_if is not None:
+        rows = rows.join(best_sentence(what_if), GROUP_KEYS, "left").orderBy(
+            F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
+    return [r.asDict() for r in rows.collect()]

@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "AVG_BY_CIRCLE, CONSISTENT_HASH and sticky would have caused "
                             "between the run's snapshots (recomputes every group once per "
                             "strategy; always on for the demo)")
+    audit.add_argument("--what-if", choices=["all", "findings", "off"], default=None,
+                       dest="what_if",
+                       help="what_if table: other client counts, strategies and a split by "
+                            "topic simulated for the groups with a finding (default), every "
+                            "group, or none")
     audit.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
                        help="fail (exit 2, nothing written) when a snapshot is missing from "
                             "an input or an input is empty, instead of warning (on in "
@@ -93,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             output=args.output, snapshots=args.snapshots, engine=args.engine,
             buckets=args.buckets, demo_groups=args.demo_groups, run_id=args.run_id,
             compare_strategies=args.compare_strategies, strict=args.strict,
+            what_if=args.what_if,
         )
         check_output_root(config.output)  # before the JVM starts: seconds, not minutes
         from jobs.audit import run

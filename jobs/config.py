@@ -12,6 +12,7 @@ from storage.delta import ENGINES
 
 # What conf/local.yaml sets: small shuffles suit a laptop and the demo.
 LOCAL_SPARK_CONF = {"spark.sql.shuffle.partitions": "8"}
+WHAT_IF_MODES = ("all", "findings", "off")
 
 
 class ConfigError(Exception):
@@ -36,6 +37,8 @@ class AuditConfig:
     run_id: str | None = None
     # input problems (a snapshot missing from one input, an empty input) fail the run
     strict: bool = False
+    # which groups get what-if candidates: all, findings (those with a finding), off
+    what_if: str = "findings"
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -52,6 +55,9 @@ class AuditConfig:
             raise ConfigError("--observed needs --queues and --members")
         if not self.output:
             raise ConfigError("no output folder: set `output:` in the config or pass --output")
+        if self.what_if not in WHAT_IF_MODES:
+            raise ConfigError(f"reports.what_if must be one of {', '.join(WHAT_IF_MODES)}, "
+                              f"not {self.what_if!r}")
         if self.buckets < 0:
             raise ConfigError("assign.buckets must be >= 0")
         if self.demo_groups < 0:
@@ -94,6 +100,7 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             "compare_strategies": bool((raw.get("reports") or {}).get("compare_strategies",
                                                                        False)),
             "strict": bool(raw.get("strict", False)),
+            "what_if": str((raw.get("reports") or {}).get("what_if", "findings")),
         }
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"config file {path}: {exc}") from exc

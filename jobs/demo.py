@@ -55,14 +55,14 @@ class _Builder:
     def member(self, snapshot: str, cluster: str, group: str, client: str,
                topics: list[str | None], strategy: str, addr: str | None = None,
                model: str | None = None, room: str | None = None,
-               params: dict[str, str] | None = None) -> None:
+               params: dict[str, str] | None = None, mode: str | None = None) -> None:
         for topic in topics:
             self.members.append({
                 "snapshot_id": snapshot, "cluster": cluster, "consumer_group": group,
                 "client_id": client, "topic": topic, "strategy": strategy,
                 "message_model": model, "client_room": room,
                 "client_addr": addr or f"{client.split('@')[0]}:{30000 + len(client)}",
-                "strategy_params": params,
+                "strategy_params": params, "allocation_mode": mode,
             })
 
 
@@ -96,6 +96,20 @@ def _split_brain_group(b: _Builder, snapshot: str, at: datetime,
     b.member(snapshot, ROCKETMQ, group, "10.0.4.13@7001", topics[:1], "AVG")
     b.member(snapshot, ROCKETMQ, group, "10.0.4.14@7001", topics, "AVG", addr="10.0.4.14:41001")
     b.member(snapshot, ROCKETMQ, group, "10.0.4.14@7001", topics, "AVG", addr="10.0.4.15:41002")
+
+
+def _broker_groups(b: _Builder, snapshot: str, at: datetime,
+                   rng: np.random.Generator) -> None:
+    """Groups the broker allocates: POP (queues shared by design) and a broker asked for
+    a strategy it does not know (the clients keep their old queues)."""
+    b.topic(snapshot, at, ROCKETMQ, "pop_orders", ["broker-a"], 8, rng)
+    for i in range(1, 4):
+        b.member(snapshot, ROCKETMQ, "GID_pop_orders", f"10.0.7.{i}@9001", ["pop_orders"],
+                 "AVG", mode="POP", params={"pop_share_queue_num": "1"})
+    b.topic(snapshot, at, ROCKETMQ, "broker_hash", ["broker-a", "broker-b"], 4, rng)
+    for i in range(1, 4):
+        b.member(snapshot, ROCKETMQ, "GID_broker_hash", f"10.0.8.{i}@9002", ["broker_hash"],
+                 "CONSISTENT_HASH", mode="BROKER")
 
 
 def _ordinary_groups(b: _Builder, snapshot: str, at: datetime, n_groups: int,
@@ -136,6 +150,7 @@ def generate(n_groups: int = 300, seed: int = 7) -> DemoTables:
     for i, (snapshot, at) in enumerate(SNAPSHOTS):
         _seed_groups(b, snapshot, at, rng)
         _split_brain_group(b, snapshot, at, rng)
+        _broker_groups(b, snapshot, at, rng)
         _ordinary_groups(b, snapshot, at, n_groups, rng, step=i)
         # one bad row, to show rejects at work
         b.member(snapshot, ROCKETMQ, "GID_typo", "10.9.9.9@1", ["TopicA"], "AVERAGE")

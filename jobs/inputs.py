@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from rebalance_udfs.batch import ALLOCATION_MODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.rocketmq import MAX_QUEUE_ID
 from rebalance_udfs.strategies import supported_strategies
@@ -43,6 +44,7 @@ MEMBERS = [
     Col("topic", STRING, False), Col("strategy", STRING, True),
     Col("message_model", STRING, False), Col("client_room", STRING, False),
     Col("client_addr", STRING, False), Col("strategy_params", PARAMS, False),
+    Col("allocation_mode", STRING, False),
 ]
 OFFSETS = [
     Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
@@ -212,6 +214,8 @@ def with_strategy_params(df: DataFrame) -> DataFrame:
         .withColumn("virtual_nodes", F.col("virtual_nodes_raw").try_cast(INT))
         .withColumn("rooms", params.getItem("rooms"))
         .withColumn("config_queues", params.getItem("queues"))
+        .withColumn("pop_share_raw", params.getItem("pop_share_queue_num"))
+        .withColumn("pop_share_queue_num", F.col("pop_share_raw").try_cast(INT))
     )
 
 
@@ -242,10 +246,15 @@ def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
          f"strategy_params.virtual_nodes is above {MAX_VIRTUAL_NODES}"),
         (_malformed_config_queues(F.col("config_queues")),
          "strategy_params.queues is not a comma list of topic@broker:queue_id"),
+        (F.col("allocation_mode").isNotNull()
+         & ~F.col("allocation_mode").isin(*ALLOCATION_MODES),
+         "allocation_mode must be one of " + ", ".join(ALLOCATION_MODES)),
+        (F.col("pop_share_raw").isNotNull() & F.col("pop_share_queue_num").isNull(),
+         "strategy_params.pop_share_queue_num is not an integer"),
     )
     # One row per client per topic; a second row that differs (other strategy) is a
     # second process sharing the id only when client_addr differs, so addr is in the key.
-    df = df.withColumn("_pre_reason", reason).drop("virtual_nodes_raw")
+    df = df.withColumn("_pre_reason", reason).drop("virtual_nodes_raw", "pop_share_raw")
     good, bad = _split(df, "members", F.col("_pre_reason"),
                        ["snapshot_id", "cluster", "consumer_group", "client_id",
                         "client_addr", "topic"], persist)

@@ -2,7 +2,8 @@
 
 `allocate_bucket(queues, members)` returns one row per (queue, claiming client) and one
 row with a null client for every queue nobody claims, with its status:
-OK (one clustering claimant), CONTENDED (two or more), UNCONSUMED (none), BROADCAST.
+OK (one clustering claimant), CONTENDED (two or more), UNCONSUMED (none), BROADCAST,
+SHARED (two or more, all in POP or MESSAGE mode: shared by design, see `pop`).
 Rows are grouped by queue, clustering claims before broadcast ones, so a queue's first
 row carries its status (see `first_of_queue`).
 """
@@ -12,11 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rebalance_udfs.batch import UNIT_KEYS, AllocationBatch, build_batch
+from rebalance_udfs.batch import MESSAGE, POP, UNIT_KEYS, AllocationBatch, build_batch
+from rebalance_udfs.pop import every_queue, pop_kernel
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.strategies import kernel_for
 
 OK, UNCONSUMED, CONTENDED, BROADCAST = "OK", "UNCONSUMED", "CONTENDED", "BROADCAST"
+SHARED = "SHARED"
+SHARED_MODES = (POP, MESSAGE)
 
 MEMBER_COLUMNS = [
     "snapshot_id", "cluster", "consumer_group", "client_id", "client_addr", "topic",
@@ -38,7 +42,14 @@ def claim_all(batch: AllocationBatch) -> tuple[np.ndarray, np.ndarray]:
         rows, pos = expand_blocks(batch.unit_queue_start[units], batch.unit_queue_count[units])
         calls_out.append(broadcast[rows])
         queues_out.append(pos)
-    clustering = ~batch.call_broadcast
+    mode = batch.call_mode if batch.call_mode is not None else np.full(batch.n_calls, None)
+    for shared_mode, kernel in ((POP, pop_kernel), (MESSAGE, every_queue)):
+        calls = np.flatnonzero(~batch.call_broadcast & (mode == shared_mode))
+        if len(calls):
+            c, q = kernel(batch, calls)
+            calls_out.append(c)
+            queues_out.append(q)
+    clustering = ~batch.call_broadcast & ~np.isin(mode, SHARED_MODES)
     for name in pd.unique(batch.call_strategy[clustering]):
         kernel = kernel_for(name)
         if kernel is None:
@@ -77,10 +88,17 @@ def claims_with_status(
     ).drop_duplicates(["queue", "client", "broadcast"])
     queue = claims["queue"].to_numpy(np.int64)
     broadcast = claims["broadcast"].to_numpy(bool)
+    mode = (batch.call_mode[claims["call"].to_numpy(np.int64)] if batch.call_mode is not None
+            else np.full(len(queue), None))
+    by_design = np.isin(mode, SHARED_MODES)
     clustering_count = np.bincount(queue[~broadcast], minlength=n_queues)
+    # claims not shared by design: two of them, or one beside shared ones, is contention
+    owned_count = np.bincount(queue[~broadcast & ~by_design], minlength=n_queues)
     any_count = np.bincount(queue, minlength=n_queues)
+    shared = (clustering_count[queue] > 1) & (owned_count[queue] == 0)
     status = np.where(
-        broadcast, BROADCAST, np.where(clustering_count[queue] > 1, CONTENDED, OK)
+        broadcast, BROADCAST,
+        np.where(shared, SHARED, np.where(clustering_count[queue] > 1, CONTENDED, OK)),
     ).astype(object)
     unclaimed = np.flatnonzero(any_count == 0)
     return pd.DataFrame(

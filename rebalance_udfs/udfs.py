@@ -23,7 +23,7 @@ from rebalance_udfs.allocate import (
     allocate_bucket,
     first_of_queue,
 )
-from rebalance_udfs.batch import GROUP_KEYS
+from rebalance_udfs.batch import GROUP_KEYS, MODE_COLUMNS
 
 QUEUE_PAYLOAD = ["max_offset", "in_rate", "committed_offset", "consumed_offset"]
 BUCKET = "_bucket"
@@ -60,7 +60,8 @@ def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     """The cogrouped UDF body: one bucket of groups in, its assignment rows out."""
     queue_keys = queues.select(QUEUE_COLUMNS).to_pandas()
     queue_keys["_row"] = np.arange(len(queue_keys), dtype=np.int64)
-    member_frame = members.select(MEMBER_COLUMNS).to_pandas()
+    modes = [c for c in MODE_COLUMNS if c in members.column_names]
+    member_frame = members.select([*MEMBER_COLUMNS, *modes]).to_pandas()
     out = allocate_bucket(queue_keys, member_frame)
     row = out["_row"].to_numpy(np.int64) if len(out) else np.empty(0, np.int64)
     taken = queues.select([*QUEUE_COLUMNS, *QUEUE_PAYLOAD]).take(pa.array(row))
@@ -101,7 +102,8 @@ def assign(
     """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes,
     for members whose strategy has a batch kernel (not the sticky assignors)."""
     units = subscribed_units(queues, members, offsets)
-    member_cols = members.select(*MEMBER_COLUMNS)
+    member_cols = members.select(*MEMBER_COLUMNS,
+                                 *[c for c in MODE_COLUMNS if c in members.columns])
     return (
         units.withColumn(BUCKET, bucket_of(buckets))
         .groupBy(BUCKET)

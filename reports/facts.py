@@ -19,6 +19,8 @@ from rebalance_udfs.batch import GROUP_KEYS
 from rebalance_udfs.udfs import QUEUE_FIRST
 
 KEYS = [*GROUP_KEYS, "topic", "client_id"]
+# statuses of a clustering client's claim on a queue (SHARED: POP / MESSAGE mode)
+CLAIM_STATUSES = ("OK", "CONTENDED", "SHARED")
 CLIENT_KEYS = [*GROUP_KEYS, "client_id"]
 
 
@@ -37,12 +39,12 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
 
     Claims, over all the client's rows (BROADCAST too): `rows`, `lag_all`, `rate_all`
     (null when none known) with `lag_all_known` / `rate_all_known`, `contended`.
-    Clustering claims (OK or CONTENDED): `claims`, `claim_lag`, `claim_rate`.
+    Clustering claims (OK, CONTENDED or SHARED): `claims`, `claim_lag`, `claim_rate`.
     Queue facts, summed per topic by the reports: `queues`, `unconsumed_queues`,
     `contended_queues`, `queue_lag` / `queue_lag_known`, `queue_rate` / `queue_rate_known`.
     """
     lag, rate, status = F.col("lag"), F.col("in_rate"), F.col("status")
-    claim = status.isin("OK", "CONTENDED")
+    claim = status.isin(*CLAIM_STATUSES)
     first = F.col(QUEUE_FIRST)
     return assigned.groupBy(*KEYS).agg(
         F.count(F.lit(1)).cast("int").alias("rows"),
@@ -76,7 +78,9 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
     """One row per (snapshot, cluster, group, topic, client_id) of the member rows (topic
     null: the member's rows that subscribe nothing): `addrs`, `strategies`, `variants`
     (strategy with its parameters), `clustering` (1 when a row is in clustering mode),
-    `message_model`, `client_room`."""
+    `message_model`, `client_room`, `modes` (who allocates: CLIENT when unset)."""
+    mode = (F.coalesce(F.col("allocation_mode"), F.lit("CLIENT"))
+            if "allocation_mode" in members.columns else F.lit("CLIENT"))
     params = F.to_json(F.array_sort(F.map_entries(
         F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>")))))
     return members.groupBy(*KEYS).agg(
@@ -86,6 +90,7 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
         F.max(clustering().cast("int")).alias("clustering"),
         F.max("message_model").alias("message_model"),
         F.max("client_room").alias("client_room"),
+        F.collect_set(mode).alias("modes"),
     )
 
 
@@ -93,7 +98,7 @@ def member_client_facts(member_topics: DataFrame) -> DataFrame:
     """One row per (snapshot, cluster, group, client_id): `strategies` and `topics`
     (sorted), `variants`, `connections` (distinct addresses), `clustering` (1 when some row
     is in clustering mode), `subscribes` (1 when some clustering row names a topic),
-    `message_model`, `client_room`."""
+    `message_model`, `client_room`, `modes`."""
     named = F.col("topic").isNotNull()
     return member_topics.groupBy(*CLIENT_KEYS).agg(
         F.array_sort(_union_of("strategies")).alias("strategies"),
@@ -104,4 +109,5 @@ def member_client_facts(member_topics: DataFrame) -> DataFrame:
         F.coalesce(F.max(F.when(named, F.col("clustering"))), F.lit(0)).alias("subscribes"),
         F.max("message_model").alias("message_model"),
         F.max("client_room").alias("client_room"),
+        _union_of("modes").alias("modes"),
     )

@@ -19,7 +19,16 @@ FINDINGS = [
     "MULTI_TOPIC_SKEW", "IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES",
     "INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES", "DUPLICATE_CLIENT_ID",
     "UNCONSUMED_QUEUES", "CONTENDED_QUEUES", "OBSERVED_DRIFT",
+    "STRATEGY_IMBALANCE", "UNEVEN_SUBSCRIPTIONS", "LAG_SKEW", "BROKER_UNSUPPORTED_STRATEGY",
 ]
+# what the broker computes when it allocates (clientRebalance=false, POP mode)
+BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
+SHARED_MODES = ("POP", "MESSAGE")
+# findings about load spread: meaningless where queues are shared by design (POP, MESSAGE)
+LOAD_FINDINGS = ("IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES", "MULTI_TOPIC_SKEW",
+                 "STRATEGY_IMBALANCE", "UNEVEN_SUBSCRIPTIONS", "LAG_SKEW")
+# a client holding more than this multiple of the group's mean lag / in_rate is named
+LAG_SKEW_FACTOR = 2.0
 DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
                  "drift_not_expected"]
 COLUMNS = [
@@ -33,9 +42,17 @@ COLUMNS = [
 
 
 def _group_facts(member_clients: DataFrame) -> DataFrame:
-    """Per group: client count, strategy mix, duplicate ids, subscription consistency."""
+    """Per group: client count, strategy mix, duplicate ids, subscription consistency, who
+    allocates (`_shared_group`: every clustering client in POP / MESSAGE mode;
+    `_unsupported`: strategies a broker is asked for but does not know)."""
     clustering = F.col("clustering") == 1
+    by_broker = F.exists("modes", lambda m: m.isin("BROKER", "POP"))
     return member_clients.groupBy(*GROUP_KEYS).agg(
+        F.coalesce(F.min(F.when(clustering, F.forall(
+            "modes", lambda m: m.isin(*SHARED_MODES)).cast("int"))), F.lit(0))
+        .alias("_shared_group"),
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list(F.when(by_broker, F.filter(
+            "strategies", lambda st: ~st.isin(*BROKER_STRATEGIES))))))).alias("_unsupported"),
         F.count(F.lit(1)).cast("int").alias("clients"),
         F.array_sort(F.collect_list(F.when(F.col("connections") > 1, F.col("client_id"))))
         .alias("duplicate_ids"),
@@ -90,10 +107,11 @@ def _topic_rows(facts: DataFrame, member_topics: DataFrame) -> DataFrame:
         F.when(F.sum("queue_rate_known") > 0, F.sum("queue_rate")).alias("in_rate_total"),
         F.coalesce(F.sum("queue_lag_known"), F.lit(0)).alias("_lag_known"),
         F.coalesce(F.sum("queue_rate_known"), F.lit(0)).alias("_rate_known"),
-        F.size(F.array_distinct(F.flatten(F.collect_list("_member_strategies"))))
-        .alias("_topic_strategies"),
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list("_member_strategies"))))
+        .alias("_topic_strategy_names"),
         F.count("_member_strategies").alias("_member_rows"),
-    ).where(F.col("_member_rows") > 0).transform(_known_lag_and_rate)
+    ).where(F.col("_member_rows") > 0).transform(_known_lag_and_rate).withColumn(
+        "_topic_strategies", F.size("_topic_strategy_names"))
 
 
 def _known_lag_and_rate(rows: DataFrame) -> DataFrame:
@@ -103,6 +121,18 @@ def _known_lag_and_rate(rows: DataFrame) -> DataFrame:
     for col in ("min_in_rate", "max_in_rate", "mean_in_rate"):
         rows = rows.withColumn(col, F.when(F.col("_rate_known") > 0, F.col(col)))
     return rows
+
+
+SPLIT_BRAIN = ("INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES", "DUPLICATE_CLIENT_ID",
+               "CONTENDED_QUEUES", "BROKER_UNSUPPORTED_STRATEGY")
+
+
+def _without_load_findings(rows: DataFrame) -> DataFrame:
+    """POP / MESSAGE groups share queues by design: no idle or skew findings there."""
+    return rows.withColumn("findings", F.when(
+        F.col("_shared_group") == 1,
+        F.filter("findings", lambda c: ~c.isin(*LOAD_FINDINGS)),
+    ).otherwise(F.col("findings")))
 
 
 def _ceil_div(a: Column, b: Column) -> Column:
@@ -139,8 +169,16 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
         (F.size("duplicate_ids") > 0, "DUPLICATE_CLIENT_ID"),
         (F.col("unconsumed_queues") > 0, "UNCONSUMED_QUEUES"),
         (F.col("contended_queues") > 0, "CONTENDED_QUEUES"),
+        (F.size("_unsupported") > 0, "BROKER_UNSUPPORTED_STRATEGY"),
     )).withColumn("balanced", F.coalesce(F.col("max_queues") <= F.col("ideal_max"),
                                          F.lit(True)))
+    # the strategy itself is the cause: AVG over the same subscribing clients reaches
+    # ideal_max (it always does), this topic does not, and no split brain explains it
+    split_brain = F.arrays_overlap(F.col("findings"), F.array(*[F.lit(c) for c in SPLIT_BRAIN]))
+    topic_rows = topic_rows.withColumn("findings", F.when(
+        ~F.col("balanced") & ~split_brain,
+        F.concat(F.col("findings"), F.array(F.lit("STRATEGY_IMBALANCE"))),
+    ).otherwise(F.col("findings"))).transform(_without_load_findings)
 
     # whole-group rows: per-client totals over all topics, for the clustering clients
     keys = GROUP_KEYS
@@ -155,6 +193,11 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     load = client_totals.groupBy(*keys).agg(
         *_load_figures(F.col("subscribes") == 1, F.col("n"), F.col("lag"), F.col("in_rate")),
         F.sum(F.when(F.col("n") == 0, 1).otherwise(0)).cast("int").alias("idle_clients"),
+        F.max_by("client_id", F.coalesce(F.col("lag"), F.lit(0))).alias("_top_lag_client"),
+        F.sum("lag").alias("_client_lag_sum"),
+        F.max_by("client_id", F.coalesce(F.col("in_rate"), F.lit(0.0)))
+        .alias("_top_rate_client"),
+        F.sum("in_rate").alias("_client_rate_sum"),
     )
     rollup = topic_rows.groupBy(*keys).agg(
         F.sum("queues").cast("int").alias("queues"),
@@ -168,6 +211,12 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
         F.array_distinct(F.flatten(F.collect_list("findings"))).alias("_topic_findings"),
         F.sort_array(F.collect_list(F.when(F.col("queues") == 0, F.col("topic"))))
         .alias("_empty_topics"),
+        F.sort_array(F.collect_list(F.when(
+            F.array_contains("findings", "STRATEGY_IMBALANCE"),
+            F.concat(F.col("topic"), F.lit(" ("), F.array_join("_topic_strategy_names", "/"),
+                     F.lit(": max "), F.col("max_queues").cast("string"), F.lit(" where "),
+                     F.col("ideal_max").cast("string"), F.lit(" is even)")))))
+        .alias("_imbalanced_topics"),
     )
     groups = group_facts.join(load, keys, "left").join(rollup, keys, "left").fillna(
         0, subset=["queues", "unconsumed_queues", "contended_queues", "idle_clients",
@@ -188,9 +237,12 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
             (F.col("topic_sets") > 1, "INCONSISTENT_SUBSCRIPTION"),
             (F.col("strategy_variants") > 1, "MIXED_STRATEGIES"),
             (F.coalesce(F.col("drift_queues"), F.lit(0)) > 0, "OBSERVED_DRIFT"),
+            ((F.col("skew") > 0) & (F.col("topic_sets") > 1), "UNEVEN_SUBSCRIPTIONS"),
+            (_lag_skewed("max_lag", "mean_lag") | _lag_skewed("max_in_rate", "mean_in_rate"),
+             "LAG_SKEW"),
         ),
         F.filter(has_topic, lambda c: c != F.lit("IDLE_CLIENTS")),
-    )))
+    ))).transform(_without_load_findings)
     groups = groups.withColumn("findings", _in_contract_order(F.col("findings")))
     topic_rows = topic_rows.withColumn("findings", _in_contract_order(F.col("findings")))
     topic_rows = (topic_rows.withColumn("pooled_max", F.lit(None).cast("int"))
@@ -200,6 +252,12 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
     out = out.join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
     return out.withColumn("recommendation", _recommendation()).select(*COLUMNS)
+
+
+def _lag_skewed(max_col: str, mean_col: str) -> Column:
+    """One client carries far more lag / input rate than the group's mean."""
+    return F.coalesce((F.col("subscribing_clients") > 1) & (F.col(mean_col) > 0)
+                      & (F.col(max_col) > F.col(mean_col) * LAG_SKEW_FACTOR), F.lit(False))
 
 
 def _in_contract_order(findings: Column) -> Column:
@@ -237,6 +295,29 @@ def _recommendation() -> Column:
                                                               "assignment would give "),
             n("pooled_max"), F.lit("; make each topic's queue count a multiple of the client "
                                    "count, or split the group by topic."))),
+        F.when(has("STRATEGY_IMBALANCE") & F.col("topic").isNull(), F.concat(
+            F.lit("The strategy itself leaves topic(s) uneven where AVG over the same clients "
+                  "would not: "), F.array_join("_imbalanced_topics", "; "),
+            F.lit(" (CONSISTENT_HASH: more virtual nodes; MACHINE_ROOM / NEARBY: rooms of "
+                  "equal size; CONFIG: even lists)."))),
+        F.when(has("STRATEGY_IMBALANCE") & F.col("topic").isNotNull(), F.concat(
+            F.lit("The strategy ("), F.array_join("_topic_strategy_names", ", "),
+            F.lit(") gives a client "), n("max_queues"), F.lit(" queue(s) where AVG over the "
+                                                              "same "),
+            n("subscribing_clients"), F.lit(" clients gives at most "), n("ideal_max"),
+            F.lit("."))),
+        F.when(has("UNEVEN_SUBSCRIPTIONS"), F.concat(
+            F.lit("Clients subscribe "), n("topic_sets"),
+            F.lit(" different topic sets, so a pooled balance (max "), n("pooled_max"),
+            F.lit(") is out of reach as configured: give all clients one subscription or "
+                  "split the group by subscription."))),
+        F.when(has("BROKER_UNSUPPORTED_STRATEGY"), F.concat(
+            F.lit("The broker allocates this group but knows only AVG and AVG_BY_CIRCLE, not "),
+            F.array_join("_unsupported", ", "),
+            F.lit(": it answers nothing and the clients keep their old queues (the figures "
+                  "here are what the clients would compute); switch to AVG or set "
+                  "clientRebalance=true."))),
+        F.when(has("LAG_SKEW") & F.col("topic").isNull(), _lag_sentence()),
         F.when(has("MORE_CLIENTS_THAN_QUEUES"), F.lit(
             "More clients than queues: the extra clients can only idle; add read queues "
             "(at least one per client) or run fewer clients.")),
@@ -250,6 +331,26 @@ def _recommendation() -> Column:
     sentences.append(F.when(has("OBSERVED_DRIFT"), _drift_sentence()))
     text = F.concat_ws(" ", *sentences)
     return F.when(text == "", F.lit("Balanced: no action needed.")).otherwise(text)
+
+
+def _share(top: str, value: str, total: str) -> Column:
+    return F.concat(F.lit("client "), F.col(top), F.lit(" carries "),
+                    F.format_number(F.col(value), 0), F.lit(" ("),
+                    F.format_number(F.col(value) / F.col(total) * 100, 0),
+                    F.lit("% of the group's total; mean per client "))
+
+
+def _lag_sentence() -> Column:
+    """LAG_SKEW: name the client with the most lag / input rate, with its share."""
+    lag = F.when(_lag_skewed("max_lag", "mean_lag"), F.concat(
+        F.lit("By lag, "), _share("_top_lag_client", "max_lag", "_client_lag_sum"),
+        F.format_number(F.col("mean_lag"), 0), F.lit(" messages).")))
+    rate = F.when(_lag_skewed("max_in_rate", "mean_in_rate"), F.concat(
+        F.lit("By input rate, "), _share("_top_rate_client", "max_in_rate", "_client_rate_sum"),
+        F.format_number(F.col("mean_in_rate"), 1), F.lit(" msg/s).")))
+    return F.concat_ws(" ", lag, rate, F.lit(
+        "Balance queue counts first; then look at that client's queues (hot partitions) or "
+        "its consumption speed."))
 
 
 def _drift_sentence() -> Column:

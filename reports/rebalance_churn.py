@@ -11,8 +11,8 @@ stand in when prior_load is not given).
 Definitions (queues are the distinct (topic, broker_name, queue_id) of the group's
 assignments rows, broker_name null-safe, i.e. the readable queues of the topics the group
 subscribes):
-- a queue's *claimants* are the clients that pull it in clustering mode (rows with status OK
-  or CONTENDED); BROADCASTING clients read every queue with their own offsets and never
+- a queue's *claimants* are the clients that pull it in clustering mode (rows with status OK,
+  CONTENDED or SHARED); BROADCASTING clients read every queue with their own offsets and never
   take a queue from anyone, so they are not claimants;
 - *added* / *removed*: the queue is in the snapshot but not in its predecessor / the other
   way round;
@@ -51,6 +51,7 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.batch import GROUP_KEYS
 from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS, snapshot_order
+from reports.facts import CLAIM_STATUSES
 
 QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
 ROW_COLUMNS = [*QUEUE_KEYS, "client_id", "status", "committed_offset", "consumed_offset"]
@@ -104,7 +105,7 @@ def _side(name: int) -> Column:
 
 
 def _claim() -> Column:
-    return F.col("client_id").isNotNull() & F.col("status").isin("OK", "CONTENDED")
+    return F.col("client_id").isNotNull() & F.col("status").isin(*CLAIM_STATUSES)
 
 
 def _duplicates() -> Column:

@@ -29,6 +29,7 @@ from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS
 from rebalance_udfs.sticky_udf import assign_sticky
 from rebalance_udfs.strategies import STICKY_STRATEGIES, supported_strategies
 from rebalance_udfs.udfs import assign
+from reports.facts import CLAIM_STATUSES
 from reports.rebalance_churn import AFTER, ROW_COLUMNS, churn_pairs, link_rows, queue_changes
 
 DEFAULT_STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
@@ -92,7 +93,7 @@ def strategy_comparison_report(
         .alias("duplicates_known_moves"),
     )
     heaviest = (linked.where((F.col("_side") == AFTER) & F.col("client_id").isNotNull()
-                             & F.col("status").isin("OK", "CONTENDED"))
+                             & F.col("status").isin(*CLAIM_STATUSES))
                 .groupBy(*keys, "client_id").count()
                 .groupBy(*keys).agg(F.max("count").cast("int").alias("max_client_queues")))
     # every group present in a compared snapshot, once per candidate

@@ -36,7 +36,13 @@ def print_summary(result, out: TextIO | None = None) -> None:
             w(f"    {g['clients']} clients, {g['queues']} queues, {load}, "
               f"{g['idle_clients']} idle, {g['unconsumed_queues']} unconsumed, "
               f"{g['contended_queues']} contended\n")
-            w(f"    -> {g['recommendation']}\n")
+            line = g.get("what_if_line")
+            rec = g["recommendation"]
+            if line:  # the recommendation quotes it too: print it once, on its own line
+                rec = rec.replace(f" What-if: {line}.", "")
+            w(f"    -> {rec}\n")
+            if line:
+                w(f"    what-if: {line}\n")
     else:
         w("\nNo group has findings: every audited group is balanced.\n")
     if result.churn:

@@ -27,6 +27,15 @@ def test_flags_override_file(tmp_path: Path) -> None:
     assert (cfg.queues, cfg.members, cfg.snapshots, cfg.engine) == ("q", "m", ("s1", "s2"),
                                                                     "offline")
     assert not cfg.is_demo
+    assert cfg.what_if == "findings"
+    assert load_config(str(ROOT / "conf" / "local.yaml"), what_if="off").what_if == "off"
+
+
+def test_what_if_flag_parses() -> None:
+    from jobs.cli import build_parser
+
+    args = build_parser().parse_args(["audit", "--what-if", "all"])
+    assert args.what_if == "all"
 
 
 @pytest.mark.parametrize(
@@ -36,6 +45,7 @@ def test_flags_override_file(tmp_path: Path) -> None:
         ({"offsets": "o"}, "--offsets needs --queues and --members"),
         ({"engine": "fast"}, "storage.engine must be one of"),
         ({"buckets": -1}, "assign.buckets must be >= 0"),
+        ({"what_if": "some"}, "reports.what_if must be one of all, findings, off"),
     ],
 )
 def test_bad_settings_are_explained(overrides: dict, message: str) -> None:

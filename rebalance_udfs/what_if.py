@@ -1,0 +1,339 @@
+"""What-if: the group's queues under other client counts and strategies, simulated by the
+same kernels (`allocate_bucket`) that compute today's assignment.
+
+For every group of a bucket the candidates are built as hypothetical groups — arrays of
+queue rows and member rows, many candidates of many groups in one `allocate_bucket` call —
+and each is summarized against today's assignment:
+
+* client counts 1 .. min(256, max(2 × today's, the largest topic's queue count)) under
+  the group's own strategy (AVG for CONFIG / MACHINE_ROOM / NEARBY groups, roundrobin for
+  the sticky assignors: those depend on per-client lists, rooms or history);
+* at today's client count: AVG, AVG_BY_CIRCLE, CONSISTENT_HASH with today's and with 4×
+  the virtual nodes, Kafka range and roundrobin (cooperative-sticky is not simulated);
+* split by topic (groups of two or more topics): topic t gets its own group of
+  c_t = min(q_t, max(1, ceil(C × q_t / Q))) clients (C today's clients, Q all queues).
+
+Every candidate client subscribes every topic of the group. Clients are today's
+clustering clients in Java order; a smaller count keeps the first-sorted ones (removed
+clients are the last-sorted); added clients get synthetic ids `~whatif-0001`, ... ('~'
+sorts after letters and digits, so they sort after ordinary ids). A split assigns
+today's clients, then synthetic ones, to the topics in topic order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.batch import BROADCASTING, DEFAULT_VIRTUAL_NODES, GROUP_KEYS
+from rebalance_udfs.ordering import java_rank
+from rebalance_udfs.positional import expand_blocks
+
+MAX_CLIENTS = 256
+SYNTHETIC_PREFIX = "~whatif-"
+CLAIM_STATUSES = ("OK", "CONTENDED", "SHARED")
+SWEEPABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin")
+KAFKA = ("range", "roundrobin", "sticky", "cooperative-sticky")
+ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X", "range",
+                "roundrobin")
+# hypothetical queue rows per allocate_bucket call: bounds the Python worker's memory
+CHUNK_ROWS = 1_000_000
+
+ASSIGNED_COLUMNS = [*GROUP_KEYS, "topic", "broker_name", "queue_id", "broker_room",
+                    "client_id", "status", "committed_offset", "consumed_offset"]
+WHAT_IF_MEMBER_COLUMNS = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
+                          "virtual_nodes"]
+COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
+           "split_by_topic", "max_queues", "min_queues", "idle_clients", "skew",
+           "queues_moved", "estimated_duplicates", "is_current", "recommended"]
+
+
+def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return -(-np.asarray(a, np.int64) // np.maximum(np.asarray(b, np.int64), 1))
+
+
+def _groups(members: pd.DataFrame) -> pd.DataFrame:
+    """Per group: today's clustering clients (Java order), own strategy and virtual nodes."""
+    m = members[members["message_model"].fillna("CLUSTERING") != BROADCASTING].copy()
+    m["_rank"] = java_rank(m["client_id"].to_numpy(object))
+    # the strategy most rows run (ties: first name), and its virtual nodes
+    counts = m.groupby([*GROUP_KEYS, "strategy"], sort=True).size().rename("n").reset_index()
+    own = counts.sort_values("n", ascending=False, kind="stable").drop_duplicates(GROUP_KEYS)
+    vn = pd.to_numeric(m["virtual_nodes"], errors="coerce").fillna(DEFAULT_VIRTUAL_NODES)
+    vnodes = m.assign(_vn=vn).merge(own[[*GROUP_KEYS, "strategy"]], on=[*GROUP_KEYS, "strategy"])
+    vnodes = vnodes.groupby(GROUP_KEYS)["_vn"].max().rename("vnodes").reset_index()
+    strategies = m.groupby(GROUP_KEYS)["strategy"].agg(lambda s: "/".join(sorted(set(s))))
+    groups = (own[[*GROUP_KEYS, "strategy"]].rename(columns={"strategy": "own"})
+              .merge(vnodes, on=GROUP_KEYS)
+              .merge(strategies.rename("today_strategy").reset_index(), on=GROUP_KEYS)
+              .sort_values(GROUP_KEYS).reset_index(drop=True))
+    groups["g"] = np.arange(len(groups))
+    groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
+                               np.where(groups["own"].isin(KAFKA), "roundrobin", "AVG"))
+    return groups
+
+
+def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+    """Candidate rows (COLUMNS) of every group in the bucket; see the module docstring.
+
+    `assigned`: today's assignment rows of the groups (ASSIGNED_COLUMNS); `members`: their
+    member rows (WHAT_IF_MEMBER_COLUMNS)."""
+    if assigned.empty or members.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    groups = _groups(members)
+    gindex = pd.MultiIndex.from_frame(groups[GROUP_KEYS])
+    # today's clients of each group, in Java order
+    clust = members[members["message_model"].fillna("CLUSTERING") != BROADCASTING]
+    clients = clust[[*GROUP_KEYS, "client_id"]].drop_duplicates().copy()
+    clients["g"] = gindex.get_indexer(pd.MultiIndex.from_frame(clients[GROUP_KEYS]))
+    clients["_rank"] = java_rank(clients["client_id"].to_numpy(object))
+    clients = clients.sort_values(["g", "_rank"]).reset_index(drop=True)
+    clients["i"] = clients.groupby("g").cumcount()
+    groups["C"] = np.bincount(clients["g"], minlength=len(groups))
+
+    # the group's queues (one row each), with today's owner and duplicate estimate
+    a = assigned.copy()
+    a["g"] = gindex.get_indexer(pd.MultiIndex.from_frame(a[GROUP_KEYS]))
+    a = a[a["g"] >= 0]
+    a["_broker"] = a["broker_name"].fillna("")
+    qkey = ["g", "topic", "_broker", "queue_id"]
+    queues = a.drop_duplicates(qkey)[[*qkey, "broker_name", "broker_room", "committed_offset",
+                                      "consumed_offset"]].reset_index(drop=True)
+    queues["_topic_rank"] = java_rank(queues["topic"].to_numpy(object))
+    queues = queues.sort_values(["g", "_topic_rank", "_broker", "queue_id"]).reset_index(drop=True)
+    queues["q"] = np.arange(len(queues))
+    dup = (pd.to_numeric(queues["consumed_offset"], errors="coerce")
+           - pd.to_numeric(queues["committed_offset"], errors="coerce")).clip(lower=0)
+    queues["dup"] = dup.to_numpy(float)
+    claims = a[a["status"].isin(CLAIM_STATUSES) & a["client_id"].notna()].copy()
+    claims["_rank"] = java_rank(claims["client_id"].to_numpy(object))
+    owner = (claims.sort_values("_rank").drop_duplicates(qkey)[[*qkey, "client_id"]]
+             .rename(columns={"client_id": "owner"}))
+    queues = queues.merge(owner, on=qkey, how="left")
+
+    topics = queues.groupby(["g", "_topic_rank", "topic"], sort=True).size().rename("qt")
+    topics = topics.reset_index()
+    groups["Q"] = np.bincount(queues["g"], minlength=len(groups))
+    groups["T"] = np.bincount(topics["g"], minlength=len(groups))
+    groups["maxq"] = topics.groupby("g")["qt"].max().reindex(groups["g"]).fillna(0).to_numpy()
+    groups = groups[(groups["C"] > 0) & (groups["Q"] > 0)]
+
+    current = _current_rows(groups, clients, claims, queues, clust, topics, gindex)
+    candidates = _candidates(groups)
+    summaries = []
+    for chunk in _chunks(candidates, groups):
+        summaries.append(_simulate(chunk, groups, clients, queues, topics))
+    simulated = pd.concat(summaries, ignore_index=True) if summaries else None
+    out = current if simulated is None else pd.concat([current, simulated], ignore_index=True)
+    out = out.merge(groups[[*GROUP_KEYS, "g"]], on="g")
+    # a simulated candidate identical to today (same owners) adds nothing to today's row
+    same = (~out["is_current"] & (out["queues_moved"] == 0) & (out["clients"] == out["C_today"])
+            & (out["strategy"] == out["own_today"]) & ~out["split_by_topic"])
+    out = out[~same.astype(bool)]
+    out = out.sort_values(["g", "max_queues", "clients", "queues_moved", "is_current", "order"],
+                          ascending=[True, True, True, True, False, True], kind="stable")
+    out["recommended"] = ~out.duplicated("g")
+    out = out.sort_values(["g", "order"], kind="stable")
+    return out[COLUMNS].reset_index(drop=True)
+
+
+def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame, claims: pd.DataFrame,
+                  queues: pd.DataFrame, clust: pd.DataFrame, topics: pd.DataFrame,
+                  gindex: pd.MultiIndex) -> pd.DataFrame:
+    """Today's figures of each group, from its real assignment rows."""
+    per_client = claims.groupby(["g", "client_id"]).size().rename("n").reset_index()
+    load = clients.merge(per_client, on=["g", "client_id"], how="left").fillna({"n": 0})
+    figures = load.groupby("g")["n"].agg(["max", "min"]).reindex(groups["g"])
+    idle = load.assign(z=load["n"] == 0).groupby("g")["z"].sum().reindex(groups["g"])
+    # pooled_max as group_balance computes it: max(ceil(Q / S), max_t ceil(q_t / s_t))
+    subs = clust[clust["topic"].notna()][[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
+    subs = subs.assign(g=gindex.get_indexer(pd.MultiIndex.from_frame(subs[GROUP_KEYS])))
+    s_t = subs.groupby(["g", "topic"]).size().rename("st").reset_index()
+    per_topic = topics.merge(s_t, on=["g", "topic"], how="left").fillna({"st": 0})
+    per_topic["ideal"] = _ceil_div(per_topic["qt"], per_topic["st"])
+    topic_ideal = per_topic.groupby("g")["ideal"].max().reindex(groups["g"]).fillna(0)
+    s_all = subs.groupby("g")["client_id"].nunique().reindex(groups["g"]).fillna(0)
+    pooled = np.maximum(_ceil_div(groups["Q"].to_numpy(), s_all.to_numpy()),
+                        topic_ideal.to_numpy())
+    is_ch = groups["own"].to_numpy() == "CONSISTENT_HASH"
+    return pd.DataFrame({
+        "g": groups["g"].to_numpy(),
+        "candidate": [f"today: {c} clients, {s}" for c, s in
+                      zip(groups["C"], groups["today_strategy"], strict=True)],
+        "clients": groups["C"].to_numpy(),
+        "strategy": groups["today_strategy"].to_numpy(),
+        "virtual_nodes": np.where(is_ch, groups["vnodes"].to_numpy(), np.nan),
+        "split_by_topic": False,
+        "max_queues": figures["max"].to_numpy(np.int64),
+        "min_queues": figures["min"].to_numpy(np.int64),
+        "idle_clients": idle.to_numpy(np.int64),
+        "skew": figures["max"].to_numpy(np.int64) - pooled,
+        "queues_moved": 0,
+        "estimated_duplicates": 0.0,
+        "is_current": True,
+        "order": -1,
+        "C_today": groups["C"].to_numpy(),
+        "own_today": groups["own"].to_numpy(),
+    })
+
+
+def _candidates(groups: pd.DataFrame) -> pd.DataFrame:
+    """One row per (group, candidate): clients, strategy, virtual nodes, split."""
+    g = groups["g"].to_numpy(np.int64)
+    C = groups["C"].to_numpy(np.int64)
+    top = np.minimum(MAX_CLIENTS, np.maximum(2 * C, groups["maxq"].to_numpy(np.int64)))
+    top = np.maximum(top, 1)
+    row, n0 = expand_blocks(np.ones(len(g), np.int64), top)
+    vnodes = groups["vnodes"].to_numpy(np.int64)
+    sweep = pd.DataFrame({"g": g[row], "clients": n0, "strategy": groups["sweep"].to_numpy()[row],
+                          "virtual_nodes": vnodes[row], "split_by_topic": False})
+    alt = []
+    for name in ALTERNATIVES:
+        strategy = "CONSISTENT_HASH" if name.startswith("CONSISTENT_HASH") else name
+        vn = vnodes * 4 if name.endswith("_4X") else vnodes
+        alt.append(pd.DataFrame({"g": g, "clients": C, "strategy": strategy,
+                                 "virtual_nodes": vn, "split_by_topic": False}))
+    split = pd.DataFrame({"g": g, "clients": C, "strategy": groups["sweep"].to_numpy(),
+                          "virtual_nodes": vnodes, "split_by_topic": True})
+    split = split[groups["T"].to_numpy() >= 2]
+    cands = pd.concat([sweep, *alt, split], ignore_index=True)
+    ch = cands["strategy"] == "CONSISTENT_HASH"
+    cands["virtual_nodes"] = cands["virtual_nodes"].where(ch)
+    cands = cands.drop_duplicates(["g", "clients", "strategy", "virtual_nodes",
+                                   "split_by_topic"]).reset_index(drop=True)
+    cands["order"] = np.arange(len(cands))
+    cands["cand"] = np.arange(len(cands))
+    return cands
+
+
+def _chunks(cands: pd.DataFrame, groups: pd.DataFrame):
+    """Candidates in slices of about CHUNK_ROWS hypothetical queue rows."""
+    rows = cands["g"].map(groups.set_index("g")["Q"]).to_numpy(np.int64)
+    edge = np.cumsum(rows) // CHUNK_ROWS
+    for k in np.unique(edge):
+        yield cands[edge == k]
+
+
+def _synthetic(index: np.ndarray) -> np.ndarray:
+    return np.array([f"{SYNTHETIC_PREFIX}{i:04d}" for i in range(1, int(index.max()) + 2)]
+                    if len(index) else [], dtype=object)
+
+
+def _hyp_clients(cands: pd.DataFrame, clients: pd.DataFrame,
+                 groups: pd.DataFrame) -> pd.DataFrame:
+    """(cand, client index, client id) of every candidate: today's first, then synthetic."""
+    row, i = expand_blocks(np.zeros(len(cands), np.int64), cands["clients"].to_numpy(np.int64))
+    g = cands["g"].to_numpy(np.int64)[row]
+    C = groups.set_index("g")["C"].reindex(g).to_numpy(np.int64)
+    start = np.searchsorted(clients["g"].to_numpy(np.int64), g)
+    today = clients["client_id"].to_numpy(object)
+    ids = np.empty(len(row), dtype=object)
+    own = i < C
+    ids[own] = today[start[own] + i[own]]
+    extra = i[~own] - C[~own]
+    ids[~own] = _synthetic(extra)[extra] if len(extra) else []
+    return pd.DataFrame({"cand": cands["cand"].to_numpy()[row], "g": g, "i": i, "client_id": ids})
+
+
+def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
+              queues: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
+    """Allocate one chunk of candidates with the real kernels and summarize each."""
+    split = cands["split_by_topic"].to_numpy(bool)
+    # split: each topic's share of the clients, and its clients' index range
+    st = topics.merge(cands[split][["cand", "g", "clients"]], on="g")
+    Q = st["g"].map(groups.set_index("g")["Q"])
+    st["ct"] = np.minimum(st["qt"], np.maximum(1, _ceil_div(st["clients"] * st["qt"], Q)))
+    st = st.sort_values(["cand", "_topic_rank"])
+    st["first"] = st.groupby("cand")["ct"].cumsum() - st["ct"]
+    totals = st.groupby("cand")["ct"].sum()
+    cands = cands.copy()
+    cands.loc[split, "clients"] = cands.loc[split, "cand"].map(totals).to_numpy()
+
+    hc = _hyp_clients(cands, clients, groups)
+    spec = cands.set_index("cand")
+    # member rows: non-split candidates subscribe every topic; split ones their own topic
+    whole = hc[~hc["cand"].map(spec["split_by_topic"]).to_numpy(bool)]
+    m_whole = whole.merge(topics[["g", "topic"]], on="g").assign(unit=-1)
+    parts = hc.merge(st[["cand", "topic", "first", "ct", "_topic_rank"]], on="cand")
+    parts = parts[(parts["i"] >= parts["first"]) & (parts["i"] < parts["first"] + parts["ct"])]
+    m_split = parts.assign(unit=parts["_topic_rank"])[["cand", "g", "i", "client_id", "topic",
+                                                       "unit"]]
+    hm = pd.concat([m_whole, m_split], ignore_index=True)
+    hm["consumer_group"] = hm["cand"].astype(str) + "/" + hm["unit"].astype(str)
+    hm["strategy"] = hm["cand"].map(spec["strategy"]).to_numpy(object)
+    hm["virtual_nodes"] = hm["cand"].map(spec["virtual_nodes"])
+    hm = hm.assign(snapshot_id="w", cluster="w", client_addr=None, message_model=None,
+                   client_room=None, rooms=None, config_queues=None)
+
+    # queue rows: every queue of the group, once per candidate (split: under its topic)
+    hq = cands[["cand", "g", "split_by_topic"]].merge(
+        queues[["g", "q", "topic", "_topic_rank", "broker_name", "queue_id", "broker_room"]],
+        on="g")
+    hq["consumer_group"] = (hq["cand"].astype(str) + "/"
+                            + np.where(hq["split_by_topic"], hq["_topic_rank"], -1).astype(str))
+    hq = hq.assign(snapshot_id="w", cluster="w")
+    out = allocate_bucket(hq[[*QUEUE_COLUMNS, "cand", "q"]], hm[MEMBER_COLUMNS])
+
+    held = out[out["client_id"].notna() & out["status"].isin(CLAIM_STATUSES)]
+    per_client = held.groupby(["cand", "client_id"]).size().rename("n").reset_index()
+    load = hc[["cand", "client_id"]].drop_duplicates().merge(
+        per_client, on=["cand", "client_id"], how="left").fillna({"n": 0})
+    fig = load.groupby("cand")["n"].agg(["max", "min"])
+    idle = load.assign(z=load["n"] == 0).groupby("cand")["z"].sum()
+    first = held.drop_duplicates(["cand", "q"])[["cand", "q", "client_id"]]
+    moves = first.merge(queues[["q", "owner", "dup"]], on="q")
+    moved = moves["owner"].notna() & (moves["owner"] != moves["client_id"])
+    moves = moves[moved]
+    n_moved = moves.groupby("cand").size()
+    dup_known = moves["dup"].notna().groupby(moves["cand"]).sum()
+    dup_sum = moves.groupby("cand")["dup"].sum()
+
+    c = cands.set_index("cand")
+    n = c["clients"].to_numpy(np.int64)
+    q_all = c["g"].map(groups.set_index("g")["Q"]).to_numpy(np.int64)
+    split_ideal = (st.assign(ideal=_ceil_div(st["qt"], st["ct"])).groupby("cand")["ideal"].max()
+                   .reindex(c.index).fillna(0).to_numpy(np.int64))
+    pooled = np.maximum(_ceil_div(q_all, n), split_ideal)
+    mx = fig["max"].reindex(c.index).fillna(0).to_numpy(np.int64)
+    moved_n = n_moved.reindex(c.index).fillna(0).to_numpy(np.int64)
+    dups = np.where(dup_known.reindex(c.index).fillna(0).to_numpy() > 0,
+                    dup_sum.reindex(c.index).fillna(0).to_numpy(float), np.nan)
+    dups = np.where(moved_n == 0, 0.0, dups)
+    vn = c["virtual_nodes"].to_numpy(float)
+    labels = [
+        "split by topic" if s else
+        f"{k} clients, {st_}" + (f" ({int(v)} virtual nodes)" if st_ == "CONSISTENT_HASH" else "")
+        for k, st_, v, s in zip(n, c["strategy"], vn, c["split_by_topic"], strict=True)
+    ]
+    g = c["g"].to_numpy(np.int64)
+    gi = groups.set_index("g")
+    return pd.DataFrame({
+        "g": g, "candidate": labels, "clients": n, "strategy": c["strategy"].to_numpy(object),
+        "virtual_nodes": vn, "split_by_topic": c["split_by_topic"].to_numpy(bool),
+        "max_queues": mx, "min_queues": fig["min"].reindex(c.index).fillna(0).to_numpy(np.int64),
+        "idle_clients": idle.reindex(c.index).fillna(0).to_numpy(np.int64),
+        "skew": mx - pooled, "queues_moved": moved_n, "estimated_duplicates": dups,
+        "is_current": False, "order": c["order"].to_numpy(np.int64),
+        "C_today": gi["C"].reindex(g).to_numpy(np.int64),
+        "own_today": gi["own"].reindex(g).to_numpy(object),
+    })
+
+
+def best_change(rows: pd.DataFrame) -> str:
+    """The recommended candidate of one group in words (for tests and the summary)."""
+    best = rows[rows["recommended"]].iloc[0]
+    now = rows[rows["is_current"]].iloc[0]
+    return describe(best, int(now["max_queues"]))
+
+
+def describe(best: pd.Series, today_max: int) -> str:
+    """`run 16 clients (max 6 queues per client instead of 16; 41 queues move once)`."""
+    if best["is_current"]:
+        return "no simulated change lowers the max load below today's"
+    if best["split_by_topic"]:
+        what = f"split the group by topic ({best['clients']} clients)"
+    else:
+        what = f"run {best['candidate']}"
+    return (f"{what} (max {best['max_queues']} queues per client instead of {today_max}; "
+            f"{best['queues_moved']} queues move once)")

@@ -1,0 +1,105 @@
+"""`what_if`: per group and candidate (client count, strategy, split by topic), the load the
+same allocation kernels would give and what would move (`rebalance_udfs.what_if`).
+
+One cogrouped pandas UDF call per bucket of groups simulates every candidate of every
+group in it (not a Spark job per candidate). Groups: those with a finding (`findings`,
+the default), every group (`all`) or none (`off`: the table is written empty).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from rebalance_udfs.batch import GROUP_KEYS
+from rebalance_udfs.udfs import bucket_of
+from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+
+MODES = ("all", "findings", "off")
+BUCKET = "_bucket"
+
+SCHEMA = T.StructType([
+    T.StructField("snapshot_id", T.StringType(), False),
+    T.StructField("cluster", T.StringType(), False),
+    T.StructField("consumer_group", T.StringType(), False),
+    T.StructField("candidate", T.StringType(), False),
+    T.StructField("clients", T.IntegerType(), False),
+    T.StructField("strategy", T.StringType(), True),
+    T.StructField("virtual_nodes", T.IntegerType(), True),
+    T.StructField("split_by_topic", T.BooleanType(), False),
+    T.StructField("max_queues", T.IntegerType(), False),
+    T.StructField("min_queues", T.IntegerType(), False),
+    T.StructField("idle_clients", T.IntegerType(), False),
+    T.StructField("skew", T.IntegerType(), False),
+    T.StructField("queues_moved", T.IntegerType(), False),
+    T.StructField("estimated_duplicates", T.LongType(), True),
+    T.StructField("is_current", T.BooleanType(), False),
+    T.StructField("recommended", T.BooleanType(), False),
+])
+COLUMNS = ["snapshot_id", "cluster", "captured_at", *SCHEMA.fieldNames()[2:]]
+_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew", "queues_moved")
+
+
+def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+    """The UDF body: one bucket of groups in, their candidate rows out."""
+    out = what_if_bucket(assigned, members)
+    for col in _INTS:
+        out[col] = out[col].astype("int32")
+    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
+        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
+    for col in ("split_by_topic", "is_current", "recommended"):
+        out[col] = out[col].astype(bool)
+    return out[SCHEMA.fieldNames()]
+
+
+def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
+                   times: DataFrame, buckets: int, mode: str = "findings") -> DataFrame:
+    """`assigned`: the assignment rows (with offsets); `balance`: group_balance rows (whole-
+    group findings pick the groups)."""
+    if mode == "off":
+        empty = assigned.sparkSession.createDataFrame([], SCHEMA)
+        return empty.withColumn("captured_at", F.lit(None).cast("timestamp")).select(*COLUMNS)
+    groups = balance.where(F.col("topic").isNull())
+    if mode == "findings":
+        groups = groups.where(F.size("findings") > 0)
+    groups = groups.select(*GROUP_KEYS)
+    a = assigned.select(*ASSIGNED_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
+    m = members.select(*WHAT_IF_MEMBER_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
+    rows = (a.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET)
+            .cogroup(m.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET))
+            .applyInPandas(lambda q, mm: _bucket_body(q.drop(columns=BUCKET),
+                                                      mm.drop(columns=BUCKET)), SCHEMA))
+    return rows.join(F.broadcast(times), ["snapshot_id", "cluster"], "left").select(*COLUMNS)
+
+
+def best_sentence(what_if: DataFrame) -> DataFrame:
+    """Per group (GROUP_KEYS): `what_if_line`, the recommended change in words, e.g. "run
+    16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)"; null
+    when today's assignment is already the best candidate."""
+    today = (what_if.where(F.col("is_current"))
+             .select(*GROUP_KEYS, F.col("max_queues").alias("_today_max")))
+    best = what_if.where(F.col("recommended") & ~F.col("is_current")).join(today, GROUP_KEYS)
+    return best.select(*GROUP_KEYS, _sentence().alias("what_if_line"))
+
+
+def _sentence() -> Column:
+    n = lambda col: F.col(col).cast("string")  # noqa: E731
+    what = F.when(F.col("split_by_topic"), F.concat(
+        F.lit("split the group by topic, each topic with its own clients ("), n("clients"),
+        F.lit(" clients in all)"))).otherwise(F.concat(F.lit("run "), F.col("candidate")))
+    return F.concat(what, F.lit(" (max "), n("max_queues"),
+                    F.lit(" queues per client instead of "), n("_today_max"), F.lit("; "),
+                    n("queues_moved"), F.lit(" queues move once)"))
+
+
+def with_what_if(balance: DataFrame, what_if: DataFrame) -> DataFrame:
+    """group_balance with the best concrete change appended to the whole-group rows'
+    recommendation (columns unchanged)."""
+    line = best_sentence(what_if)
+    joined = balance.join(line, GROUP_KEYS, "left")
+    add = F.col("topic").isNull() & F.col("what_if_line").isNotNull() & (F.size("findings") > 0)
+    return joined.withColumn("recommendation", F.when(add, F.concat(
+        F.col("recommendation"), F.lit(" What-if: "), F.col("what_if_line"), F.lit(".")))
+        .otherwise(F.col("recommendation"))).select(*balance.columns)

@@ -1,0 +1,137 @@
+"""Issue 11 over every upstream example scenario plus three hand-made groups, in one
+audit run: every imbalance has a named cause, what-if names a change that fixes the seed
+and CONSISTENT_HASH groups, and POP groups share their queues by design."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from deltalake import DeltaTable
+
+from jobs.audit import run
+from jobs.config import AuditConfig
+from reports.what_if import COLUMNS as WHAT_IF_COLUMNS
+from tests.e2e.test_cli_examples import _as_member_rows, all_cases
+from tests.support.delta_inputs import write_inputs
+
+pytestmark = pytest.mark.spark
+
+# codes that name why a group or topic is uneven (IDLE_CLIENTS & co. are symptoms)
+CAUSES = {"MULTI_TOPIC_SKEW", "STRATEGY_IMBALANCE", "UNEVEN_SUBSCRIPTIONS",
+          "INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES", "DUPLICATE_CLIENT_ID",
+          "CONTENDED_QUEUES", "BROKER_UNSUPPORTED_STRATEGY"}
+SEED = "rocketmq_averagely.json:seed_multitopic_skew_2x2q_4c"
+
+
+def _extra_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The issue's CONSISTENT_HASH group (14 clients, 3 topics x 32 queues), a POP group
+    (popShareQueueNum 1, 3 clients, 8 queues) and a broker asked for CONSISTENT_HASH."""
+    q, m = [], []
+
+    def group(snapshot, name, clients, topics, strategy, mode=None, params=None):
+        for t, n in topics.items():
+            q.extend({"snapshot_id": snapshot, "cluster": "c", "topic": t,
+                      "broker_name": "broker-a", "queue_id": i} for i in range(n))
+        m.extend({"snapshot_id": snapshot, "cluster": "c", "consumer_group": name,
+                  "client_id": cid, "topic": t, "strategy": strategy,
+                  "allocation_mode": mode, "strategy_params": params}
+                 for cid in clients for t in topics)
+
+    group("issue-ch", "GID_hash", [f"10.0.0.{i}@{9000 + i}" for i in range(1, 15)],
+          {"t1": 32, "t2": 32, "t3": 32}, "CONSISTENT_HASH")
+    group("pop", "GID_pop", ["a", "b", "c"], {"P": 8}, "AVG", "POP",
+          {"pop_share_queue_num": "1"})
+    group("broker", "GID_broker", ["a", "b"], {"B": 4}, "CONSISTENT_HASH", "BROKER")
+    m.append({"snapshot_id": "broker", "cluster": "c", "consumer_group": "GID_broker",
+              "client_id": "z", "topic": "B", "strategy": "AVG", "allocation_mode": "PUSH"})
+    return pd.DataFrame(q), pd.DataFrame(m)
+
+
+@pytest.fixture(scope="module")
+def audited(spark, tmp_path_factory) -> dict[str, pd.DataFrame]:
+    root = tmp_path_factory.mktemp("findings")
+    cases = all_cases()
+    queues = pd.concat([c.queues for c in cases], ignore_index=True)
+    queues = queues.drop(columns="consumer_group").drop_duplicates()
+    members = _as_member_rows(pd.concat([c.members for c in cases], ignore_index=True))
+    extra_q, extra_m = _extra_groups()
+    paths = write_inputs(spark, Path(root) / "in",
+                         queues=pd.concat([queues, extra_q], ignore_index=True),
+                         members=pd.concat([members, extra_m], ignore_index=True))
+    out = Path(root) / "out"
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(out), engine="offline"), spark=spark,
+                 log=lambda _m: None)
+    tables = {name: DeltaTable(str(out / name)).to_pandas()
+              for name in ("group_balance", "what_if", "assignments", "rejects")}
+    tables["worst"] = pd.DataFrame(result.worst_groups)
+    return tables
+
+
+def _uncaused(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[[not (set(f) & CAUSES) for f in rows["findings"]]]
+
+
+def test_every_imbalance_over_all_examples_has_a_cause(audited) -> None:
+    b = audited["group_balance"]
+    per_topic = b[b["topic"].notna() & (b["max_queues"] > b["ideal_max"])]
+    whole = b[b["topic"].isna() & (b["skew"] > 0)]
+    assert len(per_topic) > 10 and len(whole) > 10
+    shared = {"GID_pop"}  # queues shared by design: no load findings there
+    per_topic = per_topic[~per_topic["consumer_group"].isin(shared)]
+    whole = whole[~whole["consumer_group"].isin(shared)]
+    cols = ["snapshot_id", "consumer_group", "topic", "max_queues", "ideal_max", "findings"]
+    assert _uncaused(per_topic).empty, _uncaused(per_topic)[cols].head(10).to_string()
+    assert _uncaused(whole).empty, _uncaused(whole)[[*cols, "skew"]].head(10).to_string()
+
+
+def test_seed_group_what_if_reaches_max_1(audited) -> None:
+    w = audited["what_if"]
+    assert list(w.columns) == [*WHAT_IF_COLUMNS, "run_id"]
+    seed = w[w["snapshot_id"] == SEED]
+    now = seed[seed["is_current"]].iloc[0]
+    best = seed[seed["recommended"]].iloc[0]
+    assert (now["max_queues"], now["skew"]) == (2, 1)
+    assert best["max_queues"] == 1 and not best["is_current"]
+    b = audited["group_balance"]
+    whole = b[(b["snapshot_id"] == SEED) & b["topic"].isna()].iloc[0]
+    assert "What-if: " in whole["recommendation"]
+    assert "max 1 queues per client instead of 2" in whole["recommendation"]
+
+
+def test_consistent_hash_group_gets_strategy_imbalance_and_a_fix(audited) -> None:
+    b = audited["group_balance"]
+    g = b[b["snapshot_id"] == "issue-ch"]
+    whole = g[g["topic"].isna()].iloc[0]
+    assert "STRATEGY_IMBALANCE" in whole["findings"] and whole["skew"] > 0
+    assert "where AVG over the same clients would not" in whole["recommendation"]
+    uneven = g[g["topic"].notna() & (g["max_queues"] > g["ideal_max"])]
+    assert len(uneven) and all("STRATEGY_IMBALANCE" in f for f in uneven["findings"])
+    w = audited["what_if"]
+    w = w[w["snapshot_id"] == "issue-ch"]
+    at_14 = w[(w["clients"] == 14) & ~w["is_current"] & ~w["split_by_topic"]]
+    fixes = at_14[at_14["skew"] == 0]
+    assert len(fixes) and set(fixes["strategy"]) - {"CONSISTENT_HASH"}
+    assert w["recommended"].sum() == 1
+
+
+def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) -> None:
+    a = audited["assignments"]
+    pop = a[a["snapshot_id"] == "pop"]
+    assert set(pop["status"]) == {"SHARED"} and len(pop) == 16
+    b = audited["group_balance"]
+    pop_whole = b[(b["snapshot_id"] == "pop") & b["topic"].isna()].iloc[0]
+    assert pop_whole["contended_queues"] == 0 and list(pop_whole["findings"]) == []
+    broker = b[(b["snapshot_id"] == "broker") & b["topic"].isna()].iloc[0]
+    assert "BROKER_UNSUPPORTED_STRATEGY" in broker["findings"]
+    assert "knows only AVG and AVG_BY_CIRCLE" in broker["recommendation"]
+    rejects = audited["rejects"]
+    bad = rejects[rejects["snapshot_id"] == "broker"]
+    assert len(bad) == 1 and "allocation_mode must be one of" in bad["reason"].iloc[0]
+
+
+def test_summary_groups_carry_their_what_if_line(audited) -> None:
+    worst = audited["worst"]
+    assert "what_if_line" in worst.columns and worst["what_if_line"].notna().any()
