@@ -18,7 +18,7 @@ def spark():
                                   "spark.default.parallelism": "4",
                                   # hundreds of audits in one JVM: keep the UI's history of
                                   # jobs and query plans from filling the heap
-                                  "spark.driver.memory": "2g",
+                                  "spark.driver.memory": "4g",
                                   "spark.ui.enabled": "false",
                                   "spark.ui.retainedJobs": "50",
                                   "spark.ui.retainedStages": "50",
