@@ -308,7 +308,7 @@ def io_floor(store, paths: dict, out: str, run_id: str) -> dict:
     """Read the inputs, write outputs of the audit's size and shape, no assignment work."""
     from pyspark.sql import functions as F
 
-    from jobs.audit import PARTITION_BY
+    from jobs.write import PARTITION_BY
     from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
     group_keys = ["snapshot_id", "cluster", "consumer_group"]
     timings = {}
@@ -539,7 +539,7 @@ def spark_child(args) -> dict:
                          master=args.master, spark_conf=conf, run_id="bench-audit")
     try:
         with CpuMeter(jvm_pid) as meter:
-            res = run_audit(config, spark=spark, log=lambda *_: None)
+            res = run_audit(config, spark=spark)
         result["audit"] = {"timings": {k: round(v, 2) for k, v in res.timings.items()},
                            "rows": res.rows, "snapshots": len(res.snapshots),
                            "buckets": int(spark.conf.get("spark.sql.shuffle.partitions")),
@@ -695,11 +695,25 @@ def kernel_child(args) -> dict:
 
 
 # =========================================================================== parent
+def _partitions(manifest: Path, args) -> int:
+    """The job's own rule (jobs/sizing.py) unless --shuffle-partitions is given."""
+    if args.shuffle_partitions:
+        return args.shuffle_partitions
+    from jobs.sizing import partitions_for
+
+    rows = json.loads(manifest.read_text())["rows"]
+    cores = os.cpu_count() or 1
+    if args.master.startswith("local[") and args.master[6:-1].isdigit():
+        cores = int(args.master[6:-1])
+    return partitions_for(sum(rows[t] for t in ("queues", "members", "offsets")), cores)
+
+
 def _child(mode: str, size: str, manifest: Path, args, tmp: Path) -> dict:
+    parts = _partitions(manifest, args)
     cmd = [sys.executable, "-m", "benchmarks.run", "--child", mode, "--manifest", str(manifest),
            "--out", str(tmp), "--master", args.master,
-           "--shuffle-partitions", str(args.shuffle_partitions),
-           "--buckets", str(args.buckets or args.shuffle_partitions),
+           "--shuffle-partitions", str(parts),
+           "--buckets", str(args.buckets or parts),
            "--baseline-fraction", str(args.baseline_fraction),
            "--all-at-once-max", str(args.all_at_once_max), "--work", str(manifest.parent)]
     cmd += [f"--conf={kv}" for kv in args.conf]
@@ -842,8 +856,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1M,10M")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--shuffle-partitions", type=int, default=8,
-                        help="spark.sql.shuffle.partitions (conf/local.yaml: 8)")
+    parser.add_argument("--shuffle-partitions", type=int, default=0,
+                        help="spark.sql.shuffle.partitions (default: the job's own rule, "
+                             "jobs/sizing.py, from the inputs' rows)")
     parser.add_argument("--buckets", type=int, default=0,
                         help="kernel buckets (default: the job's, = shuffle partitions)")
     parser.add_argument("--baseline-fraction", type=float, default=0.02,

@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 
 from capture.errors import CaptureError
 
-EXIT_OK, EXIT_USER = 0, 2
-
 
 def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the `capture` job (sub-commands `kafka` and `import`) to a sub-parser set."""
@@ -72,37 +70,33 @@ def run_capture(args: argparse.Namespace) -> int:
     logging.getLogger("capture.librdkafka").setLevel(logging.CRITICAL)
     from capture.tables import write_snapshot
 
-    try:
-        if args.capture_command == "kafka":
-            from capture.kafka_live import KafkaCaptureOptions, capture_kafka, read_client_config
+    if args.capture_command == "kafka":
+        from capture.kafka_live import KafkaCaptureOptions, capture_kafka, read_client_config
 
-            at = _parse_time(None)
-            opts = KafkaCaptureOptions(
-                bootstrap_servers=args.bootstrap_servers,
-                cluster=args.cluster or args.bootstrap_servers,
-                snapshot_id=_snapshot_id(args.snapshot, at), captured_at=at,
-                groups=list(args.groups or []),
-                client_config=read_client_config(args.client_config) if args.client_config
-                else {},
-                timeout=args.timeout)
-            snapshot = capture_kafka(opts)
-        else:
-            from capture.importers import import_files
+        at = _parse_time(None)
+        opts = KafkaCaptureOptions(
+            bootstrap_servers=args.bootstrap_servers,
+            cluster=args.cluster or args.bootstrap_servers,
+            snapshot_id=_snapshot_id(args.snapshot, at), captured_at=at,
+            groups=list(args.groups or []),
+            client_config=read_client_config(args.client_config) if args.client_config
+            else {},
+            timeout=args.timeout)
+        snapshot = capture_kafka(opts)
+    else:
+        from capture.importers import import_files
 
-            at = _parse_time(args.captured_at)
-            snapshot = import_files(args.files, cluster=args.cluster,
-                                    snapshot_id=_snapshot_id(args.snapshot, at),
-                                    captured_at=at, fmt=args.format)
-        written = write_snapshot(args.output, snapshot)
-    except CaptureError as exc:
-        print(f"rebalance-audit capture: error: {exc}", file=sys.stderr)
-        return EXIT_USER
+        at = _parse_time(args.captured_at)
+        snapshot = import_files(args.files, cluster=args.cluster,
+                                snapshot_id=_snapshot_id(args.snapshot, at),
+                                captured_at=at, fmt=args.format)
+    written = write_snapshot(args.output, snapshot)
     for warning in snapshot.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster}")
     for table, rows in written.items():
         print(f"  {table:<9} {rows:>8} rows  {args.output.rstrip('/')}/{table}")
-    return EXIT_OK
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

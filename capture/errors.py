@@ -1,8 +1,7 @@
-"""The one exception the capture CLI maps to exit code 2."""
+"""Capture's user-facing error: part of the one hierarchy (`vocabulary.errors`)."""
 
 from __future__ import annotations
 
+from vocabulary.errors import CaptureError
 
-class CaptureError(Exception):
-    """A capture cannot proceed (broker unreachable, timeout, not authorized, unrecognised
-    file); the message names the cause and what to do."""
+__all__ = ["CaptureError"]

@@ -1,6 +1,6 @@
 """Arrow schemas of the tables a capture writes, and the one writer (delta-rs).
 
-The column lists follow the input contract (SPEC §2 and §6; jobs/inputs.py CONTRACTS);
+The column lists follow the input contract (SPEC §2 and §6; vocabulary/contracts.py);
 members adds the nullable `client_name` (Kafka client.id) and `client_host`, which the
 audit ignores. A capture writes one snapshot: the rows of that snapshot_id are replaced,
 every other snapshot stays.

@@ -1,13 +1,15 @@
-"""The audit job: read → validate → assign → report → publish.
+"""The audit job: read → validate → assign → report → write.
 
-Each step is a function a test can call on its own; `run` strings them together and
-times them. Spark is lazy, so each timed step materializes what the next one reuses.
-Publishing is one unit per run (`jobs.publish`): a `runs` row per snapshot, committed
-after every other table.
+Each step is a module of its own (`jobs.read`, `jobs.validate`, `jobs.assign`,
+`jobs.report`, `jobs.write`); `run` strings them together, one progress line per step
+(`jobs.progress`). Spark is lazy, so each step materializes what the next one reuses.
+Publishing is one unit per run (`jobs.write`): a `runs` row per snapshot, committed after
+every other table.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -16,46 +18,29 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from jobs import demo, faults
-from jobs.cache import Persisted
+from jobs import faults
+from jobs.assign import DEFAULT_CANDIDATES, assign_all, assign_candidates
 from jobs.config import AuditConfig
-from jobs.inputs import (
-    REJECTS_SCHEMA,
-    InputError,
-    Persist,
-    conform,
-    validate_members,
-    validate_observed,
-    validate_offsets,
-    validate_queues,
-)
+from jobs.demo import write_demo_inputs
+from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
-from jobs.publish import (
-    PARTITION_BY,
-    RUNS,
-    Hook,
-    Publication,
-    complete_runs,
-    count_rows,
-    publish,
-)
-from jobs.scope import Note, find_scope
+from jobs.prior import Prior, prior_keys, read_prior
+from jobs.progress import Hook, Steps, rows
+from jobs.read import InputPaths, Inputs, input_rows, read_inputs
+from jobs.report import compute_reports
+from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
+from jobs.sizing import partitions_for
+from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.sticky_udf import assign_sticky
 from rebalance_udfs.strategies import STICKY_STRATEGIES
-from rebalance_udfs.udfs import assign
-from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
 from reports.assignments import assignments_report, snapshot_times
-from reports.consumer_load import consumer_load_report
-from reports.drift import drift_by_group, drift_report
-from reports.facts import client_topic_facts, member_client_facts, member_topic_facts
-from reports.group_balance import group_balance_report
-from reports.rebalance_churn import rebalance_churn_report
-from reports.strategy_comparison import strategy_comparison_report
-from reports.what_if import best_sentence, what_if_report, with_what_if
-from storage.base import TableError
+from reports.what_if import best_sentence
 from storage.delta import DeltaStore, Store, WriteResult
+from vocabulary.contracts import REJECTS_SCHEMA
+from vocabulary.errors import InputError, TableError
+
+log = logging.getLogger("rebalance_audit")
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
                  "strategy_comparison", "drift", "what_if", "rejects")
@@ -69,26 +54,6 @@ PRIOR_ATTEMPTS = 2
 class StalePrior(TableError):
     """The snapshot this run compared against changed while it computed (another run
     published an earlier snapshot of the same cluster)."""
-
-
-@dataclass
-class Inputs:
-    queues: DataFrame
-    members: DataFrame
-    offsets: DataFrame | None
-    rejects: DataFrame
-    observed: DataFrame | None = None
-
-    def limited_to(self, snapshots: list[str]) -> Inputs:
-        """The usable rows of these snapshots (rejects stay whole: they are all written)."""
-        def keep(df: DataFrame) -> DataFrame:
-            return df.where(F.col("snapshot_id").isin(snapshots))
-
-        def maybe(df: DataFrame | None) -> DataFrame | None:
-            return keep(df) if df is not None else None
-
-        return Inputs(keep(self.queues), keep(self.members), maybe(self.offsets), self.rejects,
-                      maybe(self.observed))
 
 
 @dataclass
@@ -113,159 +78,194 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
 
 
-def write_demo_inputs(store: Store, root: str, groups: int, seed: int) -> dict[str, str]:
-    """Generate the embedded sample cluster as Delta tables under `root`."""
-    tables = demo.generate(groups, seed)
-    spark = store.spark
-    paths = {}
-    for name in ("queues", "members", "offsets"):
-        frame = getattr(tables, name)
-        df = spark.createDataFrame(frame, schema=_demo_schema(name))
-        path = f"{root}/{name}"
-        store.write(df, path, name, PARTITION_BY, replace=[s for s, _ in demo.SNAPSHOTS])
-        paths[name] = path
-    return paths
-
-
-def _demo_schema(name: str) -> str:
-    from jobs.inputs import CONTRACTS
-
-    return ", ".join(f"{c.name} {c.type.simpleString()}" for c in CONTRACTS[name])
-
-
-def read_inputs(store: Store, queues: str, members: str, offsets: str | None,
-                snapshots: tuple[str, ...] = (), persist: Persist | None = None,
-                observed: str | None = None) -> Inputs:
-    """Read, conform and validate the inputs; limit them to `snapshots` when given."""
-    persist = persist or Persisted()
-
-    def load(path: str, name: str) -> DataFrame:
-        df = conform(store.read(path, name), name)
-        return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
-
-    q_good, q_bad = validate_queues(load(queues, "queues"), persist)
-    m_good, m_bad = validate_members(load(members, "members"), persist)
-    rejects = q_bad.unionByName(m_bad)
-    o_good = None
-    if offsets:
-        o_good, o_bad = validate_offsets(load(offsets, "offsets"), persist)
-        rejects = rejects.unionByName(o_bad)
-    seen = None
-    if observed:
-        seen, s_bad = validate_observed(load(observed, "observed"), persist)
-        rejects = rejects.unionByName(s_bad)
-    return Inputs(q_good, m_good, o_good, rejects, seen)
-
-
 @dataclass
-class Prior:
-    """Rows of the snapshot that precedes this run's first one, per cluster, already in the
-    output: what churn and the sticky assignors compare against (no history recomputed)."""
+class _Run:
+    """What the steps of one run share."""
 
-    snapshots: list[str]
-    assignments: DataFrame | None = None
-    consumer_load: DataFrame | None = None
-
-
-def _prior_keys(store: Store, output: str, times: DataFrame, current: list[str]) -> list:
-    """Per cluster, the latest complete snapshot in the output before this run's earliest
-    one (by captured_at, then snapshot_id): [(snapshot_id, run_id)], sorted.
-
-    Complete = named by `runs`. An output written before `runs` existed falls back to the
-    snapshots of consumer_load."""
-    runs = complete_runs(store, output)
-    if runs is not None:
-        seen = runs.select("snapshot_id", "cluster", "captured_at", "run_id")
-    elif store.exists(f"{output}/consumer_load") and store.exists(f"{output}/assignments"):
-        seen = (store.read(f"{output}/consumer_load", "consumer_load")
-                .select("snapshot_id", "cluster", "captured_at", "run_id").distinct())
-    else:
-        return []
-    key = F.struct(F.col("captured_at"), F.col("snapshot_id"))
-    first = times.groupBy("cluster").agg(F.min(key).alias("_first"))
-    previous = (seen.where(~F.col("snapshot_id").isin(current))
-                .join(first, "cluster").where(key < F.col("_first"))
-                .groupBy("cluster")
-                .agg(F.max(F.struct("captured_at", "snapshot_id", "run_id")).alias("_prev"))
-                .select("_prev.snapshot_id", "_prev.run_id").collect())
-    return sorted({(r.snapshot_id, r.run_id) for r in previous})
+    config: AuditConfig
+    spark: SparkSession
+    store: Store
+    output: str
+    run_id: str
+    started_at: datetime
+    started_clock: float
+    steps: Steps
+    persist: Persisted = field(default_factory=Persisted)
 
 
-def read_prior(store: Store, output: str, times: DataFrame, current: list[str]) -> Prior:
-    """The previous complete snapshot's assignment and load rows (of the run `runs` names)."""
-    keys = _prior_keys(store, output, times, current)
-    if not keys:
-        return Prior([])
-    ids = sorted({s for s, _ in keys})
-    runs = sorted({r for _, r in keys})
+def run(config: AuditConfig, spark: SparkSession | None = None,
+        hook: Hook | None = None) -> RunResult:
+    """One audit run. `hook(point)` is called at each named point of the run (the
+    fault-injection tests stop or interleave runs there)."""
+    started_at, started_clock = datetime.now(UTC), time.time()
+    output = config.output.rstrip("/")
+    check_output_root(output)
+    steps = Steps(hook or faults.reached)
+    with steps.step("session") as line:
+        spark = spark or build_session(master=config.master, conf=config.spark_conf,
+                                       console_progress=config.spark_progress)
+        store = DeltaStore(spark, config.engine)
+        steps.describe = spark.sparkContext.setJobDescription
+        line.detail = f"{store.engine} Delta engine, output {output}"
+    ctx = _Run(config, spark, store, output, config.run_id or new_run_id(), started_at,
+               started_clock, steps)
+    log.info("run %s", ctx.run_id)
+    try:
+        result = _audit(ctx)
+        result.timings["total"] = sum(steps.timings.values())
+        result.report = _write_report(output, result.snapshots)
+        return result
+    finally:
+        spark.sparkContext.setJobDescription(None)
+        ctx.persist.release()
 
-    def rows(name: str) -> DataFrame:
-        return (store.read(f"{output}/{name}", name, snapshots=ids)
-                .where(F.col("run_id").isin(runs)))
 
-    return Prior(ids, rows("assignments"), rows("consumer_load"))
+def _audit(ctx: _Run) -> RunResult:
+    names = [*OUTPUT_TABLES, RUNS]
+    with ctx.steps.step("preflight") as line:
+        cleaned = check_tables(ctx.store, ctx.output, names, ctx.started_clock)
+        for item in cleaned:
+            log.info("removed debris of a killed run: %s", item)
+        baselines = {name: ctx.store.state(f"{ctx.output}/{name}") for name in names}
+        line.detail = f"{len(cleaned)} leftover(s) removed" if cleaned else "ok"
+    paths = _input_paths(ctx)
+    inputs, scope, rejects, times, has_sticky = _read_and_validate(ctx, paths)
+    existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
+    for attempt in range(1, PRIOR_ATTEMPTS + 1):
+        attempt_persist = Persisted()
+        try:
+            prior = read_prior(ctx.store, ctx.output, times, scope.audited)
+            if prior.snapshots:
+                log.info("churn of the first snapshot(s) compared with %s from the output",
+                         ", ".join(prior.snapshots))
+            tables, counts = _assign_and_report(ctx, inputs, times, prior, has_sticky, existing,
+                                                attempt_persist)
+            with ctx.steps.step("reports", "report rejects") as line:
+                counts["rejects"] = count_rows(rejects)
+                line.detail = rows({"rejects": sum(counts["rejects"].values())})
+            with ctx.steps.step("write", "published") as line:
+                writes = _write(ctx, scope, tables, rejects, counts, times, baselines, prior)
+                line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
+            worst = _worst_groups(tables["group_balance"], tables["what_if"])
+            churn_top = _top_churn(tables["rebalance_churn"])
+            break
+        except StalePrior as exc:
+            if attempt == PRIOR_ATTEMPTS:
+                raise
+            log.warning("%s: computing again", exc)
+        finally:
+            attempt_persist.release()
+    totals = {name: sum(c.values()) for name, c in counts.items()}
+    tables_written = {name: f"{ctx.output}/{name}" for name in [*tables, "rejects", RUNS]}
+    return RunResult(ctx.run_id, ctx.output, ctx.store.engine, scope.audited, tables_written,
+                     ctx.steps.timings, totals, worst, churn_top, writes,
+                     [n.text() for n in scope.notes], scope.not_audited, cleaned)
 
 
-def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> DataFrame:
-    """Batch kernels for every strategy but Kafka's sticky assignors, which run snapshot
-    after snapshot per group from the previous assignment."""
-    if not has_sticky:
-        return assign(inputs.queues, inputs.members, inputs.offsets, buckets)
-    sticky = F.col("strategy").isin(*STICKY_STRATEGIES)
-    regular = assign(inputs.queues, inputs.members.where(~sticky), inputs.offsets, buckets)
-    return regular.unionByName(assign_sticky(inputs.queues, inputs.members.where(sticky),
-                                             inputs.offsets, buckets, prior.assignments))
+def _input_paths(ctx: _Run) -> InputPaths:
+    config = ctx.config
+    if not config.is_demo:
+        return InputPaths(config.queues, config.members, config.offsets, config.observed)
+    with ctx.steps.step("demo_inputs", "demo inputs") as line:
+        root = f"{ctx.output}/{DEMO_INPUTS}"
+        demo = write_demo_inputs(ctx.store, root, config.demo_groups, config.demo_seed)
+        line.detail = f"generated the demo cluster under {root}"
+    return InputPaths(demo["queues"], demo["members"], demo["offsets"])
 
 
-def compute_reports(inputs: Inputs, buckets: int, prior: Prior | None = None,
-                    has_sticky: bool = True, compare_strategies: bool = False,
-                    times: DataFrame | None = None,
-                    persist: Persist | None = None,
-                    replace_empty: tuple[str, ...] = (),
-                    what_if: str = "findings") -> dict[str, DataFrame]:
-    """Every output table but rejects, as DataFrames (without run_id). Optional tables
-    named in `replace_empty` come back empty when not computed (an earlier run wrote them:
-    their rows of this run's snapshots must go).
+def _read_and_validate(ctx: _Run, paths: InputPaths):
+    """The usable rows of the audited snapshots, the scope, this run's rejects, the
+    snapshots' capture times and whether any group runs a sticky assignor."""
+    with ctx.steps.step("size", "read", point=None) as line:
+        counted = input_rows(ctx.store, paths)
+        total = sum(n for n in counted.values() if n) or None
+        _size(ctx, total)
+        line.detail = (rows({k: v for k, v in counted.items() if v is not None})
+                       + f" → {ctx.config.buckets or _partitions(ctx.spark)} partitions")
+    with ctx.steps.step("read", "validate") as line:
+        read = read_inputs(ctx.store, paths, ctx.config.snapshots, ctx.persist)
+        scope = find_scope(read, ctx.config.snapshots)
+        for text in (n.text() for n in scope.notes):
+            log.warning("warning: %s", text)
+        if ctx.config.strict and scope.notes:
+            raise InputError(f"strict mode: {len(scope.notes)} input problem(s), nothing "
+                             "written: " + "; ".join(n.text() for n in scope.notes))
+        inputs = read.limited_to(scope.audited)
+        times = ctx.persist(snapshot_times(inputs.queues))
+        has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)) \
+            .limit(1).count() > 0
+        rejects = ctx.persist(_rejects(ctx.spark, read, scope.notes, ctx.run_id))
+        line.detail = (f"{len(scope.audited)} snapshot(s) audited"
+                       + (f", {len(scope.not_audited)} not" if scope.not_audited else ""))
+    return inputs, scope, rejects, times, has_sticky
 
-    `times`: `snapshot_times(inputs.queues)` when the caller has it already. The assignment
-    rows and the shared aggregates (`reports.facts`) are persisted through `persist`:
-    several reports read each, and the kernels must not run twice. `what_if`: which groups
-    get what-if candidates (all, findings, off); their best change is quoted in the
-    group_balance recommendation."""
-    persist = persist or Persisted()
-    prior = prior or Prior([])
-    times = times if times is not None else persist(snapshot_times(inputs.queues))
-    assigned = persist(assignments_report(assign_all(inputs, buckets, prior, has_sticky), times))
-    assignments = assigned.select(*ASSIGNMENT_COLUMNS)
-    facts = persist(client_topic_facts(assigned))
-    member_topics = persist(member_topic_facts(inputs.members))
-    member_clients = persist(member_client_facts(member_topics))
-    consumer_load = consumer_load_report(facts, member_clients, times)
-    drift = drift_report(assignments, inputs.observed, buckets)
-    if inputs.observed is not None:
-        drift = persist(drift)
-    by_group = drift_by_group(drift) if inputs.observed is not None else None
-    balance = group_balance_report(facts, member_topics, member_clients, times, by_group)
-    if what_if != "off":
-        balance = persist(balance)
-    candidates = what_if_report(assigned, inputs.members, balance, times, buckets, what_if)
-    if what_if != "off":
-        candidates = persist(candidates)
-        balance = with_what_if(balance, candidates)
-    reports = {
-        "assignments": assignments,
-        "consumer_load": consumer_load,
-        "group_balance": balance,
-        "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
-                                                  prior.assignments, prior.consumer_load),
-        "drift": drift,
-        "what_if": candidates,
-    }
-    if compare_strategies or "strategy_comparison" in replace_empty:
-        comparison = strategy_comparison_report(inputs.queues, inputs.members, inputs.offsets,
-                                                buckets)
-        reports["strategy_comparison"] = comparison if compare_strategies else comparison.limit(0)
-    return reports
+
+def _size(ctx: _Run, input_rows_total: int | None) -> None:
+    """Shuffle partitions and buckets from the inputs' size (`jobs.sizing`), unless the
+    session was started with a value (config, spark-submit --conf, spark-defaults)."""
+    if not ctx.spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+        cores = ctx.spark.sparkContext.defaultParallelism
+        ctx.spark.conf.set("spark.sql.shuffle.partitions",
+                           str(partitions_for(input_rows_total, cores)))
+
+
+def _partitions(spark: SparkSession) -> int:
+    return int(spark.conf.get("spark.sql.shuffle.partitions"))
+
+
+def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
+                       has_sticky: bool, existing: tuple[str, ...], persist: Persisted):
+    """Assignment rows (materialized once), then every report, each counted per
+    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id."""
+    config = ctx.config
+    buckets = config.buckets or _partitions(ctx.spark)
+    compare = config.compare_strategies or config.is_demo
+    with ctx.steps.step("assign") as line:
+        assigned = persist(assignments_report(
+            assign_all(inputs, buckets, prior, has_sticky), times))
+        counts = {"assignments": count_rows(assigned)}
+        line.detail = rows({"assignments": sum(counts["assignments"].values())})
+    candidates = None
+    if compare or "strategy_comparison" in existing:
+        candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
+                                       DEFAULT_CANDIDATES if compare else ("AVG",))
+    reports = compute_reports(inputs, assigned, times, prior, buckets, persist,
+                              config.what_if, candidates, compare)
+    tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
+    for name in (n for n in OUTPUT_TABLES if n in reports):
+        with ctx.steps.step("reports", f"report {name}", point=None) as line:
+            tables[name] = _stamp(persist(reports[name]), ctx.run_id)
+            counts[name] = count_rows(tables[name])
+            line.detail = rows({name: sum(counts[name].values())})
+    return tables, counts
+
+
+def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,
+           counts: dict, times: DataFrame, baselines: dict, prior: Prior) -> list[WriteResult]:
+    def still_current() -> None:
+        now = sorted({s for s, _ in prior_keys(ctx.store, ctx.output, times, scope.audited)})
+        if now != prior.snapshots:
+            raise StalePrior(
+                f"while this run computed, another run published snapshot(s) "
+                f"{', '.join(sorted(set(now) - set(prior.snapshots))) or '(removed)'} "
+                "before this run's first one; churn must be compared with them")
+
+    still_current()
+    pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts,
+                      _capture_times(times))
+    return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, ctx.steps.hook,
+                   still_current, ctx.steps.describe)
+
+
+def _write_report(output: str, snapshots: list[str]) -> str | None:
+    """report.html is a view of the published tables: it never fails the run."""
+    try:
+        from reports.html import write_report
+
+        return write_report(output, snapshots=snapshots or None)
+    except Exception as exc:
+        log.warning("warning: report.html not written: %s: %s", type(exc).__name__, exc)
+        return None
 
 
 def _stamp(df: DataFrame, run_id: str) -> DataFrame:
@@ -279,145 +279,6 @@ def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str
     if rows:
         rejects = rejects.unionByName(spark.createDataFrame(rows, REJECTS_SCHEMA))
     return _stamp(rejects, run_id)
-
-
-class _Steps:
-    """Times the run's named steps and tells the fault hook where the run is."""
-
-    def __init__(self, hook: Hook) -> None:
-        self.timings: dict[str, float] = {}
-        self.hook = hook
-
-    def timed(self, name: str, started: float) -> None:
-        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
-        self.hook(name)
-
-
-def run(config: AuditConfig, spark: SparkSession | None = None, log=print,
-        hook: Hook | None = None) -> RunResult:
-    """One audit run. `hook(point)` is called at each named point of the run (the
-    fault-injection tests stop or interleave runs there)."""
-    run_id = config.run_id or new_run_id()
-    started_at, started_clock = datetime.now(UTC), time.time()
-    steps = _Steps(hook or faults.reached)
-    output = config.output.rstrip("/")
-    check_output_root(output)
-    t0 = time.perf_counter()
-    spark = spark or build_session(master=config.master, conf=config.spark_conf)
-    store = DeltaStore(spark, config.engine)
-    steps.timed("session", t0)
-    log(f"run {run_id}: storage engine {store.engine}, output {output}")
-    persist = Persisted()
-    try:
-        result = _run(config, spark, store, output, run_id, started_at, started_clock, steps,
-                      persist, log)
-        result.timings["total"] = time.perf_counter() - t0
-        try:  # report.html is a view of the published tables: it never fails the run
-            from reports.html import write_report
-
-            result.report = write_report(output, snapshots=result.snapshots or None)
-        except Exception as exc:
-            log(f"warning: report.html not written: {type(exc).__name__}: {exc}")
-        return result
-    finally:
-        spark.sparkContext.setJobDescription(None)
-        persist.release()
-
-
-def _run(config: AuditConfig, spark: SparkSession, store: Store, output: str, run_id: str,
-         started_at: datetime, started_clock: float, steps: _Steps, persist: Persisted,
-         log) -> RunResult:
-    t = time.perf_counter()
-    names = [*OUTPUT_TABLES, RUNS]
-    cleaned = check_tables(store, output, names, started_clock)
-    for item in cleaned:
-        log(f"removed debris of a killed run: {item}")
-    baselines = {name: store.state(f"{output}/{name}") for name in names}
-    steps.timed("preflight", t)
-
-    queues, members, offsets = config.queues, config.members, config.offsets
-    if config.is_demo:
-        t = time.perf_counter()
-        paths = write_demo_inputs(store, f"{output}/{DEMO_INPUTS}", config.demo_groups,
-                                  config.demo_seed)
-        queues, members, offsets = paths["queues"], paths["members"], paths["offsets"]
-        steps.timed("demo_inputs", t)
-        log(f"no inputs given: generated the demo cluster under {output}/{DEMO_INPUTS}")
-
-    t = time.perf_counter()
-    read = read_inputs(store, queues, members, offsets, config.snapshots, persist,
-                       config.observed)
-    scope = find_scope(read, config.snapshots)
-    warnings = [n.text() for n in scope.notes]
-    for text in warnings:
-        log(f"warning: {text}")
-    if config.strict and warnings:
-        raise InputError(f"strict mode: {len(warnings)} input problem(s), nothing written: "
-                         + "; ".join(warnings))
-    inputs = read.limited_to(scope.audited)
-    times = persist(snapshot_times(inputs.queues))
-    has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)).limit(1) \
-        .count() > 0
-    rejects = persist(_rejects(spark, read, scope.notes, run_id))
-    steps.timed("read", t)
-
-    buckets = config.buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
-    compare = config.compare_strategies or config.is_demo
-    describe = spark.sparkContext.setJobDescription  # names the jobs in the Spark UI
-    for attempt in range(1, PRIOR_ATTEMPTS + 1):
-        t = time.perf_counter()
-        prior = read_prior(store, output, times, scope.audited)
-        if prior.snapshots:
-            log(f"churn of the first snapshot(s) compared with {', '.join(prior.snapshots)} "
-                "from the output")
-        attempt_persist = Persisted()
-        try:
-            existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
-            reports = compute_reports(inputs, buckets, prior, has_sticky, compare, times,
-                                      attempt_persist, existing, config.what_if)
-            describe("audit: assign")
-            counts = {"assignments": count_rows(reports["assignments"])}
-            steps.timed("assign", t)
-
-            t = time.perf_counter()
-            tables = {"assignments": _stamp(reports["assignments"], run_id)}
-            for name in (n for n in OUTPUT_TABLES if n in reports and n != "assignments"):
-                tables[name] = _stamp(attempt_persist(reports[name]), run_id)
-                describe(f"audit: report {name}")
-                counts[name] = count_rows(tables[name])
-            describe("audit: report rejects")
-            counts["rejects"] = count_rows(rejects)
-            steps.timed("reports", t)
-
-            def still_current(prior: Prior = prior) -> None:
-                now = sorted({s for s, _ in _prior_keys(store, output, times, scope.audited)})
-                if now != prior.snapshots:
-                    raise StalePrior(
-                        f"while this run computed, another run published snapshot(s) "
-                        f"{', '.join(sorted(set(now) - set(prior.snapshots))) or '(removed)'} "
-                        "before this run's first one; churn must be compared with them")
-
-            t = time.perf_counter()
-            still_current()
-            describe("audit: write")
-            pub = Publication(run_id, started_at, scope, tables, rejects, counts,
-                              _capture_times(times))
-            writes = publish(spark, store, output, pub, baselines, steps.hook, still_current)
-            steps.timed("write", t)
-            worst = _worst_groups(tables["group_balance"], tables["what_if"])
-            churn_top = _top_churn(tables["rebalance_churn"])
-            break
-        except StalePrior as exc:
-            if attempt == PRIOR_ATTEMPTS:
-                raise
-            log(f"{exc}: computing again")
-        finally:
-            attempt_persist.release()
-
-    rows = {name: sum(c.values()) for name, c in counts.items()}
-    paths = {name: f"{output}/{name}" for name in [*tables, "rejects", RUNS]}
-    return RunResult(run_id, output, store.engine, scope.audited, paths, steps.timings, rows,
-                     worst, churn_top, writes, warnings, scope.not_audited, cleaned)
 
 
 def _capture_times(times: DataFrame) -> dict:

@@ -1,8 +1,9 @@
 """Command line: `spark-submit.sh audit [flags]` (or `python -m jobs.cli audit`), and
 `report` (report.html from an output root, no Spark).
 
-Exit codes: 0 the run succeeded; 2 a user mistake (config, input table, storage) with a
-message saying what to fix; 1 an unexpected failure (a bug: the traceback is printed).
+Exit codes: 0 the run succeeded; 2 a user mistake (config, input table, storage, capture:
+any `vocabulary.errors.AuditError`) with a message saying what to fix; 1 an unexpected
+failure (a bug: Python prints the traceback).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_BUG, EXIT_USER = 0, 1, 2
+EXIT_OK, EXIT_USER = 0, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Delta engine: native = delta-spark jars on the classpath; "
                             "offline = delta-rs log + Spark parquet IO; auto picks (default)")
     audit.add_argument("--buckets", type=int, metavar="N",
-                       help="groups are hashed into N pandas-UDF calls (default: "
-                            "spark.sql.shuffle.partitions)")
+                       help="groups are hashed into N pandas-UDF calls (default: sized from "
+                            "the inputs' rows, see jobs/sizing.py)")
     audit.add_argument("--demo-groups", type=int, metavar="N",
                        help="ordinary groups in the generated demo cluster (default 300)")
     audit.add_argument("--compare-strategies", action=argparse.BooleanOptionalAction,
@@ -65,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="fail (exit 2, nothing written) when a snapshot is missing from "
                             "an input or an input is empty, instead of warning (on in "
                             "conf/cluster.yaml)")
+    audit.add_argument("--spark-progress", action=argparse.BooleanOptionalAction,
+                       default=None, dest="spark_progress",
+                       help="show Spark's console progress bars (default off: the run prints "
+                            "one line per step with its rows and time)")
     audit.add_argument("--run-id", metavar="ID", help="run id stamped on every row "
                                                       "(default: UTC time + random suffix)")
     from capture.cli import add_capture_parser
@@ -78,38 +83,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.job == "capture":
-        from capture.cli import run_capture
+    from jobs.progress import configure_logging
+    from vocabulary.errors import AuditError
 
-        return run_capture(args)
-    if args.job == "report":
-        from reports.html.command import run_report
-
-        return run_report(args)
-    from jobs.config import ConfigError, load_config
-    from jobs.inputs import InputError
-    from jobs.preflight import check_output_root
-    from storage.base import TableError
-
+    configure_logging()
     try:
-        config = load_config(
-            args.config, queues=args.queues, members=args.members, offsets=args.offsets,
-            observed=args.observed,
-            output=args.output, snapshots=args.snapshots, engine=args.engine,
-            buckets=args.buckets, demo_groups=args.demo_groups, run_id=args.run_id,
-            compare_strategies=args.compare_strategies, strict=args.strict,
-            what_if=args.what_if,
-        )
-        check_output_root(config.output)  # before the JVM starts: seconds, not minutes
-        from jobs.audit import run
-        from reports.summary import print_summary
-
-        result = run(config)
-        print_summary(result)
-        return EXIT_OK
-    except (ConfigError, InputError, TableError) as exc:
+        return JOBS[args.job](args)
+    except AuditError as exc:
         print(f"rebalance-audit: error: {exc}", file=sys.stderr)
         return EXIT_USER
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from jobs.config import load_config
+    from jobs.preflight import check_output_root
+
+    config = load_config(
+        args.config, queues=args.queues, members=args.members, offsets=args.offsets,
+        observed=args.observed, output=args.output, snapshots=args.snapshots,
+        engine=args.engine, buckets=args.buckets, demo_groups=args.demo_groups,
+        run_id=args.run_id, compare_strategies=args.compare_strategies, strict=args.strict,
+        what_if=args.what_if, spark_progress=args.spark_progress,
+    )
+    check_output_root(config.output)  # before the JVM starts: seconds, not minutes
+    from jobs.audit import run
+    from reports.summary import print_summary
+
+    print_summary(run(config))
+    return EXIT_OK
+
+
+def _capture(args: argparse.Namespace) -> int:
+    from capture.cli import run_capture
+
+    return run_capture(args)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from reports.html.command import run_report
+
+    return run_report(args)
+
+
+JOBS = {"audit": run_audit, "capture": _capture, "report": _report}
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""One typed, validated configuration: conf/<env>.yaml overridden by CLI flags."""
+"""One typed, validated configuration: conf/<env>.yaml overridden by CLI flags.
+
+The defaults live in one place, `AuditConfig`'s fields; conf/local.yaml spells out the
+same values (a test holds them equal).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,9 @@ from typing import Any
 import yaml
 
 from storage.delta import ENGINES
+from vocabulary.errors import ConfigError
 
-# What conf/local.yaml sets: small shuffles suit a laptop and the demo.
-LOCAL_SPARK_CONF = {"spark.sql.shuffle.partitions": "8"}
 WHAT_IF_MODES = ("all", "findings", "off")
-
-
-class ConfigError(Exception):
-    """The configuration is unusable; the message says which setting and why."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,11 @@ class AuditConfig:
     snapshots: tuple[str, ...] = ()
     engine: str = "auto"
     master: str | None = "local[*]"
-    spark_conf: dict[str, str] = field(default_factory=lambda: dict(LOCAL_SPARK_CONF))
+    # extra Spark settings; shuffle partitions are sized from the data unless set here
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    # Spark's console progress bars (off: the run prints one line per step instead)
+    spark_progress: bool = False
+    # groups are hashed into this many pandas-UDF calls; 0 = sized from the data
     buckets: int = 0
     demo_groups: int = 300
     demo_seed: int = 7
@@ -83,24 +86,27 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
     inputs = raw.get("inputs") or {}
     spark = raw.get("spark") or {}
+    reports = raw.get("reports") or {}
+    demo = raw.get("demo") or {}
+    d = AuditConfig  # the defaults, one place
     try:
         values: dict[str, Any] = {
             "queues": inputs.get("queues"),
             "members": inputs.get("members"),
             "offsets": inputs.get("offsets"),
             "observed": inputs.get("observed"),
-            "output": raw.get("output", AuditConfig.output),
-            "engine": (raw.get("storage") or {}).get("engine", "auto"),
-            "master": spark.get("master", "local[*]"),
-            "spark_conf": {str(k): str(v)
-                           for k, v in (spark.get("conf") or LOCAL_SPARK_CONF).items()},
-            "buckets": int((raw.get("assign") or {}).get("buckets", 0)),
-            "demo_groups": int((raw.get("demo") or {}).get("groups", 300)),
-            "demo_seed": int((raw.get("demo") or {}).get("seed", 7)),
-            "compare_strategies": bool((raw.get("reports") or {}).get("compare_strategies",
-                                                                       False)),
-            "strict": bool(raw.get("strict", False)),
-            "what_if": str((raw.get("reports") or {}).get("what_if", "findings")),
+            "output": raw.get("output", d.output),
+            "engine": (raw.get("storage") or {}).get("engine", d.engine),
+            "master": spark.get("master", d.master),
+            "spark_conf": {str(k): str(v) for k, v in (spark.get("conf") or {}).items()},
+            "spark_progress": bool(spark.get("progress", d.spark_progress)),
+            "buckets": int((raw.get("assign") or {}).get("buckets", d.buckets)),
+            "demo_groups": int(demo.get("groups", d.demo_groups)),
+            "demo_seed": int(demo.get("seed", d.demo_seed)),
+            "compare_strategies": bool(reports.get("compare_strategies",
+                                                   d.compare_strategies)),
+            "strict": bool(raw.get("strict", d.strict)),
+            "what_if": str(reports.get("what_if", d.what_if)),
         }
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"config file {path}: {exc}") from exc

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from rebalance_udfs.strategies import supported_strategies
+from vocabulary.contracts import CONTRACTS
 
 SNAPSHOTS = [("demo-0001", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
              ("demo-0002", datetime(2026, 11, 1, 8, 5, tzinfo=UTC)),
@@ -168,3 +169,51 @@ def generate(n_groups: int = 300, seed: int = 7) -> DemoTables:
     )
     return DemoTables(queues, members, offsets)
 
+
+
+INPUTS = ("queues", "members", "offsets")
+
+
+def write_demo_inputs(store, root: str, groups: int, seed: int) -> dict[str, str]:
+    """Generate the embedded sample cluster as Delta input tables under `root`; their
+    paths. A local root is written with delta-rs (no Spark job); a remote one (native
+    engine) through the store."""
+    from jobs.preflight import is_local
+
+    tables = generate(groups, seed)
+    paths = {name: f"{root}/{name}" for name in INPUTS}
+    for name, path in paths.items():
+        if is_local(root):
+            _write_local(path, _arrow(getattr(tables, name), name))
+        else:
+            df = store.spark.createDataFrame(getattr(tables, name), schema=_schema(name))
+            store.write(df, path, name, ["snapshot_id"], replace=[s for s, _ in SNAPSHOTS])
+    return paths
+
+
+def _schema(name: str):
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(c.name, c.type, not c.required)
+                         for c in CONTRACTS[name]])
+
+
+def _arrow(frame: pd.DataFrame, name: str):
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(_schema(name), timezone="UTC")
+    frame = frame.reindex(columns=schema.names)
+    if "strategy_params" in frame:  # a map column: dicts become lists of (key, value)
+        frame["strategy_params"] = [None if p is None or p != p else list(p.items())
+                                    for p in frame["strategy_params"]]
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def _write_local(path: str, table) -> None:
+    from deltalake import write_deltalake
+
+    from storage.offline import local_path
+
+    write_deltalake(local_path(path), table, mode="overwrite", partition_by=["snapshot_id"],
+                    schema_mode="overwrite")

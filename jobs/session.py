@@ -26,15 +26,19 @@ def build_session(
     master: str | None = None,
     conf: dict[str, str] | None = None,
     log_level: str = "WARN",
+    console_progress: bool = False,
 ) -> SparkSession:
-    """Get or create the session; `master` only applies when spark-submit did not set one."""
+    """Get or create the session; `master` only applies when spark-submit did not set one.
+    Spark's console progress bars stay off unless `console_progress` (the run prints one
+    line per step instead, `jobs.progress`)."""
     # Without this the Python workers start the system python3, which lacks pandas/pyarrow.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if not launched_by_spark_submit():
         builder = builder.master(master or "local[*]")
-    for key, value in {**REQUIRED_CONF, **(conf or {})}.items():
+    progress = {"spark.ui.showConsoleProgress": str(console_progress).lower()}
+    for key, value in {**REQUIRED_CONF, **progress, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)

@@ -3,11 +3,10 @@
 For each candidate strategy every CLUSTERING member of every group is switched to it
 (`rooms` / `queues` params cleared; `virtual_nodes` kept, so CONSISTENT_HASH uses the
 member's own count or the default 10; BROADCASTING members keep theirs, they claim every
-queue anyway), all snapshots of the run are re-allocated — RocketMQ / Kafka one-step
-strategies with `rebalance_udfs.udfs.assign`, `sticky` / `cooperative-sticky` with
-`rebalance_udfs.sticky_udf.assign_sticky`, chaining the run's snapshots so each starts from
-the previous hypothetical assignment — and consecutive snapshots of a cluster are compared
-per group with the churn report's definition of a move (`reports.rebalance_churn`).
+queue anyway), all snapshots of the run are re-allocated by the assign step
+(`jobs.assign.assign_candidates`; sticky ones chain the run's snapshots so each starts from
+the previous hypothetical assignment) — and consecutive snapshots of a cluster are compared
+here per group with the churn report's definition of a move (`reports.rebalance_churn`).
 
 One row per (snapshot, cluster, consumer_group present in the snapshot, strategy) for the
 snapshots that have a predecessor in the run: `queues` (after), `moves`, the duplicates those
@@ -26,13 +25,9 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.batch import GROUP_KEYS
 from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS
-from rebalance_udfs.sticky_udf import assign_sticky
-from rebalance_udfs.strategies import STICKY_STRATEGIES, supported_strategies
-from rebalance_udfs.udfs import assign
 from reports.facts import CLAIM_STATUSES
 from reports.rebalance_churn import AFTER, ROW_COLUMNS, churn_pairs, link_rows, queue_changes
 
-DEFAULT_STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "previous_snapshot_id", "consumer_group",
     "strategy", "actual_strategy", "queues", "moves", "estimated_duplicates",
@@ -40,46 +35,20 @@ COLUMNS = [
 ]
 
 
-def with_strategy(members: DataFrame, strategy: str) -> DataFrame:
-    """Members as if every CLUSTERING member ran `strategy` (params other than
-    virtual_nodes cleared)."""
-    clustering = F.coalesce(F.col("message_model"), F.lit("CLUSTERING")) == "CLUSTERING"
-    return (members
-            .withColumn("strategy", F.when(clustering, F.lit(strategy))
-                        .otherwise(F.col("strategy")))
-            .withColumn("rooms", F.when(~clustering, F.col("rooms")))
-            .withColumn("config_queues", F.when(~clustering, F.col("config_queues"))))
-
-
-def hypothetical_assignments(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-                             buckets: int, strategy: str) -> DataFrame:
-    """ASSIGNED_SCHEMA rows of every snapshot had every clustering member run `strategy`."""
-    switched = with_strategy(members, strategy)
-    if strategy in STICKY_STRATEGIES:
-        return assign_sticky(queues, switched, offsets, buckets)
-    return assign(queues, switched, offsets, buckets)
-
-
-def strategy_comparison_report(
-    queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int,
-    strategies: tuple[str, ...] = DEFAULT_STRATEGIES,
-) -> DataFrame:
+def strategy_comparison_report(candidates: dict[str, DataFrame], queues: DataFrame,
+                               members: DataFrame) -> DataFrame:
     """Move counts per candidate strategy (COLUMNS); see the module docstring.
 
+    `candidates`: strategy -> its hypothetical assignment rows (`jobs.assign
+    .assign_candidates`); `queues` / `members`: the run's inputs (snapshots and groups).
     Lazy: the candidates' assignments are unioned and compared in one plan (one link join,
     one aggregation per queue and per group for all candidates together).
     """
-    strategies = tuple(dict.fromkeys(strategies))
-    known = set(supported_strategies())
-    unknown = [s for s in strategies if s not in known]
-    if unknown or not strategies:
-        raise ValueError(f"strategy_comparison: unknown or no strategies {list(unknown)} "
-                         f"(supported: {', '.join(sorted(known))})")
+    strategies = tuple(candidates)
     pairs = churn_pairs(queues.select(*SNAPSHOT_KEYS, "captured_at"))
     assigned = reduce(DataFrame.unionByName, [
-        hypothetical_assignments(queues, members, offsets, buckets, s)
-        .select(*ROW_COLUMNS, F.lit(s).alias("strategy"))
-        for s in strategies
+        rows.select(*ROW_COLUMNS, F.lit(s).alias("strategy"))
+        for s, rows in candidates.items()
     ])
     linked = link_rows(assigned, None, pairs)
     keys = [*GROUP_KEYS, "strategy"]

@@ -8,12 +8,10 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from vocabulary.errors import TableError
+
 ENGINES = ("auto", "native", "offline")
 PARTITION_COLUMN = "snapshot_id"
-
-
-class TableError(Exception):
-    """A table cannot be read or written; the message names the table and what to do."""
 
 
 class ConflictError(TableError):

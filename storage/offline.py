@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -129,6 +130,17 @@ class OfflineStore:
         wanted = set(partitions)
         return [c for c in delta_log.commits_after(local_path(path), version, PARTITION_COLUMN)
                 if c.partitions & wanted and (own_run_id is None or c.run_id != own_run_id)]
+
+    def row_estimate(self, path: str) -> int | None:
+        """Rows of the table's current version, from its log's file statistics (no scan);
+        None when a file has none."""
+        try:
+            adds = pa.table(self._open(path, path).get_add_actions(flatten=True))
+        except TableError:
+            return None
+        if "num_records" not in adds.column_names or adds.column("num_records").null_count:
+            return None
+        return int(pc.sum(adds.column("num_records")).as_py() or 0)
 
     # ------------------------------------------------------------------- read
     def _open(self, path: str, name: str):

@@ -15,9 +15,10 @@ def write_report(output: str, html_path: str | None = None,
 
     Raises NoOutputError when `output` holds no complete run. Written to a temporary
     file first, then renamed: a reader never sees half a page."""
-    from reports.html.data import NoOutputError, load
+    from reports.html.data import load
     from reports.html.page import render
     from reports.html.select import DEFAULT_TOP
+    from vocabulary.errors import NoOutputError
 
     if "://" in output and not output.startswith("file:"):
         raise NoOutputError(f"{output}: report.html is rendered from local output roots only")

@@ -14,13 +14,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from vocabulary.errors import NoOutputError
+
 RUNS = "runs"
 COMPLETE = "COMPLETE"
 TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if")
-
-
-class NoOutputError(Exception):
-    """The output root holds no complete run to report on (a user mistake: exit 2)."""
 
 
 @dataclass

@@ -28,6 +28,12 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
                    "--conf", "spark.sql.shuffle.partitions=4")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Groups that need attention" in proc.stdout
+    # the run's own progress, one line per step; no Spark stage bars, no big-task warnings
+    said = proc.stdout + proc.stderr
+    for step in ("read ", "validate ", "assign ", "report group_balance ", "write assignments ",
+                 "published "):
+        assert step in said, step
+    assert "[Stage" not in said and "very large size" not in said
     for table in ("assignments", "consumer_load", "group_balance", "rejects", "rebalance_churn",
                   "strategy_comparison"):
         assert DeltaTable(str(out / table)).version() >= 0

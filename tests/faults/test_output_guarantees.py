@@ -20,7 +20,6 @@ import pytest
 from jobs.audit import StalePrior, run
 from jobs.cli import main
 from jobs.config import AuditConfig
-from jobs.inputs import InputError
 from storage.base import ConflictError
 from tests.support.delta_inputs import write_inputs
 from tests.support.outputs import (
@@ -32,20 +31,17 @@ from tests.support.outputs import (
     run_ids,
     table,
 )
+from vocabulary.errors import InputError
 
 pytestmark = pytest.mark.faults
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def quiet(_message: str) -> None:
-    pass
 
 
 def audit(spark, paths: dict, out: Path, run_id: str, **kwargs):
     config = AuditConfig(queues=paths["queues"], members=paths["members"],
                          offsets=paths.get("offsets"), output=str(out), engine="offline",
                          run_id=run_id, **{k: v for k, v in kwargs.items() if k != "hook"})
-    return run(config, spark=spark, log=quiet, hook=kwargs.get("hook"))
+    return run(config, spark=spark, hook=kwargs.get("hook"))
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,10 @@
 """The audit run writes report.html after publishing and never fails for it (the run's
-Spark work stubbed out: this checks the hook, the Spark tests check the tables)."""
+Spark work stubbed out: this checks the step, the Spark tests check the tables)."""
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import shutil
 from types import SimpleNamespace
@@ -17,15 +18,19 @@ from tests.report import frames
 
 
 @pytest.fixture
-def stubbed(monkeypatch):
-    """audit.run with no Spark: `_run` returns a result over tables already written."""
+def stubbed(monkeypatch, caplog):
+    """audit.run with no Spark: `_audit` returns a result over tables already written."""
     spark = SimpleNamespace(sparkContext=SimpleNamespace(setJobDescription=lambda _: None))
     monkeypatch.setattr(audit, "DeltaStore", lambda *_: SimpleNamespace(engine="offline"))
+    caplog.set_level(logging.INFO, logger="rebalance_audit")
+    logging.getLogger("rebalance_audit").propagate = True
 
     def run(output: str, logs: list[str]):
-        monkeypatch.setattr(audit, "_run", lambda *_: audit.RunResult(
+        monkeypatch.setattr(audit, "_audit", lambda *_: audit.RunResult(
             "run-1", output, "offline", ["s2"], {"group_balance": f"{output}/group_balance"}))
-        return audit.run(load_config(None, output=output), spark=spark, log=logs.append)
+        result = audit.run(load_config(None, output=output), spark=spark)
+        logs.extend(r.getMessage() for r in caplog.records)
+        return result
 
     return run
 

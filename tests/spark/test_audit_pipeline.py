@@ -37,7 +37,7 @@ def test_seed_multi_topic_skew_end_to_end(spark, tmp_path: Path) -> None:
     config = AuditConfig(queues=paths["queues"], members=paths["members"],
                          offsets=paths["offsets"], output=str(out), engine="offline",
                          run_id="run-1")
-    result = run(config, spark=spark, log=lambda _m: None)
+    result = run(config, spark=spark)
     assert result.snapshots == ["snap-1"]
 
     balance = _table(str(out / "group_balance"))
@@ -62,7 +62,7 @@ def test_rerunning_a_snapshot_replaces_its_rows(spark, tmp_path: Path) -> None:
     out = tmp_path / "out"
     for run_id in ("first", "second"):
         run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                        engine="offline", run_id=run_id), spark=spark, log=lambda _m: None)
+                        engine="offline", run_id=run_id), spark=spark)
     for table, rows in (("assignments", 4), ("consumer_load", 4), ("group_balance", 3)):
         frame = _table(str(out / table))
         assert len(frame) == rows, table
@@ -97,7 +97,7 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
     paths = write_inputs(spark, tmp_path / "in", queues=queues, members=members)
     out = tmp_path / "out"
     run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline"), spark=spark, log=lambda _m: None)
+                    engine="offline"), spark=spark)
 
     a = _table(str(out / "assignments"))
     split = a[a["consumer_group"] == "GID_split"]

@@ -62,8 +62,7 @@ def audited(spark, tmp_path_factory) -> dict[str, pd.DataFrame]:
                          members=pd.concat([members, extra_m], ignore_index=True))
     out = Path(root) / "out"
     result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                             output=str(out), engine="offline"), spark=spark,
-                 log=lambda _m: None)
+                             output=str(out), engine="offline"), spark=spark)
     tables = {name: DeltaTable(str(out / name)).to_pandas()
               for name in ("group_balance", "what_if", "assignments", "rejects")}
     tables["worst"] = pd.DataFrame(result.worst_groups)

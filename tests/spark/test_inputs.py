@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from jobs.cache import Persisted
-from jobs.inputs import InputError, conform, validate_members, validate_offsets, validate_queues
+from jobs.persist import Persisted
+from jobs.validate import conform, validate_members, validate_offsets, validate_queues
+from vocabulary.errors import InputError
 
 pytestmark = pytest.mark.spark
 

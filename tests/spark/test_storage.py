@@ -38,6 +38,14 @@ def test_partitioned_round_trip_with_awkward_values(spark, store, tmp_path: Path
     assert DeltaTable(str(tmp_path / "t")).protocol().min_reader_version == 1
 
 
+def test_row_estimate_comes_from_the_log_without_a_scan(spark, store, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    assert store.row_estimate(path) is None  # no table yet
+    store.write(_frame(spark, ["s1", "s2", "s2"]), path, "t", ["snapshot_id"])
+    store.write(_frame(spark, ["s2"], offset=100), path, "t", ["snapshot_id"], replace=["s2"])
+    assert store.row_estimate(path) == 2  # the current version's files only
+
+
 def test_replace_touches_only_the_given_partitions(spark, store, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     store.write(_frame(spark, ["s1", "s2", "s2"]), path, "t", ["snapshot_id"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jobs.assign import assign_candidates
 from reports.strategy_comparison import COLUMNS, strategy_comparison_report
 from tests.support import stability
 
@@ -17,7 +18,8 @@ def test_stability_moves_per_strategy(spark):
                                       stability.QUEUES_SCHEMA)
     members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
                                        stability.MEMBERS_SCHEMA)
-    report = strategy_comparison_report(queues_df, members_df, None, buckets=2)
+    candidates = assign_candidates(queues_df, members_df, None, buckets=2)
+    report = strategy_comparison_report(candidates, queues_df, members_df)
     assert report.columns == COLUMNS
     rows = {(r["cluster"], r["strategy"]): r.asDict() for r in report.collect()}
     assert len(rows) == 2 * 4  # snap-2 of each cluster, four candidates
@@ -39,8 +41,10 @@ def test_stability_moves_per_strategy(spark):
 
 
 def test_unknown_strategy_is_refused_before_any_job(spark):
-    _, members = stability.input_tables(("AVG",))
+    queues, members = stability.input_tables(("AVG",))
+    queues_df = spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
+                                      stability.QUEUES_SCHEMA)
     members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
                                        stability.MEMBERS_SCHEMA)
     with pytest.raises(ValueError, match="unknown or no strategies"):
-        strategy_comparison_report(members_df, members_df, None, 2, ("AVG", "FASTEST"))
+        assign_candidates(queues_df, members_df, None, 2, ("AVG", "FASTEST"))

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 
-from jobs.inputs import CONTRACTS
 from storage.delta import DeltaStore
+from vocabulary.contracts import CONTRACTS
 
 
 def frame_for(spark: SparkSession, table: str, rows: pd.DataFrame) -> DataFrame:

@@ -14,11 +14,16 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_shipped_configs_load() -> None:
     local = load_config(str(ROOT / "conf" / "local.yaml"))
     assert local.is_demo and local.engine == "auto"
-    assert local.spark_conf["spark.sql.shuffle.partitions"] == "8"
+    assert local.spark_conf == {}
     with pytest.raises(ConfigError, match="no output folder"):
         load_config(str(ROOT / "conf" / "cluster.yaml"))
     cluster = load_config(str(ROOT / "conf" / "cluster.yaml"), output="/tmp/x")
     assert cluster.engine == "native" and cluster.master is None
+
+
+def test_local_yaml_spells_out_the_built_in_defaults() -> None:
+    """The CLI says: without --config the defaults equal conf/local.yaml."""
+    assert load_config(str(ROOT / "conf" / "local.yaml")) == load_config(None)
 
 
 def test_flags_override_file(tmp_path: Path) -> None:

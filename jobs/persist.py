@@ -7,8 +7,13 @@ its own `Persisted`, so two runs in one session never release each other's frame
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+
+# what validation and the reports take: persist a frame for the rest of the run
+Persist = Callable[[DataFrame], DataFrame]
 
 
 class Persisted:

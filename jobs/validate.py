@@ -1,4 +1,4 @@
-"""Input contracts (SPEC §2), schema checks and row-level rejects.
+"""Validation: the inputs against their contracts (SPEC §2), and row-level rejects.
 
 A table whose *shape* is wrong (a required column missing, a column of the wrong type)
 stops the run with a message naming the table and column. Rows that cannot be used go to
@@ -7,70 +7,16 @@ stops the run with a message naming the table and column. Rows that cannot be us
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.persist import Persist
 from rebalance_udfs.batch import ALLOCATION_MODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
-from rebalance_udfs.rocketmq import MAX_QUEUE_ID
 from rebalance_udfs.strategies import supported_strategies
-
-STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
-BOOL, TIMESTAMP = T.BooleanType(), T.TimestampType()
-PARAMS = T.MapType(T.StringType(), T.StringType())
-
-
-@dataclass(frozen=True)
-class Col:
-    name: str
-    type: T.DataType
-    required: bool
-
-
-QUEUES = [
-    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
-    Col("captured_at", TIMESTAMP, False), Col("topic", STRING, True),
-    Col("broker_name", STRING, False), Col("queue_id", INT, True),
-    Col("readable", BOOL, False), Col("broker_room", STRING, False),
-    Col("max_offset", LONG, False), Col("in_rate", DOUBLE, False),
-]
-MEMBERS = [
-    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
-    Col("consumer_group", STRING, True), Col("client_id", STRING, True),
-    Col("topic", STRING, False), Col("strategy", STRING, True),
-    Col("message_model", STRING, False), Col("client_room", STRING, False),
-    Col("client_addr", STRING, False), Col("strategy_params", PARAMS, False),
-    Col("allocation_mode", STRING, False),
-]
-OFFSETS = [
-    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
-    Col("consumer_group", STRING, True), Col("topic", STRING, True),
-    Col("broker_name", STRING, False), Col("queue_id", INT, True),
-    Col("committed_offset", LONG, False), Col("consumed_offset", LONG, False),
-]
-OBSERVED = [
-    Col("snapshot_id", STRING, True), Col("cluster", STRING, True),
-    Col("consumer_group", STRING, True), Col("topic", STRING, True),
-    Col("broker_name", STRING, False), Col("queue_id", INT, True),
-    Col("client_id", STRING, True), Col("source", STRING, False),
-]
-CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS, "observed": OBSERVED}
-MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
-
-REJECTS_SCHEMA = T.StructType([
-    T.StructField("snapshot_id", STRING), T.StructField("cluster", STRING),
-    T.StructField("source_table", STRING), T.StructField("row_json", STRING),
-    T.StructField("reason", STRING),
-])
-
-
-class InputError(Exception):
-    """An input table has the wrong shape; the message names the table and column."""
-
+from vocabulary.contracts import CONTRACTS, INT, MAX_QUEUE_ID, MESSAGE_MODELS
+from vocabulary.errors import InputError
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
@@ -141,8 +87,6 @@ def _queue_id_checks() -> list[tuple[Column, str]]:
 # normally none); above it a shuffle join is used.
 BROADCAST_DUPLICATE_KEYS = 200_000
 
-
-Persist = Callable[[DataFrame], DataFrame]
 
 
 def _split(

@@ -17,31 +17,22 @@ stops with ConflictError (exit 2) having published nothing.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from jobs.scope import Scope
 from storage.base import ConflictError, TableState, WriteResult
 from storage.delta import Store
+from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
 
 PARTITION_BY = ["snapshot_id"]
-RUNS = "runs"
-COMPLETE, NOT_AUDITED = "COMPLETE", "NOT_AUDITED"
-RUNS_SCHEMA = T.StructType([
-    T.StructField("snapshot_id", T.StringType()), T.StructField("cluster", T.StringType()),
-    T.StructField("captured_at", T.TimestampType()),
-    T.StructField("run_id", T.StringType()),
-    T.StructField("started_at", T.TimestampType()),
-    T.StructField("finished_at", T.TimestampType()),
-    T.StructField("tables", T.ArrayType(T.StringType())),
-    T.StructField("rows", T.MapType(T.StringType(), T.LongType())),
-    T.StructField("engine", T.StringType()), T.StructField("status", T.StringType()),
-])
+log = logging.getLogger("rebalance_audit")
 
 Counts = dict[tuple[str | None, str | None], int]
 Hook = Callable[[str], None]
@@ -86,9 +77,10 @@ def kept_complete_runs(store: Store, output: str, snapshots: list[str]) -> dict[
 
 def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
             baselines: dict[str, TableState], hook: Hook,
-            still_current: Callable[[], None] = lambda: None) -> list[WriteResult]:
+            still_current: Callable[[], None] = lambda: None,
+            describe: Callable[[str | None], None] = lambda _name: None) -> list[WriteResult]:
     """Run the protocol above; `still_current` raises if what the run computed against
-    (the previous snapshot) changed meanwhile."""
+    (the previous snapshot) changed meanwhile. One progress line per table written."""
     scope, run_id = pub.scope, pub.run_id
     kept = kept_complete_runs(store, output, scope.not_audited)
     fresh = [s for s in scope.not_audited if s not in kept]  # nothing complete to keep
@@ -99,17 +91,18 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
     hook("retracted")
 
     writes: list[tuple[WriteResult, list]] = []
-    for name, df in pub.tables.items():
-        result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=scope.audited,
-                             since=baselines[name], run_id=run_id)
-        writes.append((result, scope.audited))
-        hook(f"committed:{name}")
-
     rejects, reject_partitions = _rejects_to_write(store, output, pub, kept, fresh)
-    result = store.write(rejects, f"{output}/rejects", "rejects", PARTITION_BY,
-                         replace=reject_partitions, since=baselines["rejects"], run_id=run_id)
-    writes.append((result, reject_partitions))
-    hook("committed:rejects")
+    for name, df, partitions in (*((n, df, scope.audited) for n, df in pub.tables.items()),
+                                 ("rejects", rejects, reject_partitions)):
+        describe(f"audit: write {name}")
+        started = time.perf_counter()
+        result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
+                             since=baselines[name], run_id=run_id)
+        writes.append((result, partitions))
+        log.info("%-24s %7.1f s  %s rows, version %s", f"write {name}",
+                 time.perf_counter() - started, f"{sum(pub.counts.get(name, {}).values()):,}",
+                 result.version)
+        hook(f"committed:{name}")
 
     for result, partitions in writes:  # nobody overwrote what this run just wrote
         path = f"{output}/{result.table}"

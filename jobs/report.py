@@ -1,0 +1,65 @@
+"""Report: every output table but rejects, from the assignment rows and the inputs.
+
+The reports are Spark transformations (`reports/`); this step wires them together and
+decides what is persisted: the assignment rows and the shared aggregates are read by
+several reports each, and the kernels must not run twice.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+
+from jobs.persist import Persist
+from jobs.prior import Prior
+from jobs.read import Inputs
+from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
+from reports.consumer_load import consumer_load_report
+from reports.drift import drift_by_group, drift_report
+from reports.facts import client_topic_facts, member_client_facts, member_topic_facts
+from reports.group_balance import group_balance_report
+from reports.rebalance_churn import rebalance_churn_report
+from reports.strategy_comparison import strategy_comparison_report
+from reports.what_if import what_if_report, with_what_if
+
+
+def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior: Prior,
+                    buckets: int, persist: Persist, what_if: str = "findings",
+                    candidates: dict[str, DataFrame] | None = None,
+                    compare: bool = False) -> dict[str, DataFrame]:
+    """Every output table but rejects, as DataFrames (without run_id).
+
+    `assigned`: the assign step's rows with captured_at (persisted by the caller).
+    `what_if`: which groups get what-if candidates (all, findings, off); their best change
+    is quoted in the group_balance recommendation. `candidates`: the strategy comparison's
+    hypothetical assignments; its table is empty unless `compare`."""
+    assignments = assigned.select(*ASSIGNMENT_COLUMNS)
+    facts = persist(client_topic_facts(assigned))
+    member_topics = persist(member_topic_facts(inputs.members))
+    member_clients = persist(member_client_facts(member_topics))
+    consumer_load = consumer_load_report(facts, member_clients, times)
+    drift = drift_report(assignments, inputs.observed, buckets)
+    if inputs.observed is not None:
+        drift = persist(drift)
+    by_group = drift_by_group(drift) if inputs.observed is not None else None
+    balance = group_balance_report(facts, member_topics, member_clients, times, by_group)
+    if what_if != "off":
+        balance = persist(balance)
+    simulated = what_if_report(assigned, inputs.members, balance, times, buckets, what_if)
+    if what_if != "off":
+        simulated = persist(simulated)
+        balance = with_what_if(balance, simulated)
+    reports = {
+        "assignments": assignments,
+        "consumer_load": consumer_load,
+        "group_balance": balance,
+        "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
+                                                  prior.assignments, prior.consumer_load),
+        "drift": drift,
+        "what_if": simulated,
+    }
+    if candidates:
+        comparison = strategy_comparison_report(candidates, inputs.queues, inputs.members)
+        # written empty when not asked for but an earlier run wrote it: this run's
+        # snapshots must not keep that run's rows
+        reports["strategy_comparison"] = comparison if compare else comparison.limit(0)
+    return reports

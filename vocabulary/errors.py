@@ -1,0 +1,33 @@
+"""One exception hierarchy: every user mistake is an `AuditError`.
+
+The command line catches `AuditError` once and exits 2 with its message; anything else
+is a bug (exit 1, traceback). Each subclass names the layer that found the problem, and
+its message names the table, column, setting or file to fix.
+"""
+
+from __future__ import annotations
+
+
+class AuditError(Exception):
+    """A run cannot proceed because of its inputs, settings or storage (exit 2)."""
+
+
+class ConfigError(AuditError):
+    """The configuration is unusable; the message says which setting and why."""
+
+
+class InputError(AuditError):
+    """An input table has the wrong shape; the message names the table and column."""
+
+
+class TableError(AuditError):
+    """A table cannot be read or written; the message names the table and what to do."""
+
+
+class CaptureError(AuditError):
+    """A capture cannot proceed (broker unreachable, timeout, not authorized, unrecognised
+    file); the message names the cause and what to do."""
+
+
+class NoOutputError(AuditError):
+    """The output root holds no complete run to report on."""
