@@ -39,6 +39,7 @@ from reports.what_if import best_sentence
 from storage.delta import DeltaStore, Store, WriteResult
 from vocabulary.contracts import REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
+from vocabulary.severity import SEVERITY_WEIGHTS
 
 log = logging.getLogger("rebalance_audit")
 
@@ -299,10 +300,8 @@ def _worst_groups(balance: DataFrame, what_if: DataFrame | None = None,
                   limit: int = 10) -> list[dict]:
     """The groups most in need of attention, each at its latest snapshot, with their
     what-if line (a handful of rows to the driver)."""
-    severity = (
-        F.col("contended_queues") * 1000 + F.col("unconsumed_queues") * 100
-        + F.coalesce(F.col("skew"), F.lit(0)) * 10 + F.col("idle_clients")
-    )
+    severity = sum((F.coalesce(F.col(c), F.lit(0)) * w for c, w in SEVERITY_WEIGHTS.items()),
+                   F.lit(0))
     latest = Window.partitionBy("cluster", "consumer_group").orderBy(
         F.desc_nulls_last("captured_at"), F.desc("snapshot_id"))
     rows = (balance.where(F.col("topic").isNull() & (F.size("findings") > 0))

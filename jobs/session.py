@@ -18,6 +18,11 @@ REQUIRED_CONF = {
     # Spark's own marker files are not part of a Delta table
     "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # Spark renders every query's plan into a string for its listeners (the SQL tab), even
+    # with the UI off; the reports' plans nest persisted plans, and unbounded strings of
+    # them filled a 1g (demo) and a 4g (tests) driver heap. 100k characters keep the
+    # operators readable.
+    "spark.sql.maxPlanStringLength": "100000",
 }
 
 

@@ -12,7 +12,8 @@ import pandas as pd
 
 from reports.html import charts
 from reports.html.data import ReportData
-from reports.html.select import DEFAULT_TOP, SEVERITY_WEIGHTS, groups_needing_attention
+from reports.html.select import DEFAULT_TOP, groups_needing_attention
+from vocabulary.severity import SEVERITY_WEIGHTS
 
 
 def esc(value: object) -> str:

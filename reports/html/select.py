@@ -1,21 +1,12 @@
-"""Which groups the report shows, and in what order (pandas twins of the run summary's
-choice in jobs/audit.py `_worst_groups`, with the weights named)."""
+"""Which groups the report shows, and in what order (the pandas twin of the run summary's
+choice in jobs/audit.py `_worst_groups`; both weigh by `vocabulary.severity`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pandas as pd
 
-# One contended queue (two clients consume it: duplicates) outweighs any number of
-# unconsumed queues (lag grows, nothing lost), which outweigh skew, which outweighs an
-# idle client (wasted, harmless). The same order as the console summary's worst groups.
-SEVERITY_WEIGHTS: Mapping[str, int] = {
-    "contended_queues": 1000,
-    "unconsumed_queues": 100,
-    "skew": 10,
-    "idle_clients": 1,
-}
+from vocabulary.severity import SEVERITY_WEIGHTS
+
 DEFAULT_TOP = 25
 
 

@@ -10,8 +10,9 @@ import pytest
 from reports.html.charts import topic_counts
 from reports.html.data import ReportData, of_complete_runs
 from reports.html.page import render
-from reports.html.select import SEVERITY_WEIGHTS, groups_needing_attention, severity
+from reports.html.select import groups_needing_attention, severity
 from tests.report import frames
+from vocabulary.severity import SEVERITY_WEIGHTS
 
 
 def data(**overrides) -> ReportData:
