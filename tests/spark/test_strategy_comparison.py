@@ -39,8 +39,22 @@ def test_stability_moves_per_strategy(spark):
 
 
 def test_unknown_strategy_is_refused_before_any_job(spark):
-    _, members = stability.input_tables(("AVG",))
+    queues, members = stability.input_tables(("AVG",))
+    queues_df = spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
+                                      stability.QUEUES_SCHEMA)
     members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
                                        stability.MEMBERS_SCHEMA)
-    with pytest.raises(ValueError, match="unknown or no strategies"):
-        strategy_comparison_report(members_df, members_df, None, 2, ("AVG", "FASTEST"))
+    sc = spark.sparkContext
+    sc.setJobGroup("strategy-comparison-refusal", "unknown strategies are refused")
+    try:
+        with pytest.raises(ValueError) as refused:
+            strategy_comparison_report(queues_df, members_df, None, 2, ("AVG", "FASTEST"))
+        with pytest.raises(ValueError, match=r"unknown or no strategies \[\]"):
+            strategy_comparison_report(queues_df, members_df, None, 2, ())
+        assert sc.statusTracker().getJobIdsForGroup("strategy-comparison-refusal") == []
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    message = str(refused.value)
+    assert message.startswith("strategy_comparison: unknown or no strategies ['FASTEST'] "
+                              "(supported: AVG, AVG_BY_CIRCLE, ")
+    assert "CONSISTENT_HASH" in message and "sticky" in message
