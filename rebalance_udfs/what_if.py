@@ -18,6 +18,22 @@ clustering clients in Java order; a smaller count keeps the first-sorted ones (r
 clients are the last-sorted); added clients get synthetic ids `~whatif-0001`, ... ('~'
 sorts after letters and digits, so they sort after ordinary ids). A split assigns
 today's clients, then synthetic ones, to the topics in topic order.
+
+Cost: the client-count sweep is most of the candidates (up to 256 per group), so whole-group
+candidates are not run through `allocate_bucket` where each queue's owner has a closed
+form once every candidate client subscribes every topic; their rows (loads, idle
+clients, moves, duplicates) follow from one numpy pass over (candidate, queue) pairs:
+* `_arithmetic`: AVG and Kafka range (contiguous blocks, the first q_t % n clients one
+  larger), AVG_BY_CIRCLE (position in the topic mod n), roundrobin (position in the
+  group's (topic, queue) order mod n);
+* `_hash_ring`: CONSISTENT_HASH — every node `<client_id>-<k>` and every queue of the group
+  hashed once; candidate n routes through the nodes of its first n clients.
+That holds where a client's index in the hypothetical list is its position in the
+kernels' Java-sorted list (counts up to today's, or today's ids all sort before
+`~whatif-0001`), no client id is empty, and (CONSISTENT_HASH) the virtual-node count is
+usable and no two nodes of the ring share a hash. Everything else — splits by topic, the
+rare groups outside those conditions — is simulated by the kernels. The rows are the
+same either way (tests/unit/test_what_if.py compares both on random groups).
 """
 
 from __future__ import annotations
@@ -27,7 +43,8 @@ import pandas as pd
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.batch import BROADCASTING, DEFAULT_VIRTUAL_NODES, GROUP_KEYS
-from rebalance_udfs.ordering import java_rank
+from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix
+from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 
 MAX_CLIENTS = 256
@@ -37,8 +54,11 @@ SWEEPABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin")
 KAFKA = ("range", "roundrobin", "sticky", "cooperative-sticky")
 ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X", "range",
                 "roundrobin")
-# hypothetical queue rows per allocate_bucket call: bounds the Python worker's memory
+# hypothetical queue rows per allocate_bucket call (and (candidate, queue) pairs per
+# closed-form pass): bounds the Python worker's memory
 CHUNK_ROWS = 1_000_000
+# strategies whose whole-group candidates `_arithmetic` computes without the kernels
+CLOSED_FORM = ("AVG", "AVG_BY_CIRCLE", "range", "roundrobin")
 
 ASSIGNED_COLUMNS = [*GROUP_KEYS, "topic", "broker_name", "queue_id", "broker_room",
                     "client_id", "status", "committed_offset", "consumed_offset"]
@@ -101,7 +121,10 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
     queues = a.drop_duplicates(qkey)[[*qkey, "broker_name", "broker_room", "committed_offset",
                                       "consumed_offset"]].reset_index(drop=True)
     queues["_topic_rank"] = java_rank(queues["topic"].to_numpy(object))
-    queues = queues.sort_values(["g", "_topic_rank", "_broker", "queue_id"]).reset_index(drop=True)
+    queues["_broker_rank"] = java_rank(queues["_broker"].to_numpy(object))
+    # the kernels' mqAll order: topic, broker name (both Java order), queue id
+    queues = queues.sort_values(["g", "_topic_rank", "_broker_rank", "queue_id"]
+                                ).reset_index(drop=True)
     queues["q"] = np.arange(len(queues))
     dup = (pd.to_numeric(queues["consumed_offset"], errors="coerce")
            - pd.to_numeric(queues["committed_offset"], errors="coerce")).clip(lower=0)
@@ -121,8 +144,26 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
 
     current = _current_rows(groups, clients, claims, queues, clust, topics, gindex)
     candidates = _candidates(groups)
+    closed = _closed_form_applies(candidates, groups, clients)
+    ring = closed & (candidates["strategy"] == "CONSISTENT_HASH").to_numpy(bool)
     summaries = []
-    for chunk in _chunks(candidates, groups):
+    if closed.any():
+        positions = _queue_positions(queues, clients, groups)
+        for chunk in _chunks(candidates[closed & ~ring], groups):
+            summaries.append(_arithmetic(chunk, groups, positions))
+    if ring.any():
+        rings, nodes = _ring_nodes(candidates[ring], clients, groups)
+        # a ring with two equal node hashes keeps the later node: left to the kernel
+        collided = rings.loc[rings["collided"], ["g", "virtual_nodes"]]
+        ring &= ~pd.MultiIndex.from_frame(candidates[["g", "virtual_nodes"]]).isin(
+            pd.MultiIndex.from_frame(collided))
+        closed &= ~(candidates["strategy"] == "CONSISTENT_HASH").to_numpy(bool) | ring
+        queue_hash = _queue_hashes(queues, candidates.loc[ring, "g"].unique())
+        of_ring = pd.MultiIndex.from_frame(rings[["g", "virtual_nodes"]]).get_indexer(
+            pd.MultiIndex.from_frame(candidates.loc[ring, ["g", "virtual_nodes"]]))
+        for chunk in _chunks(candidates[ring], groups, rings["count"].to_numpy()[of_ring]):
+            summaries.append(_hash_ring(chunk, groups, positions, rings, nodes, queue_hash))
+    for chunk in _chunks(candidates[~closed], groups):
         summaries.append(_simulate(chunk, groups, clients, queues, topics))
     simulated = pd.concat(summaries, ignore_index=True) if summaries else None
     out = current if simulated is None else pd.concat([current, simulated], ignore_index=True)
@@ -207,9 +248,12 @@ def _candidates(groups: pd.DataFrame) -> pd.DataFrame:
     return cands
 
 
-def _chunks(cands: pd.DataFrame, groups: pd.DataFrame):
-    """Candidates in slices of about CHUNK_ROWS hypothetical queue rows."""
+def _chunks(cands: pd.DataFrame, groups: pd.DataFrame, extra: np.ndarray | None = None):
+    """Candidates in slices of about CHUNK_ROWS hypothetical queue rows (plus `extra` rows
+    per candidate, e.g. its hash-ring nodes)."""
     rows = cands["g"].map(groups.set_index("g")["Q"]).to_numpy(np.int64)
+    if extra is not None:
+        rows = rows + extra
     edge = np.cumsum(rows) // CHUNK_ROWS
     for k in np.unique(edge):
         yield cands[edge == k]
@@ -315,6 +359,200 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
         "idle_clients": idle.reindex(c.index).fillna(0).to_numpy(np.int64),
         "skew": mx - pooled, "queues_moved": moved_n, "estimated_duplicates": dups,
         "is_current": False, "order": c["order"].to_numpy(np.int64),
+        "C_today": gi["C"].reindex(g).to_numpy(np.int64),
+        "own_today": gi["own"].reindex(g).to_numpy(object),
+    })
+
+
+def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
+                         clients: pd.DataFrame) -> np.ndarray:
+    """Mask of the candidates computed without the kernels (see the module docstring).
+
+    A client's index in the hypothetical list is its position in the kernels' sorted list
+    when the candidate keeps only today's first-sorted clients, or when today's last-sorted
+    id sorts before the first synthetic one (so no id is also a synthetic one). An empty
+    client id claims nothing under the RocketMQ strategies, so its group is simulated;
+    so is a CONSISTENT_HASH candidate whose virtual-node count the kernel refuses."""
+    last = clients.groupby("g")["client_id"].last()  # clients are in Java order per group
+    first_synthetic = java_key(f"{SYNTHETIC_PREFIX}0001")
+    ordered = pd.Series([java_key(c) < first_synthetic for c in last.to_numpy(object)],
+                        index=last.index, dtype=bool)
+    empty_id = clients["client_id"].eq("").groupby(clients["g"]).any()
+    g = cands["g"].to_numpy(np.int64)
+    today = groups.set_index("g")["C"].reindex(g).to_numpy(np.int64)
+    strategy = cands["strategy"].to_numpy(object)
+    vn = cands["virtual_nodes"].to_numpy(float)
+    usable_ring = (strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
+    return ((np.isin(strategy, CLOSED_FORM) | usable_ring)
+            & ~cands["split_by_topic"].to_numpy(bool)
+            & ~empty_id.reindex(g, fill_value=True).to_numpy(bool)
+            & ((cands["clients"].to_numpy(np.int64) <= today)
+               | ordered.reindex(g, fill_value=False).to_numpy(bool)))
+
+
+def _synthetic_number(ids: np.ndarray) -> np.ndarray:
+    """k for ids spelled exactly `~whatif-%04d` (k >= 1), else -1."""
+    s = pd.Series(ids, dtype=object)
+    digits = s.str.extract(rf"^{SYNTHETIC_PREFIX}([0-9]{{4,9}})$", expand=False)
+    k = pd.to_numeric(digits, errors="coerce").fillna(-1).astype(np.int64).to_numpy()
+    spelled = np.array([f"{SYNTHETIC_PREFIX}{v:04d}" for v in k.tolist()], dtype=object)
+    return np.where((k >= 1) & (spelled == s.to_numpy(object)), k, -1)
+
+
+def _queue_positions(queues: pd.DataFrame, clients: pd.DataFrame,
+                     groups: pd.DataFrame) -> pd.DataFrame:
+    """Per queue (in `q` order, groups contiguous): its position in the group's (topic,
+    queue) order and within its topic, the topic's size, and today's owner as an index
+    into the hypothetical client list (today's clients, then ~whatif-0001, ...; -1 when
+    the owner is in neither, -2 when the queue has no owner today)."""
+    by_topic = queues.groupby(["g", "_topic_rank"], sort=False)
+    owner = queues[["g", "owner"]].merge(
+        clients[["g", "client_id", "i"]].rename(columns={"client_id": "owner"}),
+        on=["g", "owner"], how="left")["i"]
+    today = groups.set_index("g")["C"].reindex(queues["g"]).to_numpy(np.int64)
+    synthetic = _synthetic_number(queues["owner"].fillna("").to_numpy(object))
+    index = np.where(owner.notna(), owner.fillna(-1).to_numpy(np.int64),
+                     np.where(synthetic > 0, today + synthetic - 1, -1))
+    return pd.DataFrame({
+        "g": queues["g"].to_numpy(np.int64),
+        "pos_group": queues.groupby("g", sort=False).cumcount().to_numpy(np.int64),
+        "pos_topic": by_topic.cumcount().to_numpy(np.int64),
+        "topic_size": by_topic["q"].transform("size").to_numpy(np.int64),
+        "owner": np.where(queues["owner"].notna(), index, -2).astype(np.int64),
+        "dup": queues["dup"].to_numpy(float),
+    })
+
+
+def _queue_hashes(queues: pd.DataFrame, groups: np.ndarray) -> np.ndarray:
+    """Per queue (`q` order): the hash of `MessageQueue [topic=T, brokerName=B, queueId=N]`
+    as the kernel keys it (`hashring.queue_hashes`); 0 outside `groups`."""
+    out = np.zeros(len(queues), np.int64)
+    mask = queues["g"].isin(groups).to_numpy(bool)
+    sub = queues[mask]
+    out[mask] = md5_prefix([
+        f"MessageQueue [topic={t}, brokerName={b}, queueId={q}]"
+        for t, b, q in zip(sub["topic"].tolist(), sub["_broker"].tolist(),
+                           sub["queue_id"].astype(np.int64).tolist(), strict=True)])
+    return out
+
+
+def _pairs(cands: pd.DataFrame, groups: pd.DataFrame,
+           positions: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(candidate row, queue) for every queue of every candidate's group."""
+    g = cands["g"].to_numpy(np.int64)
+    first_queue = np.searchsorted(positions["g"].to_numpy(np.int64), g)
+    return expand_blocks(first_queue, groups.set_index("g")["Q"].reindex(g).to_numpy(np.int64))
+
+
+def _arithmetic(cands: pd.DataFrame, groups: pd.DataFrame,
+                positions: pd.DataFrame) -> pd.DataFrame:
+    """AVG / AVG_BY_CIRCLE / range / roundrobin candidates, each queue's owner computed.
+
+    With n clients all subscribing every topic, a queue at position p of a topic of q_t
+    queues (position P in the group's (topic, queue) order) goes to client
+    * AVG, range: b = q_t // n, m = q_t % n: p // (b + 1) if p < m (b + 1), else
+      m + (p - m (b + 1)) // b (the first m clients hold blocks one larger; q_t <= n:
+      client p);
+    * AVG_BY_CIRCLE: p mod n;
+    * roundrobin: P mod n (one pointer over the topics, no member skipped).
+    """
+    row, queue = _pairs(cands, groups, positions)
+    strategy = cands["strategy"].to_numpy(object)
+    n = cands["clients"].to_numpy(np.int64)[row]
+    p = positions["pos_topic"].to_numpy(np.int64)[queue]
+    size = positions["topic_size"].to_numpy(np.int64)[queue]
+    b, m = size // n, size % n
+    cut = m * (b + 1)
+    blocks = np.where(p < cut, p // (b + 1), m + (p - cut) // np.maximum(b, 1))
+    owner = np.where(np.isin(strategy, ("AVG", "range"))[row], blocks,
+                     np.where((strategy == "AVG_BY_CIRCLE")[row], p % n,
+                              positions["pos_group"].to_numpy(np.int64)[queue] % n))
+    return _summarize(cands, groups, positions, row, queue, owner)
+
+
+def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
+                groups: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """Hash-ring nodes of every (group, virtual nodes) of CONSISTENT_HASH candidates: the
+    nodes `<client_id>-<k>` of the clients the largest candidate has, hashed once.
+
+    Returns (rings: g, v, ring, start, count, collided) and per node (sorted by ring,
+    then hash) the hash and the client's index in the hypothetical list. A prefix of n
+    clients routes through the nodes of clients < n: without equal hashes in a ring the
+    TreeMap holds exactly those, whatever the insertion order."""
+    rings = (cands.groupby(["g", "virtual_nodes"], sort=True)["clients"].max()
+             .rename("clients").reset_index())
+    rings["cand"] = np.arange(len(rings))
+    hc = _hyp_clients(rings, clients, groups)
+    v = rings["virtual_nodes"].to_numpy(np.int64)
+    member, k = expand_blocks(np.zeros(len(hc), np.int64), v[hc["cand"].to_numpy(np.int64)])
+    ring = hc["cand"].to_numpy(np.int64)[member]
+    ids = hc["client_id"].to_numpy(object)[member]
+    hashes = md5_prefix([f"{c}-{j}" for c, j in zip(ids, k.tolist(), strict=True)])
+    index = hc["i"].to_numpy(np.int64)[member]
+    order = np.lexsort((hashes, ring))
+    ring, hashes, index = ring[order], hashes[order], index[order]
+    same = (ring[1:] == ring[:-1]) & (hashes[1:] == hashes[:-1])
+    count = np.bincount(ring, minlength=len(rings)).astype(np.int64)
+    rings["start"] = np.cumsum(count) - count
+    rings["count"] = count
+    rings["collided"] = np.isin(rings["cand"], ring[1:][same])
+    return rings, np.stack([hashes, index])
+
+
+def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
+               rings: pd.DataFrame, nodes: np.ndarray, queue_hash: np.ndarray) -> pd.DataFrame:
+    """CONSISTENT_HASH candidates: each queue goes to the first node of the candidate's
+    clients at or after its hash, wrapping around (`hashring.route`)."""
+    ring = pd.MultiIndex.from_frame(rings[["g", "virtual_nodes"]]).get_indexer(
+        pd.MultiIndex.from_frame(cands[["g", "virtual_nodes"]]))
+    n = cands["clients"].to_numpy(np.int64)
+    cand, node = expand_blocks(rings["start"].to_numpy(np.int64)[ring],
+                               rings["count"].to_numpy(np.int64)[ring])
+    keep = nodes[1][node] < n[cand]
+    cand, node = cand[keep], node[keep]
+    # one sorted array of every candidate's ring, keyed candidate << 32 | hash
+    key = (cand << 32) | nodes[0][node]
+    size = np.bincount(cand, minlength=len(n)).astype(np.int64)
+    start = np.cumsum(size) - size
+    row, queue = _pairs(cands, groups, positions)
+    at = np.searchsorted(key, (row << 32) | queue_hash[queue], side="left")
+    at = np.where(at >= start[row] + size[row], start[row], at)  # past the last: wrap
+    return _summarize(cands, groups, positions, row, queue, nodes[1][node][at])
+
+
+def _summarize(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
+               row: np.ndarray, queue: np.ndarray, owner: np.ndarray) -> pd.DataFrame:
+    """`_simulate`'s rows from the owner index of every (candidate row, queue) pair."""
+    gi = groups.set_index("g")
+    g = cands["g"].to_numpy(np.int64)
+    n = cands["clients"].to_numpy(np.int64)
+    strategy = cands["strategy"].to_numpy(object)
+    vn = cands["virtual_nodes"].to_numpy(float)
+    first_client = np.cumsum(n) - n
+    load = np.bincount(first_client[row] + owner, minlength=int(n.sum()))
+    mx = np.maximum.reduceat(load, first_client).astype(np.int64)
+    mn = np.minimum.reduceat(load, first_client).astype(np.int64)
+    idle = np.add.reduceat((load == 0).astype(np.int64), first_client)
+
+    today = positions["owner"].to_numpy(np.int64)[queue]
+    moved = (today != -2) & (today != owner)
+    dup = positions["dup"].to_numpy(float)[queue]
+    known = moved & ~np.isnan(dup)
+    moved_n = np.bincount(row, weights=moved, minlength=len(n)).astype(np.int64)
+    dup_known = np.bincount(row, weights=known, minlength=len(n))
+    dup_sum = np.bincount(row, weights=np.where(known, dup, 0.0), minlength=len(n))
+    dups = np.where(dup_known > 0, dup_sum, np.nan)
+    dups = np.where(moved_n == 0, 0.0, dups)
+    labels = [f"{k} clients, {s}" + (f" ({int(v)} virtual nodes)" if s == "CONSISTENT_HASH"
+                                     else "")
+              for k, s, v in zip(n, strategy, vn, strict=True)]
+    return pd.DataFrame({
+        "g": g, "candidate": labels, "clients": n, "strategy": strategy,
+        "virtual_nodes": vn, "split_by_topic": False,
+        "max_queues": mx, "min_queues": mn, "idle_clients": idle,
+        "skew": mx - _ceil_div(gi["Q"].reindex(g).to_numpy(np.int64), n),
+        "queues_moved": moved_n, "estimated_duplicates": dups, "is_current": False,
+        "order": cands["order"].to_numpy(np.int64),
         "C_today": gi["C"].reindex(g).to_numpy(np.int64),
         "own_today": gi["own"].reindex(g).to_numpy(object),
     })

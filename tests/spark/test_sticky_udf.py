@@ -6,6 +6,7 @@ from collections import Counter
 from datetime import datetime
 
 import pytest
+from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from rebalance_udfs.ordering import java_key
@@ -131,7 +132,8 @@ def test_prior_assignments_continue_the_chain(spark):
     later = F.col("snapshot_id") != "s1"
     incremental = assign_sticky(queues.where(later), members.where(later), offsets, buckets=3,
                                 prior_assignments=prior)
-    assert sorted(incremental.collect()) == expected
+    assert_df_equality(incremental, spark.createDataFrame(expected, ASSIGNED_SCHEMA),
+                       ignore_row_order=True, ignore_nullable=True)
 
     # without the prior rows s2 is a first generation: a fresh (different) assignment
     fresh = assign_sticky(queues.where(later), members.where(later), offsets, buckets=3)

@@ -46,5 +46,17 @@ def test_unknown_strategy_is_refused_before_any_job(spark):
                                       stability.QUEUES_SCHEMA)
     members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
                                        stability.MEMBERS_SCHEMA)
-    with pytest.raises(ValueError, match="unknown or no strategies"):
-        assign_candidates(queues_df, members_df, None, 2, ("AVG", "FASTEST"))
+    sc = spark.sparkContext
+    sc.setJobGroup("strategy-comparison-refusal", "unknown strategies are refused")
+    try:
+        with pytest.raises(ValueError) as refused:
+            assign_candidates(queues_df, members_df, None, 2, ("AVG", "FASTEST"))
+        with pytest.raises(ValueError, match=r"unknown or no strategies \[\]"):
+            assign_candidates(queues_df, members_df, None, 2, ())
+        assert sc.statusTracker().getJobIdsForGroup("strategy-comparison-refusal") == []
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    message = str(refused.value)
+    assert message.startswith("strategy_comparison: unknown or no strategies ['FASTEST'] "
+                              "(supported: AVG, AVG_BY_CIRCLE, ")
+    assert "CONSISTENT_HASH" in message and "sticky" in message

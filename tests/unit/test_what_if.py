@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import pytest
 
+from rebalance_udfs import what_if
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
@@ -81,3 +84,129 @@ def test_groups_without_clustering_clients_or_queues_get_no_rows() -> None:
     broadcast = members.assign(message_model="BROADCASTING")
     assert what_if_bucket(assigned, broadcast).empty
     assert what_if_bucket(assigned.iloc[0:0], members).empty
+
+
+# --- closed-form candidates equal the kernels' ---------------------------------------------
+
+# ids that sort before, among and after the synthetic `~whatif-0001`, ... in Java order (a
+# today's id spelled like a synthetic one, U+FF5E and an astral character whose UTF-16 order
+# differs from code-point order), and two whose nodes `<id>-0` share a 32-bit MD5 prefix
+CLIENT_IDS = [f"10.0.{k}.{j}@9876" for k in range(3) for j in range(30)] + [
+    "consumer-a", "consumer-b", "Z", "~", "~whatif-0002", "~zz", "\uff5e-x", "\U0001f600-y",
+    "é@1"]
+COLLIDING = ["10.1.197.111@9876", "10.1.210.212@9876"]
+STRATEGIES = ["AVG", "AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin",
+              "sticky", "cooperative-sticky", "CONFIG", "MACHINE_ROOM"]
+BROKERS = [None, "broker-9", "broker-10", "b", "\uff5e", "\U0001f600"]
+
+
+def _random_bucket(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Random groups with a random (not necessarily computable) today's assignment: owners,
+    unconsumed and contended queues, broadcast members, mixed strategies, partial
+    subscriptions, offsets known or not."""
+    rng = np.random.default_rng(seed)
+    assigned, members = [], []
+    for k in range(n_groups):
+        group = f"g{k}"
+        strategy = STRATEGIES[rng.integers(len(STRATEGIES))]
+        pool = COLLIDING + CLIENT_IDS if rng.random() < 0.1 else CLIENT_IDS
+        n_clients = int(rng.integers(1, 13))
+        clients = list(rng.choice(pool, size=min(n_clients, len(pool)), replace=False))
+        if rng.random() < 0.05:
+            clients.append("")
+        topics = [f"T{t}" for t in range(int(rng.integers(1, 4)))]
+        vnodes = [None, 1, 3, 10, 0][rng.integers(5)]
+        for i, cid in enumerate(clients):
+            mine = topics[:-1] if len(topics) > 1 and rng.random() < 0.15 else topics
+            own = "AVG_BY_CIRCLE" if i == 0 and rng.random() < 0.1 else strategy
+            members.extend({"snapshot_id": "s", "cluster": "c", "consumer_group": group,
+                            "client_id": cid, "topic": t, "strategy": own,
+                            "message_model": None, "virtual_nodes": vnodes} for t in mine)
+        members.append({"snapshot_id": "s", "cluster": "c", "consumer_group": group,
+                        "client_id": "bcast", "topic": topics[0], "strategy": "AVG",
+                        "message_model": "BROADCASTING", "virtual_nodes": None})
+        for t in topics:
+            brokers = list(rng.choice(len(BROKERS), size=int(rng.integers(1, 4)),
+                                      replace=False))
+            for b in brokers:
+                for q in range(int(rng.integers(1, 14))):
+                    row = {"snapshot_id": "s", "cluster": "c", "consumer_group": group,
+                           "topic": t, "broker_name": BROKERS[b], "queue_id": q,
+                           "broker_room": None, "committed_offset": 100,
+                           "consumed_offset": int(rng.integers(90, 200))
+                           if rng.random() < 0.6 else None}
+                    kind = rng.random()
+                    if kind < 0.1:
+                        assigned.append({**row, "client_id": None, "status": "UNCONSUMED"})
+                        continue
+                    holders = rng.choice(clients, size=min(2 if kind < 0.15 else 1,
+                                                           len(clients)), replace=False)
+                    status = "CONTENDED" if len(holders) > 1 else "OK"
+                    assigned.extend({**row, "client_id": h, "status": status} for h in holders)
+                    assigned.append({**row, "client_id": "bcast", "status": "BROADCAST"})
+    return (pd.DataFrame(assigned)[ASSIGNED_COLUMNS],
+            pd.DataFrame(members)[WHAT_IF_MEMBER_COLUMNS])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_closed_form_rows_equal_the_kernels(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    assigned, members = _random_bucket(seed, 40)
+    computed: dict[str, int] = {"_arithmetic": 0, "_hash_ring": 0}
+
+    def counting(name: str):
+        real = getattr(what_if, name)
+
+        def run(cands, *args):
+            computed[name] += len(cands)
+            return real(cands, *args)
+        return run
+
+    for name in computed:
+        monkeypatch.setattr(what_if, name, counting(name))
+    closed = what_if.what_if_bucket(assigned, members)
+    assert computed["_arithmetic"] > 100 and computed["_hash_ring"] > 10
+    monkeypatch.setattr(what_if, "_closed_form_applies",
+                        lambda cands, *_: np.zeros(len(cands), dtype=bool))
+    kernels = what_if.what_if_bucket(assigned, members)
+    pd.testing.assert_frame_equal(closed, kernels)
+    for group, rows in closed.groupby("consumer_group"):
+        assert best_change(rows) == best_change(kernels[kernels["consumer_group"] == group])
+
+
+def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
+    """Splits always; client counts above today's when an id sorts after `~whatif-0001`;
+    groups with an empty client id; refused virtual-node counts."""
+    _assigned, members = _group(["a", "b"], {"T": 4, "U": 2}, "CONSISTENT_HASH",
+                                virtual_nodes=10)
+    groups = what_if._groups(members).assign(C=2, Q=6, T=2, maxq=4)
+    cands = what_if._candidates(groups)
+    split = cands["split_by_topic"].to_numpy(bool)
+
+    def applies(ids: list[str], frame: pd.DataFrame = cands) -> np.ndarray:
+        return what_if._closed_form_applies(frame, groups, pd.DataFrame({"g": 0,
+                                                                          "client_id": ids}))
+
+    assert (applies(["a", "b"]) == ~split).all()
+    assert (applies(["a", "~zz"]) == (~split & (cands["clients"] <= 2))).all()
+    assert not applies(["", "b"]).any()
+    refused = cands.assign(virtual_nodes=cands["virtual_nodes"] * 0)
+    assert (applies(["a", "b"], refused) == (~split & (cands["strategy"] != "CONSISTENT_HASH"))
+            ).all()
+
+
+def test_a_ring_with_equal_node_hashes_is_left_to_the_kernel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the TreeMap keeps the later of two equal keys: the kernel replays that
+    assigned, members = _group([*COLLIDING, "a", "b"], {"T": 8, "U": 5}, "CONSISTENT_HASH",
+                               virtual_nodes=10)
+    groups = what_if._groups(members).assign(C=4)
+    cands = what_if._candidates(groups.assign(Q=13, T=2, maxq=8))
+    clients = pd.DataFrame({"g": 0, "client_id": sorted([*COLLIDING, "a", "b"]),
+                            "i": range(4)})
+    rings, _ = what_if._ring_nodes(cands[cands["strategy"] == "CONSISTENT_HASH"], clients,
+                                   groups)
+    assert rings["collided"].all()
+    closed = what_if.what_if_bucket(assigned, members)
+    monkeypatch.setattr(what_if, "_closed_form_applies",
+                        lambda cands, *_: np.zeros(len(cands), dtype=bool))
+    pd.testing.assert_frame_equal(closed, what_if.what_if_bucket(assigned, members))
