@@ -68,7 +68,6 @@ class AllocationBatch:
     call_virtual_nodes: np.ndarray  # int64: CONSISTENT_HASH virtual nodes (default 10)
     call_rooms: np.ndarray  # object: MACHINE_ROOM `rooms` param (comma list) or None
     call_config_queues: np.ndarray  # object: CONFIG `queues` param or None
-    call_room: np.ndarray  # object: the caller's client_room (None when unknown)
     # who allocates (SPEC §6): CLIENT (also for null), BROKER, POP, MESSAGE
     call_mode: np.ndarray | None = None  # object
     call_pop_share: np.ndarray | None = None  # int64: popShareQueueNum (0 when unset)
@@ -216,7 +215,6 @@ def build_batch(
         call_virtual_nodes=vnodes.fillna(DEFAULT_VIRTUAL_NODES).to_numpy(np.int64),
         call_rooms=_nullable_objects(calls["rooms"]),
         call_config_queues=_nullable_objects(calls["config_queues"]),
-        call_room=_lookup(room_of, call_g, call_r),
         call_mode=calls["_mode"].to_numpy(object),
         call_pop_share=calls["_pop"].to_numpy(np.int64),
     )

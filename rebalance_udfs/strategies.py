@@ -39,7 +39,6 @@ KERNELS: dict[str, Kernel] = {
     "roundrobin": kafka.roundrobin_kernel,
 }
 
-KAFKA_STRATEGIES = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
 # Kafka's sticky assignors depend on the previous assignment: they run snapshot after
 # snapshot per group (rebalance_udfs/sticky_udf.py), not in the batch kernels.
 STICKY_STRATEGIES = ("sticky", "cooperative-sticky")

@@ -57,7 +57,6 @@ QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
 ROW_COLUMNS = [*QUEUE_KEYS, "client_id", "status", "committed_offset", "consumed_offset"]
 CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
 PAIR_COLUMNS = ["captured_at", "previous_snapshot_id", "previous_captured_at"]
-TRIGGERS = ["CLIENTS_CHANGED", "QUEUES_CHANGED", "STRATEGY_CHANGED", "SUBSCRIPTION_CHANGED"]
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "previous_snapshot_id", "previous_captured_at",
     "consumer_group", "clients_before", "clients_after", "clients_joined", "clients_left",
