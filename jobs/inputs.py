@@ -220,8 +220,9 @@ def with_strategy_params(df: DataFrame) -> DataFrame:
 
 
 def _malformed_config_queues(text: Column) -> Column:
-    """The Spark twin of rebalance_udfs.rocketmq.parse_config_queues: topic up to the first
-    '@', a non-empty broker, a queue id after the last ':' that fits a Java int."""
+    """The Spark twin of `rebalance_udfs.rocketmq.parse_config_queues`, the one Python parser
+    of the format (keep the two in step): topic up to the first '@', a non-empty broker, a
+    queue id after the last ':' that fits a Java int."""
     # a lambda, not F.trim itself: transform() would pass the index as trim's 2nd argument
     entries = F.transform(F.split(text, ","), lambda e: F.trim(e))
     return (F.trim(text) != "") & F.exists(entries, lambda e: (
