@@ -642,8 +642,8 @@ def kernel_child(args) -> dict:
     import pyarrow as pa
 
     from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
-    from rebalance_udfs.batch import GROUP_KEYS
     from rebalance_udfs.udfs import QUEUE_PAYLOAD, allocate_arrow
+    from vocabulary.columns import GROUP_KEYS
 
     manifest = json.loads(Path(args.manifest).read_text())
     t = time.perf_counter()

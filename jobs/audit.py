@@ -41,9 +41,7 @@ from jobs.publish import (
 )
 from jobs.scope import Note, find_scope
 from jobs.session import build_session
-from rebalance_udfs.batch import GROUP_KEYS
 from rebalance_udfs.sticky_udf import assign_sticky
-from rebalance_udfs.strategies import STICKY_STRATEGIES
 from rebalance_udfs.udfs import assign
 from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
 from reports.assignments import assignments_report, snapshot_times
@@ -56,6 +54,7 @@ from reports.strategy_comparison import strategy_comparison_report
 from reports.what_if import best_sentence, what_if_report, with_what_if
 from storage.base import TableError
 from storage.delta import DeltaStore, Store, WriteResult
+from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
                  "strategy_comparison", "drift", "what_if", "rejects")

@@ -14,10 +14,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from rebalance_udfs.batch import ALLOCATION_MODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
-from rebalance_udfs.rocketmq import MAX_QUEUE_ID
 from rebalance_udfs.strategies import supported_strategies
+from vocabulary.columns import ALLOCATION_MODES, MAX_QUEUE_ID, MESSAGE_MODELS
 
 STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
 BOOL, TIMESTAMP = T.BooleanType(), T.TimestampType()
@@ -59,7 +58,6 @@ OBSERVED = [
     Col("client_id", STRING, True), Col("source", STRING, False),
 ]
 CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS, "observed": OBSERVED}
-MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
 
 REJECTS_SCHEMA = T.StructType([
     T.StructField("snapshot_id", STRING), T.StructField("cluster", STRING),

@@ -21,14 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rebalance_udfs.ordering import java_rank
-
-GROUP_KEYS = ["snapshot_id", "cluster", "consumer_group"]
-# optional member columns: who allocates (absent = every client allocates for itself)
-MODE_COLUMNS = ["allocation_mode", "pop_share_queue_num"]
-CLIENT, BROKER, POP, MESSAGE = "CLIENT", "BROKER", "POP", "MESSAGE"
-ALLOCATION_MODES = (CLIENT, BROKER, POP, MESSAGE)
-UNIT_KEYS = [*GROUP_KEYS, "topic"]
-BROADCASTING = "BROADCASTING"
+from vocabulary.columns import BROADCASTING, CLIENT, CLUSTERING, GROUP_KEYS
 
 
 @dataclass(frozen=True)
@@ -161,7 +154,7 @@ def build_batch(
     subs = members[members["topic"].notna()].copy()
     subs["_g"] = group_codes[subs.index.to_numpy()]
     subs["_r"] = client_rank_all[subs.index.to_numpy()]
-    subs["_broadcast"] = subs["message_model"].fillna("CLUSTERING").eq(BROADCASTING)
+    subs["_broadcast"] = subs["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
     subs["_mode"] = (subs["allocation_mode"].fillna(CLIENT) if "allocation_mode" in subs
                      else CLIENT)
     subs["_pop"] = (pd.to_numeric(subs["pop_share_queue_num"], errors="coerce").fillna(0)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from rebalance_udfs.batch import AllocationBatch
 from rebalance_udfs.positional import EMPTY_CLAIMS, Claims, expand_blocks, expand_strided
+from vocabulary.columns import MAX_QUEUE_ID
 
 
 def averagely_share(n: np.ndarray, c: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,9 +70,6 @@ def machine_room_share(
 
 
 # --- CONFIG -------------------------------------------------------------------------------
-
-MAX_QUEUE_ID = 2**31 - 1  # MessageQueue.queueId is a Java int
-
 
 def _config_entry(entry: str) -> tuple[str, str, int]:
     """One `topic@broker:queue_id` entry; ValueError saying what is wrong with it."""

@@ -45,19 +45,28 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.allocate import BROADCAST, OK, UNCONSUMED, first_of_queue
-from rebalance_udfs.batch import BROADCASTING, GROUP_KEYS
+from rebalance_udfs.allocate import first_of_queue
 from rebalance_udfs.ordering import java_rank
 from rebalance_udfs.snapshot_order import snapshot_order
 from rebalance_udfs.sticky import sticky_assign
-from rebalance_udfs.strategies import STICKY_STRATEGIES
-from rebalance_udfs.udfs import ARROW_SCHEMA, ASSIGNED_SCHEMA, QUEUE_FIRST, subscribed_units
+from rebalance_udfs.udfs import ARROW_SCHEMA, subscribed_units
+from vocabulary.columns import (
+    BROADCAST,
+    BROADCASTING,
+    CLUSTERING,
+    COOPERATIVE_STICKY,
+    GROUP_KEYS,
+    OK,
+    QUEUE_FIRST,
+    QUEUE_KEYS,
+    STICKY_STRATEGIES,
+    UNCONSUMED,
+)
+from vocabulary.schemas import ASSIGNED_SCHEMA
 
-COOPERATIVE = "cooperative-sticky"
 BUCKET = "_bucket"
 
-# queue side: the unit rows plus the snapshot's place in its cluster's order
-QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
+# queue side: the unit rows (QUEUE_KEYS) plus the snapshot's place in its cluster's order
 ORDER_COLUMNS = ["_position", "_previous", "_previous_in_run"]
 PAYLOAD = ["broker_room", "max_offset", "in_rate", "committed_offset", "consumed_offset"]
 # member side: member rows (_prior false) and prior claims (_prior true, keyed by the
@@ -182,11 +191,12 @@ def _assign_snapshot(
     if roster is None or roster.empty:
         return {}
     subscribed = roster[roster["topic"].notna()]
-    broadcast = subscribed["message_model"].fillna("CLUSTERING").eq(BROADCASTING)
+    broadcast = subscribed["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
     clustering = subscribed[~broadcast]
     strategy_of = clustering.groupby("client_id")["strategy"].min().to_dict()
     subscriptions = {c: sorted(set(ts)) for c, ts in clustering.groupby("client_id")["topic"]}
-    cooperative = bool(len(clustering)) and bool((clustering["strategy"] == COOPERATIVE).all())
+    cooperative = bool(len(clustering)) and bool(
+        (clustering["strategy"] == COOPERATIVE_STICKY).all())
 
     position = {(t, *ident): (t, p) for t, (idents, _) in topics.items()
                 for p, ident in enumerate(idents)}

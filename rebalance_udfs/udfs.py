@@ -15,7 +15,6 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from rebalance_udfs.allocate import (
     MEMBER_COLUMNS,
@@ -23,38 +22,12 @@ from rebalance_udfs.allocate import (
     allocate_bucket,
     first_of_queue,
 )
-from rebalance_udfs.batch import GROUP_KEYS, MODE_COLUMNS
+from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS, QUEUE_FIRST
+from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA as ARROW_SCHEMA
+from vocabulary.schemas import ASSIGNED_SCHEMA
 
 QUEUE_PAYLOAD = ["max_offset", "in_rate", "committed_offset", "consumed_offset"]
 BUCKET = "_bucket"
-QUEUE_FIRST = "queue_first"
-
-ASSIGNED_SCHEMA = T.StructType([
-    T.StructField("snapshot_id", T.StringType(), False),
-    T.StructField("cluster", T.StringType(), False),
-    T.StructField("consumer_group", T.StringType(), False),
-    T.StructField("topic", T.StringType(), False),
-    T.StructField("broker_name", T.StringType(), True),
-    T.StructField("queue_id", T.IntegerType(), False),
-    T.StructField("broker_room", T.StringType(), True),
-    T.StructField("max_offset", T.LongType(), True),
-    T.StructField("in_rate", T.DoubleType(), True),
-    T.StructField("committed_offset", T.LongType(), True),
-    T.StructField("consumed_offset", T.LongType(), True),
-    T.StructField("client_id", T.StringType(), True),
-    T.StructField("strategy", T.StringType(), True),
-    T.StructField("status", T.StringType(), False),
-    # one row per queue: where reports count the queue's own facts (see first_of_queue)
-    T.StructField(QUEUE_FIRST, T.BooleanType(), False),
-])
-# the same schema on the Arrow side: what the UDF bodies return
-ARROW_SCHEMA = pa.schema([
-    pa.field(f.name, {
-        T.StringType: pa.string(), T.IntegerType: pa.int32(), T.LongType: pa.int64(),
-        T.DoubleType: pa.float64(), T.BooleanType: pa.bool_(),
-    }[type(f.dataType)], f.nullable) for f in ASSIGNED_SCHEMA.fields
-])
-
 
 def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     """The cogrouped UDF body: one bucket of groups in, its assignment rows out."""

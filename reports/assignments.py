@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.udfs import QUEUE_FIRST
+from vocabulary.columns import QUEUE_FIRST
 
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "broker_name", "queue_id",

@@ -24,13 +24,17 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS
 from rebalance_udfs.sticky_udf import assign_sticky
-from rebalance_udfs.strategies import STICKY_STRATEGIES, supported_strategies
+from rebalance_udfs.strategies import supported_strategies
 from rebalance_udfs.udfs import assign
-from reports.facts import CLAIM_STATUSES
 from reports.rebalance_churn import AFTER, ROW_COLUMNS, churn_pairs, link_rows, queue_changes
+from vocabulary.columns import (
+    CLAIM_STATUSES,
+    CLUSTERING,
+    GROUP_KEYS,
+    SNAPSHOT_KEYS,
+    STICKY_STRATEGIES,
+)
 
 DEFAULT_STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 COLUMNS = [
@@ -43,7 +47,7 @@ COLUMNS = [
 def with_strategy(members: DataFrame, strategy: str) -> DataFrame:
     """Members as if every CLUSTERING member ran `strategy` (params other than
     virtual_nodes cleared)."""
-    clustering = F.coalesce(F.col("message_model"), F.lit("CLUSTERING")) == "CLUSTERING"
+    clustering = F.coalesce(F.col("message_model"), F.lit(CLUSTERING)) == CLUSTERING
     return (members
             .withColumn("strategy", F.when(clustering, F.lit(strategy))
                         .otherwise(F.col("strategy")))
