@@ -41,8 +41,8 @@ from jobs.publish import (
 )
 from jobs.scope import Note, find_scope
 from jobs.session import build_session
-from rebalance_udfs.sticky_udf import assign_sticky
-from rebalance_udfs.udfs import assign
+from rebalance_udfs.spark.assign import assign
+from rebalance_udfs.spark.sticky import assign_sticky
 from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
 from reports.assignments import assignments_report, snapshot_times
 from reports.consumer_load import consumer_load_report

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from rebalance_udfs.drift import drift_rows
-from rebalance_udfs.udfs import bucket_of
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
 from vocabulary.columns import (
     DRIFT_COLUMNS,
     GROUP_KEYS,
@@ -53,8 +53,8 @@ def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: in
                         .alias("client_id"), F.lit("E").alias(SIDE)))
     seen = observed.select(*QUEUE_KEYS, "client_id", F.lit("O").alias(SIDE))
     both = expected.unionByName(seen)
-    bucket = bucket_of(max(buckets, 1))
-    return both.groupBy(bucket.alias("_bucket")).applyInPandas(_compare_bucket, DRIFT_SCHEMA)
+    bucket = bucket_of(max(buckets, 1), GROUP_KEYS)
+    return both.groupBy(bucket.alias(BUCKET)).applyInPandas(_compare_bucket, DRIFT_SCHEMA)
 
 
 def drift_by_group(drift: DataFrame) -> DataFrame:

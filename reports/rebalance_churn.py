@@ -49,7 +49,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.snapshot_order import snapshot_order
+from rebalance_udfs.spark.snapshot_order import snapshot_order
 from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS, QUEUE_KEYS, SNAPSHOT_KEYS
 
 ROW_COLUMNS = [*QUEUE_KEYS, "client_id", "status", "committed_offset", "consumed_offset"]

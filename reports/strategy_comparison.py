@@ -4,8 +4,8 @@ For each candidate strategy every CLUSTERING member of every group is switched t
 (`rooms` / `queues` params cleared; `virtual_nodes` kept, so CONSISTENT_HASH uses the
 member's own count or the default 10; BROADCASTING members keep theirs, they claim every
 queue anyway), all snapshots of the run are re-allocated — RocketMQ / Kafka one-step
-strategies with `rebalance_udfs.udfs.assign`, `sticky` / `cooperative-sticky` with
-`rebalance_udfs.sticky_udf.assign_sticky`, chaining the run's snapshots so each starts from
+strategies with `rebalance_udfs.spark.assign.assign`, `sticky` / `cooperative-sticky` with
+`rebalance_udfs.spark.sticky.assign_sticky`, chaining the run's snapshots so each starts from
 the previous hypothetical assignment — and consecutive snapshots of a cluster are compared
 per group with the churn report's definition of a move (`reports.rebalance_churn`).
 
@@ -24,9 +24,9 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.sticky_udf import assign_sticky
+from rebalance_udfs.spark.assign import assign
+from rebalance_udfs.spark.sticky import assign_sticky
 from rebalance_udfs.strategies import supported_strategies
-from rebalance_udfs.udfs import assign
 from reports.rebalance_churn import AFTER, ROW_COLUMNS, churn_pairs, link_rows, queue_changes
 from vocabulary.columns import (
     CLAIM_STATUSES,

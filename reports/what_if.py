@@ -12,13 +12,12 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.udfs import bucket_of
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
 from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import WHAT_IF_SCHEMA
 
 MODES = ("all", "findings", "off")
-BUCKET = "_bucket"
 
 COLUMNS = ["snapshot_id", "cluster", "captured_at", *WHAT_IF_SCHEMA.fieldNames()[2:]]
 _INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew", "queues_moved")
@@ -49,8 +48,8 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
     groups = groups.select(*GROUP_KEYS)
     a = assigned.select(*ASSIGNED_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
     m = members.select(*WHAT_IF_MEMBER_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
-    rows = (a.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET)
-            .cogroup(m.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET))
+    rows = (a.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET)
+            .cogroup(m.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
             .applyInPandas(lambda q, mm: _bucket_body(q.drop(columns=BUCKET),
                                                       mm.drop(columns=BUCKET)), WHAT_IF_SCHEMA))
     return rows.join(F.broadcast(times), ["snapshot_id", "cluster"], "left").select(*COLUMNS)

@@ -1,54 +1,28 @@
-"""Thin Spark glue: run `allocate_bucket` over many consumer groups per Python call.
+"""Batch strategies in Spark: `allocate_bucket` over many consumer groups per Python call.
 
 Groups are hashed into buckets; one cogrouped Arrow UDF call receives a whole bucket —
 the queues of every (group, topic) it holds and their members — and the numpy kernels
-allocate all of them at once. So the fixed cost of a Python call (~1 ms) is paid per
-bucket, not per group. Only the columns the kernels read are converted to pandas; the
-payload columns (offsets, rates) stay in Arrow and are gathered by row index, so 64-bit
-offsets are never squeezed through float64.
+allocate all of them at once (see `rebalance_udfs.spark.arrow` for the Arrow body).
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.allocate import (
-    MEMBER_COLUMNS,
-    QUEUE_COLUMNS,
-    allocate_bucket,
-    first_of_queue,
-)
-from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS, QUEUE_FIRST
-from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA as ARROW_SCHEMA
+from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.spark.arrow import run_kernel
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS
 from vocabulary.schemas import ASSIGNED_SCHEMA
 
-QUEUE_PAYLOAD = ["max_offset", "in_rate", "committed_offset", "consumed_offset"]
-BUCKET = "_bucket"
 
 def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     """The cogrouped UDF body: one bucket of groups in, its assignment rows out."""
-    queue_keys = queues.select(QUEUE_COLUMNS).to_pandas()
-    queue_keys["_row"] = np.arange(len(queue_keys), dtype=np.int64)
     modes = [c for c in MODE_COLUMNS if c in members.column_names]
     member_frame = members.select([*MEMBER_COLUMNS, *modes]).to_pandas()
-    out = allocate_bucket(queue_keys, member_frame)
-    row = out["_row"].to_numpy(np.int64) if len(out) else np.empty(0, np.int64)
-    taken = queues.select([*QUEUE_COLUMNS, *QUEUE_PAYLOAD]).take(pa.array(row))
-    columns = {name: taken.column(name) for name in taken.column_names}
-    columns[QUEUE_FIRST] = pa.array(first_of_queue(row), type=pa.bool_())
-    for name in ("client_id", "strategy", "status"):
-        values = out[name] if len(out) else pd.Series([], dtype=object)
-        columns[name] = pa.array(values.to_numpy(object), type=pa.string(), from_pandas=True)
-    return pa.table([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
-
-
-def bucket_of(buckets: int) -> Column:
-    """The bucket of a group: every row of one group lands in the same Python call."""
-    return F.pmod(F.xxhash64(*[F.col(k) for k in GROUP_KEYS]), F.lit(buckets))
+    return run_kernel(queues, QUEUE_COLUMNS, member_frame, allocate_bucket)
 
 
 def subscribed_units(
@@ -78,9 +52,9 @@ def assign(
     member_cols = members.select(*MEMBER_COLUMNS,
                                  *[c for c in MODE_COLUMNS if c in members.columns])
     return (
-        units.withColumn(BUCKET, bucket_of(buckets))
+        units.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS))
         .groupBy(BUCKET)
-        .cogroup(member_cols.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET))
+        .cogroup(member_cols.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
         .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
     )
 
