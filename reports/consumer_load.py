@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from vocabulary.columns import CLIENT_KEYS, CLUSTERING
+from vocabulary.columns import CLIENT_KEYS, CLUSTERING, SNAPSHOT_KEYS
 
 
 def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
@@ -31,7 +31,7 @@ def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
     )
     return (
         clients.join(per_client, CLIENT_KEYS, "left")
-        .join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
+        .join(F.broadcast(times), SNAPSHOT_KEYS, "left")
         .withColumn("queues", F.coalesce("queues", F.lit(0)))
         .withColumn("queues_by_topic", F.coalesce(
             "queues_by_topic", F.create_map().cast("map<string,int>")))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from vocabulary.columns import BROKER, GROUP_KEYS, POP, SHARED_MODES
+from vocabulary.columns import BROKER, GROUP_KEYS, POP, SHARED_MODES, SNAPSHOT_KEYS
 
 FINDINGS = [
     "MULTI_TOPIC_SKEW", "IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES",
@@ -249,7 +249,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                   .withColumn("_empty_topics", F.when(F.col("queues") == 0,
                                                       F.array(F.col("topic")))))
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
-    out = out.join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
+    out = out.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
     return out.withColumn("recommendation", _recommendation()).select(*COLUMNS)
 
 

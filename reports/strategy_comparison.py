@@ -27,14 +27,9 @@ from pyspark.sql import functions as F
 from rebalance_udfs.spark.assign import assign
 from rebalance_udfs.spark.sticky import assign_sticky
 from rebalance_udfs.strategies import supported_strategies
+from reports.facts import clustering
 from reports.rebalance_churn import AFTER, ROW_COLUMNS, churn_pairs, link_rows, queue_changes
-from vocabulary.columns import (
-    CLAIM_STATUSES,
-    CLUSTERING,
-    GROUP_KEYS,
-    SNAPSHOT_KEYS,
-    STICKY_STRATEGIES,
-)
+from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 
 DEFAULT_STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 COLUMNS = [
@@ -47,12 +42,12 @@ COLUMNS = [
 def with_strategy(members: DataFrame, strategy: str) -> DataFrame:
     """Members as if every CLUSTERING member ran `strategy` (params other than
     virtual_nodes cleared)."""
-    clustering = F.coalesce(F.col("message_model"), F.lit(CLUSTERING)) == CLUSTERING
+    member = clustering()
     return (members
-            .withColumn("strategy", F.when(clustering, F.lit(strategy))
+            .withColumn("strategy", F.when(member, F.lit(strategy))
                         .otherwise(F.col("strategy")))
-            .withColumn("rooms", F.when(~clustering, F.col("rooms")))
-            .withColumn("config_queues", F.when(~clustering, F.col("config_queues"))))
+            .withColumn("rooms", F.when(~member, F.col("rooms")))
+            .withColumn("config_queues", F.when(~member, F.col("config_queues"))))
 
 
 def hypothetical_assignments(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.spark.buckets import BUCKET, bucket_of
 from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
-from vocabulary.columns import GROUP_KEYS
+from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
 from vocabulary.schemas import WHAT_IF_SCHEMA
 
 MODES = ("all", "findings", "off")
@@ -52,7 +52,7 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
             .cogroup(m.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
             .applyInPandas(lambda q, mm: _bucket_body(q.drop(columns=BUCKET),
                                                       mm.drop(columns=BUCKET)), WHAT_IF_SCHEMA))
-    return rows.join(F.broadcast(times), ["snapshot_id", "cluster"], "left").select(*COLUMNS)
+    return rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left").select(*COLUMNS)
 
 
 def best_sentence(what_if: DataFrame) -> DataFrame:

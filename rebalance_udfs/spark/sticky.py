@@ -24,7 +24,7 @@ from rebalance_udfs.spark.assign import subscribed_units
 from rebalance_udfs.spark.buckets import BUCKET, bucket_of
 from rebalance_udfs.spark.snapshot_order import snapshot_order
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
-from vocabulary.columns import GROUP_KEYS, OK, QUEUE_KEYS, STICKY_STRATEGIES
+from vocabulary.columns import GROUP_KEYS, OK, QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 from vocabulary.schemas import ASSIGNED_SCHEMA
 
 # a group's snapshots share a bucket
@@ -46,16 +46,16 @@ def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | No
     earlier runs (snapshot_id, cluster, captured_at, consumer_group, topic, broker_name,
     queue_id, client_id, strategy, status; extra columns ignored), or None.
     """
-    times = queues.select("snapshot_id", "cluster", "captured_at")
-    prior_times = (prior_assignments.select("snapshot_id", "cluster", "captured_at")
+    times = queues.select(*SNAPSHOT_KEYS, "captured_at")
+    prior_times = (prior_assignments.select(*SNAPSHOT_KEYS, "captured_at")
                    if prior_assignments is not None else None)
     order = snapshot_order(times, prior_times).select(
-        "snapshot_id", "cluster", F.col("position").alias("_position"),
+        *SNAPSHOT_KEYS, F.col("position").alias("_position"),
         F.col("previous_snapshot_id").alias("_previous"),
         F.col("previous_in_run").alias("_previous_in_run"))
 
     units = subscribed_units(queues, members, offsets).join(
-        F.broadcast(order), ["snapshot_id", "cluster"])
+        F.broadcast(order), SNAPSHOT_KEYS)
 
     member_side = members.select(
         *GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
@@ -82,7 +82,7 @@ def _prior_claims(prior: DataFrame, order: DataFrame, members: DataFrame) -> Dat
     claims = (prior.where(F.col("client_id").isNotNull() & (F.col("status") == OK)
                           & F.col("strategy").isin(*STICKY_STRATEGIES))
               .select(*GROUP_KEYS, "client_id", "topic", "broker_name", "queue_id")
-              .join(F.broadcast(wanted), ["snapshot_id", "cluster"])
+              .join(F.broadcast(wanted), SNAPSHOT_KEYS)
               .drop("snapshot_id").withColumnRenamed("_next", "snapshot_id")
               .join(groups, GROUP_KEYS, "left_semi"))
     return claims.select(
