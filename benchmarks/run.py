@@ -642,8 +642,9 @@ def kernel_child(args) -> dict:
     import pyarrow as pa
 
     from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
-    from rebalance_udfs.batch import GROUP_KEYS
-    from rebalance_udfs.udfs import QUEUE_PAYLOAD, allocate_arrow
+    from rebalance_udfs.spark.arrow import QUEUE_SIDE
+    from rebalance_udfs.spark.assign import allocate_arrow
+    from vocabulary.columns import GROUP_KEYS
 
     manifest = json.loads(Path(args.manifest).read_text())
     t = time.perf_counter()
@@ -655,7 +656,7 @@ def kernel_child(args) -> dict:
         return (pd.util.hash_pandas_object(keys, index=False).to_numpy() % args.buckets)
 
     q_bucket, m_bucket = bucket_ids(queues), bucket_ids(members)
-    queues = queues.select([*QUEUE_COLUMNS, *QUEUE_PAYLOAD])
+    queues = queues.select(QUEUE_SIDE)
     reset_peak_rss(os.getpid())
     kernel_s, body_s, out_rows, per_bucket = 0.0, 0.0, 0, []
     for b in range(args.buckets):

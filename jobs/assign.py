@@ -9,9 +9,11 @@ from pyspark.sql import functions as F
 
 from jobs.prior import Prior
 from jobs.read import Inputs
-from rebalance_udfs.sticky_udf import assign_sticky
-from rebalance_udfs.strategies import STICKY_STRATEGIES, supported_strategies
-from rebalance_udfs.udfs import assign
+from rebalance_udfs.spark.assign import assign
+from rebalance_udfs.spark.sticky import assign_sticky
+from rebalance_udfs.strategies import supported_strategies
+from reports.facts import clustering
+from vocabulary.columns import STICKY_STRATEGIES
 
 # what strategy_comparison weighs when not told otherwise
 DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
@@ -31,12 +33,12 @@ def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> 
 def with_strategy(members: DataFrame, strategy: str) -> DataFrame:
     """Members as if every CLUSTERING member ran `strategy` (params other than
     virtual_nodes cleared)."""
-    clustering = F.coalesce(F.col("message_model"), F.lit("CLUSTERING")) == "CLUSTERING"
+    member = clustering()
     return (members
-            .withColumn("strategy", F.when(clustering, F.lit(strategy))
+            .withColumn("strategy", F.when(member, F.lit(strategy))
                         .otherwise(F.col("strategy")))
-            .withColumn("rooms", F.when(~clustering, F.col("rooms")))
-            .withColumn("config_queues", F.when(~clustering, F.col("config_queues"))))
+            .withColumn("rooms", F.when(~member, F.col("rooms")))
+            .withColumn("config_queues", F.when(~member, F.col("config_queues"))))
 
 
 def assign_candidates(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,

@@ -32,11 +32,10 @@ from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.strategies import STICKY_STRATEGIES
 from reports.assignments import assignments_report, snapshot_times
 from reports.what_if import best_sentence
 from storage.delta import DeltaStore, Store, WriteResult
+from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
 from vocabulary.contracts import REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
 from vocabulary.severity import SEVERITY_WEIGHTS

@@ -12,10 +12,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from jobs.persist import Persist
-from rebalance_udfs.batch import ALLOCATION_MODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.strategies import supported_strategies
-from vocabulary.contracts import CONTRACTS, INT, MAX_QUEUE_ID, MESSAGE_MODELS
+from vocabulary.columns import ALLOCATION_MODES, MAX_QUEUE_ID, MESSAGE_MODELS
+from vocabulary.contracts import CONTRACTS, INT
 from vocabulary.errors import InputError
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -153,8 +153,9 @@ def with_strategy_params(df: DataFrame) -> DataFrame:
 
 
 def _malformed_config_queues(text: Column) -> Column:
-    """The Spark twin of rebalance_udfs.rocketmq.parse_config_queues: topic up to the first
-    '@', a non-empty broker, a queue id after the last ':' that fits a Java int."""
+    """The Spark twin of `rebalance_udfs.rocketmq.parse_config_queues`, the one Python parser
+    of the format (keep the two in step): topic up to the first '@', a non-empty broker, a
+    queue id after the last ':' that fits a Java int."""
     # a lambda, not F.trim itself: transform() would pass the index as trim's 2nd argument
     entries = F.transform(F.split(text, ","), lambda e: F.trim(e))
     return (F.trim(text) != "") & F.exists(entries, lambda e: (

@@ -13,14 +13,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rebalance_udfs.batch import MESSAGE, POP, UNIT_KEYS, AllocationBatch, build_batch
+from rebalance_udfs.batch import AllocationBatch, build_batch
 from rebalance_udfs.pop import every_queue, pop_kernel
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.strategies import kernel_for
-
-OK, UNCONSUMED, CONTENDED, BROADCAST = "OK", "UNCONSUMED", "CONTENDED", "BROADCAST"
-SHARED = "SHARED"
-SHARED_MODES = (POP, MESSAGE)
+from vocabulary.columns import (
+    BROADCAST,
+    CONTENDED,
+    MESSAGE,
+    OK,
+    POP,
+    SHARED,
+    SHARED_MODES,
+    UNCONSUMED,
+    UNIT_KEYS,
+)
 
 MEMBER_COLUMNS = [
     "snapshot_id", "cluster", "consumer_group", "client_id", "client_addr", "topic",

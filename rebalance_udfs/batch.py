@@ -21,14 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rebalance_udfs.ordering import java_rank
-
-GROUP_KEYS = ["snapshot_id", "cluster", "consumer_group"]
-# optional member columns: who allocates (absent = every client allocates for itself)
-MODE_COLUMNS = ["allocation_mode", "pop_share_queue_num"]
-CLIENT, BROKER, POP, MESSAGE = "CLIENT", "BROKER", "POP", "MESSAGE"
-ALLOCATION_MODES = (CLIENT, BROKER, POP, MESSAGE)
-UNIT_KEYS = [*GROUP_KEYS, "topic"]
-BROADCASTING = "BROADCASTING"
+from vocabulary.columns import BROADCASTING, CLIENT, CLUSTERING, GROUP_KEYS
 
 
 @dataclass(frozen=True)
@@ -68,7 +61,6 @@ class AllocationBatch:
     call_virtual_nodes: np.ndarray  # int64: CONSISTENT_HASH virtual nodes (default 10)
     call_rooms: np.ndarray  # object: MACHINE_ROOM `rooms` param (comma list) or None
     call_config_queues: np.ndarray  # object: CONFIG `queues` param or None
-    call_room: np.ndarray  # object: the caller's client_room (None when unknown)
     # who allocates (SPEC §6): CLIENT (also for null), BROKER, POP, MESSAGE
     call_mode: np.ndarray | None = None  # object
     call_pop_share: np.ndarray | None = None  # int64: popShareQueueNum (0 when unset)
@@ -162,7 +154,7 @@ def build_batch(
     subs = members[members["topic"].notna()].copy()
     subs["_g"] = group_codes[subs.index.to_numpy()]
     subs["_r"] = client_rank_all[subs.index.to_numpy()]
-    subs["_broadcast"] = subs["message_model"].fillna("CLUSTERING").eq(BROADCASTING)
+    subs["_broadcast"] = subs["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
     subs["_mode"] = (subs["allocation_mode"].fillna(CLIENT) if "allocation_mode" in subs
                      else CLIENT)
     subs["_pop"] = (pd.to_numeric(subs["pop_share_queue_num"], errors="coerce").fillna(0)
@@ -216,7 +208,6 @@ def build_batch(
         call_virtual_nodes=vnodes.fillna(DEFAULT_VIRTUAL_NODES).to_numpy(np.int64),
         call_rooms=_nullable_objects(calls["rooms"]),
         call_config_queues=_nullable_objects(calls["config_queues"]),
-        call_room=_lookup(room_of, call_g, call_r),
         call_mode=calls["_mode"].to_numpy(object),
         call_pop_share=calls["_pop"].to_numpy(np.int64),
     )

@@ -21,15 +21,20 @@ import numpy as np
 import pandas as pd
 
 from rebalance_udfs.ordering import java_rank
+from vocabulary.columns import (
+    DRIFT_COLUMNS,
+    HELD_BY_OTHER,
+    HELD_TWICE,
+    NOT_EXPECTED,
+    NOT_HELD,
+    QUEUE_KEYS,
+)
 
-KEYS = ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name", "queue_id"]
-COLUMNS = [*KEYS, "expected_clients", "observed_clients", "kind"]
-KINDS = ("NOT_HELD", "HELD_BY_OTHER", "HELD_TWICE", "NOT_EXPECTED")
 _NULL = "\x00"  # a null broker (Kafka) as a key value; sorts first, as null sorts as ""
 
 
 def _prepare(df: pd.DataFrame) -> pd.DataFrame:
-    out = df[[*KEYS, "client_id"]].copy()
+    out = df[[*QUEUE_KEYS, "client_id"]].copy()
     for col in ("snapshot_id", "cluster", "consumer_group", "topic", "client_id"):
         out[col] = out[col].astype(object)
     out["queue_id"] = out["queue_id"].astype("int64")
@@ -62,12 +67,12 @@ def _holder_lists(q: np.ndarray, clients: np.ndarray, wanted: np.ndarray,
 def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     """One row per queue whose observed holders differ from the expected ones.
 
-    expected: KEYS + client_id (null = a queue nobody is expected to hold);
-    observed: KEYS + client_id (who really holds it). Lists are sorted in Java
+    expected: QUEUE_KEYS + client_id (null = a queue nobody is expected to hold);
+    observed: QUEUE_KEYS + client_id (who really holds it). Lists are sorted in Java
     `String.compareTo` order; rows are sorted by the keys."""
     exp, obs = _prepare(expected), _prepare(observed)
-    keys = pd.concat([exp[KEYS], obs[KEYS]], ignore_index=True)
-    qcode = keys.groupby(KEYS, sort=False).ngroup().to_numpy(dtype=np.int64)
+    keys = pd.concat([exp[QUEUE_KEYS], obs[QUEUE_KEYS]], ignore_index=True)
+    qcode = keys.groupby(QUEUE_KEYS, sort=False).ngroup().to_numpy(dtype=np.int64)
     n_queues = int(qcode.max()) + 1 if len(qcode) else 0
     ccode, _ = pd.factorize(pd.concat([exp["client_id"], obs["client_id"]],
                                       ignore_index=True))
@@ -91,7 +96,7 @@ def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     out = keys.iloc[first[drifting]].reset_index(drop=True)
     ne, no = n_exp[drifting], n_obs[drifting]
     out["kind"] = np.select([no == 0, no >= 2, ne == 0],
-                            ["NOT_HELD", "HELD_TWICE", "NOT_EXPECTED"], default="HELD_BY_OTHER")
+                            [NOT_HELD, HELD_TWICE, NOT_EXPECTED], default=HELD_BY_OTHER)
     clients = pd.concat([exp["client_id"], obs["client_id"]], ignore_index=True).to_numpy(
         dtype=object)
     has = ccode >= 0
@@ -99,6 +104,6 @@ def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     e_has[split:], o_has[:split] = False, False
     out["expected_clients"] = _holder_lists(qcode[e_has], clients[e_has], drifting, n_queues)
     out["observed_clients"] = _holder_lists(qcode[o_has], clients[o_has], drifting, n_queues)
-    out = out.sort_values(KEYS, kind="stable").reset_index(drop=True)
+    out = out.sort_values(QUEUE_KEYS, kind="stable").reset_index(drop=True)
     out["broker_name"] = out["broker_name"].astype(object).replace({_NULL: None})
-    return out[COLUMNS]
+    return out[DRIFT_COLUMNS]

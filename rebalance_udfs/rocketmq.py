@@ -13,6 +13,7 @@ import pandas as pd
 
 from rebalance_udfs.batch import AllocationBatch
 from rebalance_udfs.positional import EMPTY_CLAIMS, Claims, expand_blocks, expand_strided
+from vocabulary.columns import MAX_QUEUE_ID
 
 
 def averagely_share(n: np.ndarray, c: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -70,9 +71,6 @@ def machine_room_share(
 
 # --- CONFIG -------------------------------------------------------------------------------
 
-MAX_QUEUE_ID = 2**31 - 1  # MessageQueue.queueId is a Java int
-
-
 def _config_entry(entry: str) -> tuple[str, str, int]:
     """One `topic@broker:queue_id` entry; ValueError saying what is wrong with it."""
     topic, at, rest = entry.partition("@")
@@ -88,33 +86,30 @@ def _config_entry(entry: str) -> tuple[str, str, int]:
     return topic, broker, int(qid)
 
 
-def parse_config_queues(text: str) -> list[tuple[str, str, int]]:
+def parse_config_queues(
+    text: str, *, skip_malformed: bool = False
+) -> list[tuple[str, str, int]]:
     """The CONFIG `queues` param: comma list of `topic@broker:queue_id` -> (topic, broker, id).
 
-    The topic ends at the first '@' (topic names cannot hold one), the queue id starts after
-    the last ':' (broker names may hold '@' or ':'). Blanks around entries are ignored; an
-    empty text is the empty list. Raises ValueError on the first malformed entry, so input
-    validation and the kernel agree on what an entry means.
+    The one Python parser of the format (its Spark twin, for input validation, is
+    `jobs.validate._malformed_config_queues`). The topic ends at the first '@' (topic names
+    cannot hold one), the queue id starts after the last ':' (broker names may hold '@' or
+    ':'). Blanks around entries are ignored; an empty text is the empty list. Raises
+    ValueError on the first malformed entry (an empty one too); with `skip_malformed` such
+    entries are left out instead (the kernel: validation has reported them already).
     """
     if not text.strip():
         return []
     out = []
     for entry in text.split(","):
         entry = entry.strip()
-        if not entry:
-            raise ValueError(f"config queues {text!r}: empty entry")
-        out.append(_config_entry(entry))
-    return out
-
-
-def _usable_config_entries(text: str) -> list[tuple[str, str, int]]:
-    """Well-formed entries of `text`; malformed ones are skipped (validation reports them)."""
-    out = []
-    for entry in text.split(","):
         try:
-            out.append(_config_entry(entry.strip()))
+            if not entry:
+                raise ValueError(f"config queues {text!r}: empty entry")
+            out.append(_config_entry(entry))
         except ValueError:
-            continue
+            if not skip_malformed:
+                raise
     return out
 
 
@@ -133,7 +128,7 @@ def config_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
         return EMPTY_CLAIMS
     code, values = pd.factorize(pd.Series(batch.call_config_queues[calls], dtype=object))
     entries = [(k, t, b, q) for k, value in enumerate(values)
-               for t, b, q in _usable_config_entries(str(value))]
+               for t, b, q in parse_config_queues(str(value), skip_malformed=True)]
     if not entries:
         return EMPTY_CLAIMS
     listed = pd.DataFrame(entries, columns=["code", "topic", "broker", "qid"])

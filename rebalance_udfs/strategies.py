@@ -23,6 +23,7 @@ from rebalance_udfs.positional import (
     rocketmq_cid_count,
     rocketmq_cid_index,
 )
+from vocabulary.columns import STICKY_STRATEGIES
 
 Kernel = Callable[[AllocationBatch, np.ndarray], Claims]
 
@@ -39,14 +40,11 @@ KERNELS: dict[str, Kernel] = {
     "roundrobin": kafka.roundrobin_kernel,
 }
 
-KAFKA_STRATEGIES = frozenset({"range", "roundrobin", "sticky", "cooperative-sticky"})
-# Kafka's sticky assignors depend on the previous assignment: they run snapshot after
-# snapshot per group (rebalance_udfs/sticky_udf.py), not in the batch kernels.
-STICKY_STRATEGIES = ("sticky", "cooperative-sticky")
-
 
 def supported_strategies() -> list[str]:
     """Strategy names this build computes (the input validator accepts exactly these)."""
+    # Kafka's sticky assignors depend on the previous assignment: they run snapshot after
+    # snapshot per group (rebalance_udfs/sticky_chain.py), not in the batch kernels
     return sorted([*KERNELS, *STICKY_STRATEGIES])
 
 

@@ -42,10 +42,11 @@ import numpy as np
 import pandas as pd
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
-from rebalance_udfs.batch import BROADCASTING, DEFAULT_VIRTUAL_NODES, GROUP_KEYS
+from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
+from vocabulary.columns import BROADCASTING, GROUP_KEYS
 
 MAX_CLIENTS = 256
 SYNTHETIC_PREFIX = "~whatif-"

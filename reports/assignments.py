@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.udfs import QUEUE_FIRST
+from vocabulary.columns import QUEUE_FIRST, SNAPSHOT_KEYS
 
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "broker_name", "queue_id",
@@ -18,7 +18,7 @@ COLUMNS = [
 def snapshot_times(queues: DataFrame) -> DataFrame:
     """captured_at of each (snapshot, cluster): the earliest capture time of its queues.
     It orders snapshots for churn; null when the inputs do not say."""
-    return queues.groupBy("snapshot_id", "cluster").agg(F.min("captured_at").alias("captured_at"))
+    return queues.groupBy(*SNAPSHOT_KEYS).agg(F.min("captured_at").alias("captured_at"))
 
 
 def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
@@ -28,5 +28,5 @@ def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
     (`reports.facts`) reads; the table written is `.select(*COLUMNS)` of it."""
     lag = F.col("max_offset") - F.col("committed_offset")
     return (assigned.withColumn("lag", lag)
-            .join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
+            .join(F.broadcast(times), SNAPSHOT_KEYS, "left")
             .select(*COLUMNS, QUEUE_FIRST))

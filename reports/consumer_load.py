@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from reports.facts import CLIENT_KEYS
+from vocabulary.columns import CLIENT_KEYS, CLUSTERING, SNAPSHOT_KEYS
 
 
 def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
@@ -17,7 +17,7 @@ def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
     and `member_client_facts` of the member rows."""
     clients = member_clients.select(
         *CLIENT_KEYS, "strategies",
-        F.coalesce(F.col("message_model"), F.lit("CLUSTERING")).alias("message_model"),
+        F.coalesce(F.col("message_model"), F.lit(CLUSTERING)).alias("message_model"),
         "client_room", F.greatest(F.col("connections"), F.lit(1)).alias("connections"),
         "topics",
     )
@@ -31,7 +31,7 @@ def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
     )
     return (
         clients.join(per_client, CLIENT_KEYS, "left")
-        .join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
+        .join(F.broadcast(times), SNAPSHOT_KEYS, "left")
         .withColumn("queues", F.coalesce("queues", F.lit(0)))
         .withColumn("queues_by_topic", F.coalesce(
             "queues_by_topic", F.create_map().cast("map<string,int>")))

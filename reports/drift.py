@@ -13,21 +13,22 @@ from __future__ import annotations
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.drift import KEYS, drift_rows
+from rebalance_udfs.drift import drift_rows
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from vocabulary.columns import (
+    DRIFT_COLUMNS,
+    GROUP_KEYS,
+    HELD_BY_OTHER,
+    HELD_TWICE,
+    NOT_EXPECTED,
+    NOT_HELD,
+    QUEUE_KEYS,
+    UNCONSUMED,
+)
+from vocabulary.schemas import DRIFT_SCHEMA
 
 SIDE = "_side"
-COLUMNS = [*KEYS, "expected_clients", "observed_clients", "kind"]
-SCHEMA = T.StructType([
-    T.StructField("snapshot_id", T.StringType()), T.StructField("cluster", T.StringType()),
-    T.StructField("consumer_group", T.StringType()), T.StructField("topic", T.StringType()),
-    T.StructField("broker_name", T.StringType()), T.StructField("queue_id", T.IntegerType()),
-    T.StructField("expected_clients", T.ArrayType(T.StringType())),
-    T.StructField("observed_clients", T.ArrayType(T.StringType())),
-    T.StructField("kind", T.StringType()),
-])
 
 
 def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
@@ -36,24 +37,24 @@ def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
     out = drift_rows(expected, observed)
     if out.empty:  # typed empty columns: Arrow cannot infer list<string> from nothing
         return pd.DataFrame({c: pd.Series([], dtype="int32" if c == "queue_id" else object)
-                             for c in COLUMNS})
+                             for c in DRIFT_COLUMNS})
     out["queue_id"] = out["queue_id"].astype("int32")
     return out
 
 
 def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: int) -> DataFrame:
-    """One row per drifting queue (SCHEMA); empty without observed rows."""
+    """One row per drifting queue (DRIFT_SCHEMA); empty without observed rows."""
     spark = assignments.sparkSession
     if observed is None:
-        return spark.createDataFrame([], SCHEMA)
+        return spark.createDataFrame([], DRIFT_SCHEMA)
     groups = observed.select(*GROUP_KEYS).distinct()
     expected = (assignments.join(F.broadcast(groups), GROUP_KEYS, "left_semi")
-                .select(*KEYS, F.when(F.col("status") != "UNCONSUMED", F.col("client_id"))
+                .select(*QUEUE_KEYS, F.when(F.col("status") != UNCONSUMED, F.col("client_id"))
                         .alias("client_id"), F.lit("E").alias(SIDE)))
-    seen = observed.select(*KEYS, "client_id", F.lit("O").alias(SIDE))
+    seen = observed.select(*QUEUE_KEYS, "client_id", F.lit("O").alias(SIDE))
     both = expected.unionByName(seen)
-    bucket = F.pmod(F.xxhash64(*[F.col(k) for k in GROUP_KEYS]), F.lit(max(buckets, 1)))
-    return both.groupBy(bucket.alias("_bucket")).applyInPandas(_compare_bucket, SCHEMA)
+    bucket = bucket_of(max(buckets, 1), GROUP_KEYS)
+    return both.groupBy(bucket.alias(BUCKET)).applyInPandas(_compare_bucket, DRIFT_SCHEMA)
 
 
 def drift_by_group(drift: DataFrame) -> DataFrame:
@@ -63,8 +64,8 @@ def drift_by_group(drift: DataFrame) -> DataFrame:
 
     return drift.groupBy(*GROUP_KEYS).agg(
         F.count(F.lit(1)).cast("int").alias("drift_queues"),
-        kind("HELD_TWICE").alias("drift_held_twice"),
-        kind("NOT_HELD").alias("drift_not_held"),
-        kind("HELD_BY_OTHER").alias("drift_held_by_other"),
-        kind("NOT_EXPECTED").alias("drift_not_expected"),
+        kind(HELD_TWICE).alias("drift_held_twice"),
+        kind(NOT_HELD).alias("drift_not_held"),
+        kind(HELD_BY_OTHER).alias("drift_held_by_other"),
+        kind(NOT_EXPECTED).alias("drift_not_expected"),
     )

@@ -15,13 +15,18 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.udfs import QUEUE_FIRST
+from vocabulary.columns import (
+    CLAIM_STATUSES,
+    CLIENT,
+    CLIENT_KEYS,
+    CLUSTERING,
+    CONTENDED,
+    GROUP_KEYS,
+    QUEUE_FIRST,
+    UNCONSUMED,
+)
 
 KEYS = [*GROUP_KEYS, "topic", "client_id"]
-# statuses of a clustering client's claim on a queue (SHARED: POP / MESSAGE mode)
-CLAIM_STATUSES = ("OK", "CONTENDED", "SHARED")
-CLIENT_KEYS = [*GROUP_KEYS, "client_id"]
 
 
 def _sum_if(cond: Column, value: Column) -> Column:
@@ -50,13 +55,13 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
         F.count(F.lit(1)).cast("int").alias("rows"),
         F.sum(lag).alias("lag_all"), F.count(lag).cast("int").alias("lag_all_known"),
         F.sum(rate).alias("rate_all"), F.count(rate).cast("int").alias("rate_all_known"),
-        _count_if(status == "CONTENDED").alias("contended"),
+        _count_if(status == CONTENDED).alias("contended"),
         _count_if(claim).alias("claims"),
         _sum_if(claim, lag).alias("claim_lag"),
         _sum_if(claim, rate).alias("claim_rate"),
         _count_if(first).alias("queues"),
-        _count_if(first & (status == "UNCONSUMED")).alias("unconsumed_queues"),
-        _count_if(first & (status == "CONTENDED")).alias("contended_queues"),
+        _count_if(first & (status == UNCONSUMED)).alias("unconsumed_queues"),
+        _count_if(first & (status == CONTENDED)).alias("contended_queues"),
         _sum_if(first, lag).alias("queue_lag"),
         _count_if(first, lag).alias("queue_lag_known"),
         _sum_if(first, rate).alias("queue_rate"),
@@ -66,7 +71,7 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
 
 def clustering() -> Column:
     """Members in CLUSTERING mode (the default when message_model is null)."""
-    return F.coalesce(F.col("message_model"), F.lit("CLUSTERING")) == "CLUSTERING"
+    return F.coalesce(F.col("message_model"), F.lit(CLUSTERING)) == CLUSTERING
 
 
 def _union_of(sets: str) -> Column:
@@ -79,8 +84,8 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
     null: the member's rows that subscribe nothing): `addrs`, `strategies`, `variants`
     (strategy with its parameters), `clustering` (1 when a row is in clustering mode),
     `message_model`, `client_room`, `modes` (who allocates: CLIENT when unset)."""
-    mode = (F.coalesce(F.col("allocation_mode"), F.lit("CLIENT"))
-            if "allocation_mode" in members.columns else F.lit("CLIENT"))
+    mode = (F.coalesce(F.col("allocation_mode"), F.lit(CLIENT))
+            if "allocation_mode" in members.columns else F.lit(CLIENT))
     params = F.to_json(F.array_sort(F.map_entries(
         F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>")))))
     return members.groupBy(*KEYS).agg(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.batch import GROUP_KEYS
+from vocabulary.columns import BROKER, GROUP_KEYS, POP, SHARED_MODES, SNAPSHOT_KEYS
 
 FINDINGS = [
     "MULTI_TOPIC_SKEW", "IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES",
@@ -23,7 +23,6 @@ FINDINGS = [
 ]
 # what the broker computes when it allocates (clientRebalance=false, POP mode)
 BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
-SHARED_MODES = ("POP", "MESSAGE")
 # findings about load spread: meaningless where queues are shared by design (POP, MESSAGE)
 LOAD_FINDINGS = ("IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES", "MULTI_TOPIC_SKEW",
                  "STRATEGY_IMBALANCE", "UNEVEN_SUBSCRIPTIONS", "LAG_SKEW")
@@ -46,7 +45,7 @@ def _group_facts(member_clients: DataFrame) -> DataFrame:
     allocates (`_shared_group`: every clustering client in POP / MESSAGE mode;
     `_unsupported`: strategies a broker is asked for but does not know)."""
     clustering = F.col("clustering") == 1
-    by_broker = F.exists("modes", lambda m: m.isin("BROKER", "POP"))
+    by_broker = F.exists("modes", lambda m: m.isin(BROKER, POP))
     return member_clients.groupBy(*GROUP_KEYS).agg(
         F.coalesce(F.min(F.when(clustering, F.forall(
             "modes", lambda m: m.isin(*SHARED_MODES)).cast("int"))), F.lit(0))
@@ -250,7 +249,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                   .withColumn("_empty_topics", F.when(F.col("queues") == 0,
                                                       F.array(F.col("topic")))))
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
-    out = out.join(F.broadcast(times), ["snapshot_id", "cluster"], "left")
+    out = out.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
     return out.withColumn("recommendation", _recommendation()).select(*COLUMNS)
 
 

@@ -49,15 +49,12 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS, snapshot_order
-from reports.facts import CLAIM_STATUSES
+from rebalance_udfs.spark.snapshot_order import snapshot_order
+from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS, QUEUE_KEYS, SNAPSHOT_KEYS
 
-QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
 ROW_COLUMNS = [*QUEUE_KEYS, "client_id", "status", "committed_offset", "consumed_offset"]
 CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
 PAIR_COLUMNS = ["captured_at", "previous_snapshot_id", "previous_captured_at"]
-TRIGGERS = ["CLIENTS_CHANGED", "QUEUES_CHANGED", "STRATEGY_CHANGED", "SUBSCRIPTION_CHANGED"]
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "previous_snapshot_id", "previous_captured_at",
     "consumer_group", "clients_before", "clients_after", "clients_joined", "clients_left",

@@ -23,10 +23,8 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.snapshot_order import SNAPSHOT_KEYS
-from reports.facts import CLAIM_STATUSES
 from reports.rebalance_churn import AFTER, ROW_COLUMNS, churn_pairs, link_rows, queue_changes
+from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS, SNAPSHOT_KEYS
 
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "previous_snapshot_id", "consumer_group",

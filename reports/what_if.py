@@ -11,34 +11,15 @@ from __future__ import annotations
 import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from rebalance_udfs.batch import GROUP_KEYS
-from rebalance_udfs.udfs import bucket_of
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
 from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+from vocabulary.schemas import WHAT_IF_SCHEMA
 
 MODES = ("all", "findings", "off")
-BUCKET = "_bucket"
 
-SCHEMA = T.StructType([
-    T.StructField("snapshot_id", T.StringType(), False),
-    T.StructField("cluster", T.StringType(), False),
-    T.StructField("consumer_group", T.StringType(), False),
-    T.StructField("candidate", T.StringType(), False),
-    T.StructField("clients", T.IntegerType(), False),
-    T.StructField("strategy", T.StringType(), True),
-    T.StructField("virtual_nodes", T.IntegerType(), True),
-    T.StructField("split_by_topic", T.BooleanType(), False),
-    T.StructField("max_queues", T.IntegerType(), False),
-    T.StructField("min_queues", T.IntegerType(), False),
-    T.StructField("idle_clients", T.IntegerType(), False),
-    T.StructField("skew", T.IntegerType(), False),
-    T.StructField("queues_moved", T.IntegerType(), False),
-    T.StructField("estimated_duplicates", T.LongType(), True),
-    T.StructField("is_current", T.BooleanType(), False),
-    T.StructField("recommended", T.BooleanType(), False),
-])
-COLUMNS = ["snapshot_id", "cluster", "captured_at", *SCHEMA.fieldNames()[2:]]
+COLUMNS = ["snapshot_id", "cluster", "captured_at", *WHAT_IF_SCHEMA.fieldNames()[2:]]
 _INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew", "queues_moved")
 
 
@@ -51,7 +32,7 @@ def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
         out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
     for col in ("split_by_topic", "is_current", "recommended"):
         out[col] = out[col].astype(bool)
-    return out[SCHEMA.fieldNames()]
+    return out[WHAT_IF_SCHEMA.fieldNames()]
 
 
 def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
@@ -59,7 +40,7 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
     """`assigned`: the assignment rows (with offsets); `balance`: group_balance rows (whole-
     group findings pick the groups)."""
     if mode == "off":
-        empty = assigned.sparkSession.createDataFrame([], SCHEMA)
+        empty = assigned.sparkSession.createDataFrame([], WHAT_IF_SCHEMA)
         return empty.withColumn("captured_at", F.lit(None).cast("timestamp")).select(*COLUMNS)
     groups = balance.where(F.col("topic").isNull())
     if mode == "findings":
@@ -67,11 +48,11 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
     groups = groups.select(*GROUP_KEYS)
     a = assigned.select(*ASSIGNED_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
     m = members.select(*WHAT_IF_MEMBER_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
-    rows = (a.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET)
-            .cogroup(m.withColumn(BUCKET, bucket_of(buckets)).groupBy(BUCKET))
+    rows = (a.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET)
+            .cogroup(m.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
             .applyInPandas(lambda q, mm: _bucket_body(q.drop(columns=BUCKET),
-                                                      mm.drop(columns=BUCKET)), SCHEMA))
-    return rows.join(F.broadcast(times), ["snapshot_id", "cluster"], "left").select(*COLUMNS)
+                                                      mm.drop(columns=BUCKET)), WHAT_IF_SCHEMA))
+    return rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left").select(*COLUMNS)
 
 
 def best_sentence(what_if: DataFrame) -> DataFrame:

@@ -1,2 +1,7 @@
-"""The names every layer shares: keys, statuses, schemas and errors. Imports nothing of
-the project, so any module may import it."""
+"""The names every layer shares (columns, keys, statuses, modes, schemas, contracts,
+errors), defined once.
+
+Imports nothing from the project, so kernels, Spark glue, reports and jobs can all depend
+on it. `columns` is plain Python (safe for the pure kernels); `schemas` and `contracts`
+need pyspark.
+"""

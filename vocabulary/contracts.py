@@ -9,9 +9,6 @@ from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
-# RocketMQ's queue ids and Kafka's partitions are Java ints
-MAX_QUEUE_ID = 2**31 - 1
-
 STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
 BOOL, TIMESTAMP = T.BooleanType(), T.TimestampType()
 PARAMS = T.MapType(T.StringType(), T.StringType())
@@ -52,7 +49,6 @@ OBSERVED = [
     Col("client_id", STRING, True), Col("source", STRING, False),
 ]
 CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS, "observed": OBSERVED}
-MESSAGE_MODELS = ("CLUSTERING", "BROADCASTING")
 
 REJECTS_SCHEMA = T.StructType([
     T.StructField("snapshot_id", STRING), T.StructField("cluster", STRING),

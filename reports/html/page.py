@@ -13,6 +13,7 @@ import pandas as pd
 from reports.html import charts
 from reports.html.data import ReportData
 from reports.html.select import DEFAULT_TOP, groups_needing_attention
+from vocabulary.columns import GROUP_KEYS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
 
@@ -21,7 +22,6 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-GROUP_KEYS = ["snapshot_id", "cluster", "consumer_group"]
 WHAT_IF_COLUMNS = ["candidate", "clients", "strategy", "virtual_nodes", "split_by_topic",
                    "max_queues", "min_queues", "idle_clients", "skew", "queues_moved",
                    "estimated_duplicates", "is_current", "recommended"]

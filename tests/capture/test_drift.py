@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rebalance_udfs.drift import COLUMNS, drift_rows
+from rebalance_udfs.drift import drift_rows
+from vocabulary.columns import DRIFT_COLUMNS as COLUMNS
 
 K = {"snapshot_id": "s1", "cluster": "c", "consumer_group": "g", "topic": "t"}
 

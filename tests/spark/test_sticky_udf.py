@@ -10,10 +10,10 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from rebalance_udfs.ordering import java_key
+from rebalance_udfs.spark.sticky import assign_sticky
 from rebalance_udfs.sticky import sticky_assign
-from rebalance_udfs.sticky_udf import assign_sticky
-from rebalance_udfs.udfs import ASSIGNED_SCHEMA
 from tests.support.stability import MEMBERS_SCHEMA, QUEUES_SCHEMA
+from vocabulary.schemas import ASSIGNED_SCHEMA
 
 pytestmark = pytest.mark.spark
 

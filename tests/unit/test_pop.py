@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
-from rebalance_udfs.batch import MODE_COLUMNS
+from vocabulary.columns import MODE_COLUMNS
 
 
 def _allocate(clients: list[str], queues: int, share: int, strategy: str = "AVG",

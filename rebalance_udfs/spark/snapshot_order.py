@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-SNAPSHOT_KEYS = ["snapshot_id", "cluster"]
+from vocabulary.columns import SNAPSHOT_KEYS
 
 
 def _times(rows: DataFrame) -> DataFrame:

@@ -1,11 +1,9 @@
-"""Kafka `sticky` / `cooperative-sticky` in Spark: snapshots chained per consumer group.
+"""Kafka `sticky` / `cooperative-sticky` snapshots chained per consumer group (pure
+pandas, no Spark: `rebalance_udfs.spark.sticky` runs it once per bucket of groups).
 
 The sticky assignors keep previous owners, so a group's snapshots cannot be allocated
-independently: each snapshot starts from the previous snapshot's result. Groups are hashed
-by (cluster, consumer_group) — not by snapshot — into `buckets`; one cogrouped Arrow UDF
-call receives every snapshot of the bucket's groups and, per group, runs
-`sticky.sticky_assign` snapshot after snapshot in cluster order (captured_at, nulls first,
-then snapshot_id).
+independently: `sticky_bucket` runs `sticky.sticky_assign` per group snapshot after
+snapshot in cluster order (`_position`), each starting from the previous snapshot's result.
 
 Kafka semantics:
 - only CLUSTERING members that subscribe a topic take part; a topic's partitions are its
@@ -18,21 +16,12 @@ Kafka semantics:
   supports; with one assignor per member a mixed group cannot really form, so the
   audit falls back to eager `sticky`).
 
-The previous assignment of a snapshot is what the group's clustering members owned in the
-cluster's previous snapshot (see `rebalance_udfs.snapshot_order`): the result computed in
-this run if that snapshot is in the run, else the rows of `prior_assignments` (the
-assignments table of earlier runs) for it; none when the group had no sticky rows there.
-Only claims written by a sticky assignor count (status OK, strategy sticky /
-cooperative-sticky), in the run and from prior rows alike, so the result does not depend on
-how snapshots were split into runs. (Real Kafka also lets `cooperative-sticky` keep what a
-member owned under another assignor right after a switch; the audit starts such a group
-fresh.)
-Ownership is carried by queue identity (topic, broker_name, queue_id) and re-indexed on the
-current snapshot's partition order, so a queue that no longer exists is dropped and one
-whose index shifted (a broker added) keeps its owner.
-
-Payload columns (max_offset, in_rate, committed_offset, consumed_offset) stay in Arrow and
-are gathered by row index: 64-bit offsets never go through float64.
+The previous assignment of a snapshot is what the group's clustering members owned (status
+OK) in the cluster's previous snapshot: the result computed in this bucket when that
+snapshot is one of its snapshots (`_previous_in_run`), else the prior claims given with the
+members (`_prior` rows). Ownership is carried by queue identity (topic, broker_name,
+queue_id) and re-indexed on the current snapshot's partition order, so a queue that no
+longer exists is dropped and one whose index shifted (a broker added) keeps its owner.
 """
 
 from __future__ import annotations
@@ -41,34 +30,29 @@ from collections import defaultdict
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
-from rebalance_udfs.allocate import BROADCAST, OK, UNCONSUMED, first_of_queue
-from rebalance_udfs.batch import BROADCASTING, GROUP_KEYS
+from rebalance_udfs.allocate import first_of_queue
 from rebalance_udfs.ordering import java_rank
-from rebalance_udfs.snapshot_order import snapshot_order
 from rebalance_udfs.sticky import sticky_assign
-from rebalance_udfs.strategies import STICKY_STRATEGIES
-from rebalance_udfs.udfs import ARROW_SCHEMA, ASSIGNED_SCHEMA, QUEUE_FIRST, subscribed_units
+from vocabulary.columns import (
+    BROADCAST,
+    BROADCASTING,
+    CLUSTERING,
+    COOPERATIVE_STICKY,
+    GROUP_KEYS,
+    OK,
+    UNCONSUMED,
+)
 
-COOPERATIVE = "cooperative-sticky"
-BUCKET = "_bucket"
-
-# queue side: the unit rows plus the snapshot's place in its cluster's order
-QUEUE_KEYS = [*GROUP_KEYS, "topic", "broker_name", "queue_id"]
+# queue side: QUEUE_KEYS plus the snapshot's place in its cluster's order and its
+# predecessor (see `rebalance_udfs.spark.snapshot_order`)
 ORDER_COLUMNS = ["_position", "_previous", "_previous_in_run"]
-PAYLOAD = ["broker_room", "max_offset", "in_rate", "committed_offset", "consumed_offset"]
 # member side: member rows (_prior false) and prior claims (_prior true, keyed by the
 # snapshot whose predecessor they describe)
 MEMBER_SIDE = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
                "broker_name", "queue_id", "_prior"]
 
 _CLAIM_COLUMNS = ["_row", "client_id", "strategy", "status"]
-
-
-# --- the pure bucket function (pandas in, claims out; no Spark) ------------------------------
 
 
 def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
@@ -182,11 +166,12 @@ def _assign_snapshot(
     if roster is None or roster.empty:
         return {}
     subscribed = roster[roster["topic"].notna()]
-    broadcast = subscribed["message_model"].fillna("CLUSTERING").eq(BROADCASTING)
+    broadcast = subscribed["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
     clustering = subscribed[~broadcast]
     strategy_of = clustering.groupby("client_id")["strategy"].min().to_dict()
     subscriptions = {c: sorted(set(ts)) for c, ts in clustering.groupby("client_id")["topic"]}
-    cooperative = bool(len(clustering)) and bool((clustering["strategy"] == COOPERATIVE).all())
+    cooperative = bool(len(clustering)) and bool(
+        (clustering["strategy"] == COOPERATIVE_STICKY).all())
 
     position = {(t, *ident): (t, p) for t, (idents, _) in topics.items()
                 for p, ident in enumerate(idents)}
@@ -210,78 +195,3 @@ def _assign_snapshot(
             for ident in topics[topic][0]:
                 out[(topic, *ident)].append((client, strategy, BROADCAST))
     return out
-
-
-# --- the Arrow UDF body and the Spark glue ----------------------------------------------------
-
-
-def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
-    """The cogrouped UDF body: every snapshot of a bucket of groups in, assignment rows out."""
-    keys = queues.select([*QUEUE_KEYS, *ORDER_COLUMNS]).to_pandas()
-    keys["_row"] = np.arange(len(keys), dtype=np.int64)
-    out = sticky_bucket(keys, members.select(MEMBER_SIDE).to_pandas())
-    row = out["_row"].to_numpy(np.int64)
-    taken = queues.select([*QUEUE_KEYS, *PAYLOAD]).take(pa.array(row))
-    columns = {name: taken.column(name) for name in taken.column_names}
-    columns[QUEUE_FIRST] = pa.array(first_of_queue(row), type=pa.bool_())
-    for name in ("client_id", "strategy", "status"):
-        columns[name] = pa.array(out[name].to_numpy(object), type=pa.string(), from_pandas=True)
-    return pa.table([columns[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
-
-
-def group_bucket(buckets: int) -> Column:
-    """Bucket of a group across snapshots: all its snapshots land in the same call."""
-    return F.pmod(F.xxhash64(F.col("cluster"), F.col("consumer_group")), F.lit(buckets))
-
-
-def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-                  buckets: int, prior_assignments: DataFrame | None = None) -> DataFrame:
-    """Assignment rows (ASSIGNED_SCHEMA) of the groups whose members run a sticky assignor.
-
-    `members` holds only `sticky` / `cooperative-sticky` members; `queues` / `offsets` are
-    the validated inputs. `prior_assignments`: rows of the assignments table written by
-    earlier runs (snapshot_id, cluster, captured_at, consumer_group, topic, broker_name,
-    queue_id, client_id, strategy, status; extra columns ignored), or None.
-    """
-    times = queues.select("snapshot_id", "cluster", "captured_at")
-    prior_times = (prior_assignments.select("snapshot_id", "cluster", "captured_at")
-                   if prior_assignments is not None else None)
-    order = snapshot_order(times, prior_times).select(
-        "snapshot_id", "cluster", F.col("position").alias("_position"),
-        F.col("previous_snapshot_id").alias("_previous"),
-        F.col("previous_in_run").alias("_previous_in_run"))
-
-    units = subscribed_units(queues, members, offsets).join(
-        F.broadcast(order), ["snapshot_id", "cluster"])
-
-    member_side = members.select(
-        *GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
-        F.lit(None).cast("string").alias("broker_name"),
-        F.lit(None).cast("int").alias("queue_id"), F.lit(False).alias("_prior"))
-    if prior_assignments is not None:
-        member_side = member_side.unionByName(
-            _prior_claims(prior_assignments, order, members))
-    return (
-        units.withColumn(BUCKET, group_bucket(buckets)).groupBy(BUCKET)
-        .cogroup(member_side.withColumn(BUCKET, group_bucket(buckets)).groupBy(BUCKET))
-        .applyInArrow(sticky_arrow, ASSIGNED_SCHEMA)
-    )
-
-
-def _prior_claims(prior: DataFrame, order: DataFrame, members: DataFrame) -> DataFrame:
-    """Clustering claims of the predecessor snapshots that are not in this run, keyed by
-    the run's snapshot that follows them (only for groups of this run's members)."""
-    wanted = (order.where(~F.col("_previous_in_run"))
-              .select(F.col("snapshot_id").alias("_next"), "cluster",
-                      F.col("_previous").alias("snapshot_id")))
-    groups = members.select(*[F.col(c).alias(c) for c in GROUP_KEYS]).distinct()
-    claims = (prior.where(F.col("client_id").isNotNull() & (F.col("status") == OK)
-                          & F.col("strategy").isin(*STICKY_STRATEGIES))
-              .select(*GROUP_KEYS, "client_id", "topic", "broker_name", "queue_id")
-              .join(F.broadcast(wanted), ["snapshot_id", "cluster"])
-              .drop("snapshot_id").withColumnRenamed("_next", "snapshot_id")
-              .join(groups, GROUP_KEYS, "left_semi"))
-    return claims.select(
-        *GROUP_KEYS, "client_id", "topic", F.lit(None).cast("string").alias("strategy"),
-        F.lit(None).cast("string").alias("message_model"), "broker_name",
-        F.col("queue_id").cast("int").alias("queue_id"), F.lit(True).alias("_prior"))

@@ -1,0 +1,74 @@
+"""Batch strategies in Spark: `allocate_bucket` over many consumer groups per Python call.
+
+Groups are hashed into buckets; one cogrouped Arrow UDF call receives a whole bucket —
+the queues of every (group, topic) it holds and their members — and the numpy kernels
+allocate all of them at once (see `rebalance_udfs.spark.arrow` for the Arrow body).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.spark.arrow import run_kernel
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS
+from vocabulary.schemas import ASSIGNED_SCHEMA
+
+
+def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
+    """The cogrouped UDF body: one bucket of groups in, its assignment rows out."""
+    modes = [c for c in MODE_COLUMNS if c in members.column_names]
+    member_frame = members.select([*MEMBER_COLUMNS, *modes]).to_pandas()
+    return run_kernel(queues, QUEUE_COLUMNS, member_frame, allocate_bucket)
+
+
+def subscribed_units(
+    queues: DataFrame, members: DataFrame, offsets: DataFrame | None
+) -> DataFrame:
+    """The readable queues of every (snapshot, cluster, group, topic) some member subscribes,
+    with the group's offsets: what the allocation UDFs receive. Unreadable queues are not
+    allocated (the client never sees them), as upstream."""
+    # fresh column ids (alias): the members frame is cogrouped with this join's result later
+    subscribed = (members.where(F.col("topic").isNotNull())
+                  .select(*[F.col(c).alias(c) for c in [*GROUP_KEYS, "topic"]]).distinct())
+    units = (
+        queues.where(F.coalesce(F.col("readable"), F.lit(True)))
+        .select("snapshot_id", "cluster", "topic", "broker_name", "queue_id", "broker_room",
+                "max_offset", "in_rate")
+        .join(subscribed, ["snapshot_id", "cluster", "topic"])
+    )
+    return with_offsets(units, offsets)
+
+
+def assign(
+    queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int
+) -> DataFrame:
+    """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes,
+    for members whose strategy has a batch kernel (not the sticky assignors)."""
+    units = subscribed_units(queues, members, offsets)
+    member_cols = members.select(*MEMBER_COLUMNS,
+                                 *[c for c in MODE_COLUMNS if c in members.columns])
+    return (
+        units.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS))
+        .groupBy(BUCKET)
+        .cogroup(member_cols.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
+        .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
+    )
+
+
+def with_offsets(units: DataFrame, offsets: DataFrame | None) -> DataFrame:
+    """Left-join the group's committed / consumed offsets (broker_name null-safe: Kafka)."""
+    if offsets is None:
+        return (units.withColumn("committed_offset", F.lit(None).cast("long"))
+                .withColumn("consumed_offset", F.lit(None).cast("long")))
+    keys = [*GROUP_KEYS, "topic", "queue_id"]
+    o = offsets.select(*keys, F.col("broker_name").alias("_o_broker"), "committed_offset",
+                       "consumed_offset")
+    u = units.alias("u")
+    cond = [F.col(f"u.{k}") == o[k] for k in keys] + [
+        F.col("u.broker_name").eqNullSafe(o["_o_broker"])
+    ]
+    return u.join(o, cond, "left").select("u.*", o["committed_offset"], o["consumed_offset"])

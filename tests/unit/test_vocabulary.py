@@ -1,0 +1,38 @@
+"""The shared schemas: the Arrow twin the UDF bodies return, and the column lists the
+pure kernels produce, agree with the Spark schemas the glue declares."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from rebalance_udfs.what_if import COLUMNS as WHAT_IF_KERNEL_COLUMNS
+from vocabulary.columns import DRIFT_COLUMNS
+from vocabulary.schemas import (
+    ASSIGNED_ARROW_SCHEMA,
+    ASSIGNED_SCHEMA,
+    DRIFT_SCHEMA,
+    WHAT_IF_SCHEMA,
+)
+
+
+def test_assigned_arrow_schema_is_the_spark_schema_field_by_field() -> None:
+    s, i, n, d, b = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
+    expected = pa.schema([
+        pa.field("snapshot_id", s, False), pa.field("cluster", s, False),
+        pa.field("consumer_group", s, False), pa.field("topic", s, False),
+        pa.field("broker_name", s, True), pa.field("queue_id", i, False),
+        pa.field("broker_room", s, True), pa.field("max_offset", n, True),
+        pa.field("in_rate", d, True), pa.field("committed_offset", n, True),
+        pa.field("consumed_offset", n, True), pa.field("client_id", s, True),
+        pa.field("strategy", s, True), pa.field("status", s, False),
+        pa.field("queue_first", b, False),
+    ])
+    assert ASSIGNED_ARROW_SCHEMA.equals(expected, check_metadata=True)
+    assert ASSIGNED_ARROW_SCHEMA.names == ASSIGNED_SCHEMA.fieldNames()
+    assert [f.nullable for f in ASSIGNED_ARROW_SCHEMA] == [
+        f.nullable for f in ASSIGNED_SCHEMA.fields]
+
+
+def test_kernel_column_lists_match_the_udf_schemas() -> None:
+    assert WHAT_IF_SCHEMA.fieldNames() == WHAT_IF_KERNEL_COLUMNS
+    assert DRIFT_SCHEMA.fieldNames() == DRIFT_COLUMNS

@@ -1,0 +1,45 @@
+"""Column names, key lists and the string values of the table contracts (SPEC), spelled
+once: kernels, Spark glue, reports and jobs import them instead of re-typing literals."""
+
+from __future__ import annotations
+
+# --- keys -----------------------------------------------------------------------------------
+SNAPSHOT_KEYS = ["snapshot_id", "cluster"]
+GROUP_KEYS = [*SNAPSHOT_KEYS, "consumer_group"]
+# one allocation unit: a group's queues of one topic
+UNIT_KEYS = [*GROUP_KEYS, "topic"]
+# one queue of a group (broker_name is null for Kafka: compare it null-safe)
+QUEUE_KEYS = [*UNIT_KEYS, "broker_name", "queue_id"]
+CLIENT_KEYS = [*GROUP_KEYS, "client_id"]
+# assignment rows: true on a queue's first row, where reports count the queue's own facts
+QUEUE_FIRST = "queue_first"
+
+# --- message models (members.message_model; null means CLUSTERING) ---------------------------
+CLUSTERING, BROADCASTING = "CLUSTERING", "BROADCASTING"
+MESSAGE_MODELS = (CLUSTERING, BROADCASTING)
+
+# --- allocation modes (members.allocation_mode, SPEC §6: who allocates; null means CLIENT) ----
+CLIENT, BROKER, POP, MESSAGE = "CLIENT", "BROKER", "POP", "MESSAGE"
+ALLOCATION_MODES = (CLIENT, BROKER, POP, MESSAGE)
+# modes where several clients read one queue by design (status SHARED, not CONTENDED)
+SHARED_MODES = (POP, MESSAGE)
+# optional member columns the kernels read when present
+MODE_COLUMNS = ["allocation_mode", "pop_share_queue_num"]
+
+# --- claim statuses (assignments.status) -------------------------------------------------------
+OK, CONTENDED, SHARED = "OK", "CONTENDED", "SHARED"
+UNCONSUMED, BROADCAST = "UNCONSUMED", "BROADCAST"
+# a clustering client's claim on a queue (BROADCAST claims and UNCONSUMED rows are not)
+CLAIM_STATUSES = (OK, CONTENDED, SHARED)
+
+# --- strategies that depend on the previous assignment (chained per group, not batched) ---------
+STICKY, COOPERATIVE_STICKY = "sticky", "cooperative-sticky"
+STICKY_STRATEGIES = (STICKY, COOPERATIVE_STICKY)
+
+# MessageQueue.queueId (and a Kafka partition) is a Java int
+MAX_QUEUE_ID = 2**31 - 1
+
+# --- drift (observed holders against the recomputed assignment) ------------------------------
+NOT_HELD, HELD_BY_OTHER, HELD_TWICE, NOT_EXPECTED = (
+    "NOT_HELD", "HELD_BY_OTHER", "HELD_TWICE", "NOT_EXPECTED")
+DRIFT_COLUMNS = [*QUEUE_KEYS, "expected_clients", "observed_clients", "kind"]
