@@ -133,7 +133,7 @@ else
   (cd "$ROOT" && "$PY" - <<'EOF'
 import pathlib, zipfile
 with zipfile.ZipFile("build/rebalance_audit.zip", "w", zipfile.ZIP_DEFLATED) as z:
-    for pkg in ("jobs", "rebalance_udfs", "reports", "storage", "vocabulary"):
+    for pkg in ("capture", "jobs", "rebalance_udfs", "reports", "storage", "vocabulary"):
         for f in pathlib.Path(pkg).rglob("*.py"):
             z.write(f)
 EOF
