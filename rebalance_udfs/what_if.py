@@ -46,11 +46,10 @@ from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
-from vocabulary.columns import BROADCASTING, GROUP_KEYS
+from vocabulary.columns import BROADCASTING, CLAIM_STATUSES, CLUSTERING, GROUP_KEYS
 
 MAX_CLIENTS = 256
 SYNTHETIC_PREFIX = "~whatif-"
-CLAIM_STATUSES = ("OK", "CONTENDED", "SHARED")
 SWEEPABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin")
 KAFKA = ("range", "roundrobin", "sticky", "cooperative-sticky")
 ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X", "range",
@@ -76,7 +75,7 @@ def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _groups(members: pd.DataFrame) -> pd.DataFrame:
     """Per group: today's clustering clients (Java order), own strategy and virtual nodes."""
-    m = members[members["message_model"].fillna("CLUSTERING") != BROADCASTING].copy()
+    m = members[members["message_model"].fillna(CLUSTERING) != BROADCASTING].copy()
     m["_rank"] = java_rank(m["client_id"].to_numpy(object))
     # the strategy most rows run (ties: first name), and its virtual nodes
     counts = m.groupby([*GROUP_KEYS, "strategy"], sort=True).size().rename("n").reset_index()
@@ -105,7 +104,7 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
     groups = _groups(members)
     gindex = pd.MultiIndex.from_frame(groups[GROUP_KEYS])
     # today's clients of each group, in Java order
-    clust = members[members["message_model"].fillna("CLUSTERING") != BROADCASTING]
+    clust = members[members["message_model"].fillna(CLUSTERING) != BROADCASTING]
     clients = clust[[*GROUP_KEYS, "client_id"]].drop_duplicates().copy()
     clients["g"] = gindex.get_indexer(pd.MultiIndex.from_frame(clients[GROUP_KEYS]))
     clients["_rank"] = java_rank(clients["client_id"].to_numpy(object))

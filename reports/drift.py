@@ -5,19 +5,16 @@ partition" question no console answers.
 Only groups with observed rows are compared (a group nobody observed has no drift, only
 an unknown). Expected holders are the assignment's claimants (OK, CONTENDED, BROADCAST),
 null for an unclaimed queue. The comparison is `rebalance_udfs.drift.drift_rows`, run once
-per bucket of groups in one grouped Arrow call, like the kernels.
+per bucket of groups by its glue (`rebalance_udfs.spark.drift`), like the kernels.
 """
 
 from __future__ import annotations
 
-import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.drift import drift_rows
-from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from rebalance_udfs.spark.drift import EXPECTED, OBSERVED, SIDE, compare
 from vocabulary.columns import (
-    DRIFT_COLUMNS,
     GROUP_KEYS,
     HELD_BY_OTHER,
     HELD_TWICE,
@@ -28,19 +25,6 @@ from vocabulary.columns import (
 )
 from vocabulary.schemas import DRIFT_SCHEMA
 
-SIDE = "_side"
-
-
-def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
-    expected = rows[rows[SIDE] == "E"]
-    observed = rows[rows[SIDE] == "O"]
-    out = drift_rows(expected, observed)
-    if out.empty:  # typed empty columns: Arrow cannot infer list<string> from nothing
-        return pd.DataFrame({c: pd.Series([], dtype="int32" if c == "queue_id" else object)
-                             for c in DRIFT_COLUMNS})
-    out["queue_id"] = out["queue_id"].astype("int32")
-    return out
-
 
 def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: int) -> DataFrame:
     """One row per drifting queue (DRIFT_SCHEMA); empty without observed rows."""
@@ -50,11 +34,9 @@ def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: in
     groups = observed.select(*GROUP_KEYS).distinct()
     expected = (assignments.join(F.broadcast(groups), GROUP_KEYS, "left_semi")
                 .select(*QUEUE_KEYS, F.when(F.col("status") != UNCONSUMED, F.col("client_id"))
-                        .alias("client_id"), F.lit("E").alias(SIDE)))
-    seen = observed.select(*QUEUE_KEYS, "client_id", F.lit("O").alias(SIDE))
-    both = expected.unionByName(seen)
-    bucket = bucket_of(max(buckets, 1), GROUP_KEYS)
-    return both.groupBy(bucket.alias(BUCKET)).applyInPandas(_compare_bucket, DRIFT_SCHEMA)
+                        .alias("client_id"), F.lit(EXPECTED).alias(SIDE)))
+    seen = observed.select(*QUEUE_KEYS, "client_id", F.lit(OBSERVED).alias(SIDE))
+    return compare(expected.unionByName(seen), buckets)
 
 
 def drift_by_group(drift: DataFrame) -> DataFrame:

@@ -1,40 +1,24 @@
 """`what_if`: per group and candidate (client count, strategy, split by topic), the load the
 same allocation kernels would give and what would move (`rebalance_udfs.what_if`).
 
-One cogrouped pandas UDF call per bucket of groups simulates every candidate of every
-group in it (not a Spark job per candidate). Groups: those with a finding (`findings`,
+The groups are chosen here; `rebalance_udfs.spark.what_if.simulate` runs one pandas call
+per bucket of groups for every candidate of every group in it (not a Spark job per
+candidate). Groups: those with a finding (`findings`,
 the default), every group (`all`) or none (`off`: the table is written empty).
 """
 
 from __future__ import annotations
 
-import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.spark.buckets import BUCKET, bucket_of
-from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+from rebalance_udfs.spark.what_if import simulate
 from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
 from vocabulary.schemas import WHAT_IF_SCHEMA
 
 MODES = ("all", "findings", "off")
 
 COLUMNS = ["snapshot_id", "cluster", "captured_at", *WHAT_IF_SCHEMA.fieldNames()[2:]]
-_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew", "queues_moved")
-
-
-def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
-    """The UDF body: one bucket of groups in, their candidate rows out."""
-    out = what_if_bucket(assigned, members)
-    for col in _INTS:
-        out[col] = out[col].astype("int32")
-    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
-        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
-    for col in ("split_by_topic", "is_current", "recommended"):
-        out[col] = out[col].astype(bool)
-    return out[WHAT_IF_SCHEMA.fieldNames()]
-
-
 def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
                    times: DataFrame, buckets: int, mode: str = "findings") -> DataFrame:
     """`assigned`: the assignment rows (with offsets); `balance`: group_balance rows (whole-
@@ -46,12 +30,8 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
     if mode == "findings":
         groups = groups.where(F.size("findings") > 0)
     groups = groups.select(*GROUP_KEYS)
-    a = assigned.select(*ASSIGNED_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
-    m = members.select(*WHAT_IF_MEMBER_COLUMNS).join(groups, GROUP_KEYS, "left_semi")
-    rows = (a.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET)
-            .cogroup(m.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
-            .applyInPandas(lambda q, mm: _bucket_body(q.drop(columns=BUCKET),
-                                                      mm.drop(columns=BUCKET)), WHAT_IF_SCHEMA))
+    rows = simulate(assigned.join(groups, GROUP_KEYS, "left_semi"),
+                    members.join(groups, GROUP_KEYS, "left_semi"), buckets)
     return rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left").select(*COLUMNS)
 
 

@@ -1,0 +1,36 @@
+"""The what-if kernel in Spark: one cogrouped pandas call per bucket of groups simulates
+every candidate of every group in it (`rebalance_udfs.what_if.what_if_bucket`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from pyspark.sql import DataFrame
+
+from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+from vocabulary.columns import GROUP_KEYS
+from vocabulary.schemas import WHAT_IF_SCHEMA
+
+_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew", "queues_moved")
+
+
+def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+    """The UDF body: one bucket of groups in, their candidate rows out (WHAT_IF_SCHEMA)."""
+    out = what_if_bucket(assigned.drop(columns=BUCKET), members.drop(columns=BUCKET))
+    for col in _INTS:
+        out[col] = out[col].astype("int32")
+    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
+        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
+    for col in ("split_by_topic", "is_current", "recommended"):
+        out[col] = out[col].astype(bool)
+    return out[WHAT_IF_SCHEMA.fieldNames()]
+
+
+def simulate(assigned: DataFrame, members: DataFrame, buckets: int) -> DataFrame:
+    """WHAT_IF_SCHEMA rows of every group in `assigned` (assignment rows with offsets) and
+    `members` (the same groups' member rows)."""
+    a = assigned.select(*ASSIGNED_COLUMNS).withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS))
+    m = members.select(*WHAT_IF_MEMBER_COLUMNS).withColumn(BUCKET,
+                                                          bucket_of(buckets, GROUP_KEYS))
+    return (a.groupBy(BUCKET).cogroup(m.groupBy(BUCKET))
+            .applyInPandas(_bucket_body, WHAT_IF_SCHEMA))
