@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from deltalake import DeltaTable
 
-from capture.cli import add_capture_parser, run_capture
+from jobs import cli as jobs_cli
 
 DATA = Path(__file__).parent.parent / "data" / "capture"
 
 
 def cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser()
-    add_capture_parser(parser.add_subparsers(dest="job"))
-    return run_capture(parser.parse_args(["capture", *argv]))
+    """`capture ...` through the real entry point (exit codes, messages)."""
+    return jobs_cli.main(["capture", *argv])
 
 
 def test_import_writes_tables_and_replaces_the_snapshot(tmp_path, capsys):

@@ -7,23 +7,21 @@ exactly, and says (warnings + rejects) that members and observed are unknown."""
 
 from __future__ import annotations
 
-import argparse
 from datetime import UTC, datetime
 
 import pytest
 from deltalake import DeltaTable
 
-from capture.cli import add_capture_parser, run_capture
 from capture.kafka_live import KafkaCaptureOptions, capture_kafka
+from jobs import cli as jobs_cli
 from tests.capture.conftest import PARTITIONS, RECORDS
 
 pytestmark = pytest.mark.broker
 
 
 def cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser()
-    add_capture_parser(parser.add_subparsers(dest="job"))
-    return run_capture(parser.parse_args(["capture", *argv]))
+    """`capture ...` through the real entry point (exit codes, messages)."""
+    return jobs_cli.main(["capture", *argv])
 
 
 def table(out, name: str, snapshot: str | None = None):
