@@ -19,9 +19,9 @@ REQUIRED_CONF = {
     "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     # Spark renders every query's plan into a string for its listeners (the SQL tab), even
-    # with the UI off; the reports' plans nest persisted plans, and unbounded strings of
-    # them filled a 1g (demo) and a 4g (tests) driver heap. 100k characters keep the
-    # operators readable.
+    # with the UI off; the reports' plans nest persisted plans (up to 23 MB of text each in
+    # the demo) and kept strings of them filled the driver heap. 100k characters keep the
+    # operators readable (the rendering itself still costs memory while it runs).
     "spark.sql.maxPlanStringLength": "100000",
 }
 
