@@ -83,6 +83,10 @@ def _queue_id_checks() -> list[tuple[Column, str]]:
             (F.col("queue_id") > MAX_QUEUE_ID, "queue_id does not fit an int")]
 
 
+# Keys shared by several rows are broadcast to the rows' join up to this many (they are
+# normally none); above it a shuffle join is used.
+BROADCAST_DUPLICATE_KEYS = 200_000
+
 
 def _split(
     df: DataFrame, table: str, reason: Column, key: list[str], persist: Persist
@@ -90,11 +94,10 @@ def _split(
     """Rows with a reason go to rejects; of exact duplicates the first copy proceeds and the
     others are rejected; rows that share `key` but differ are all rejected (ambiguous).
 
-    The scored rows are persisted through the caller's `persist`, so good rows and rejects
-    come from one pass over the input (the caller releases them); no Spark job runs here.
-    Duplicates are found by a key aggregate, not a window over every row: only the rows of
-    keys that occur more than once (normally none) are numbered. The aggregate is small,
-    so adaptive execution broadcasts it into the join back."""
+    The rows are persisted through the caller's `persist`, so good rows and rejects come
+    from one pass over the input (the caller releases them). Duplicates are found by a key
+    aggregate, not a window over every row: only the rows of keys that occur more than once
+    (normally none) are joined back and numbered."""
     cols = [c for c in df.columns if not c.startswith("_")]
     comparable = [c for c in cols if not isinstance(df.schema[c].dataType, T.MapType)]
     row_hash = F.xxhash64(*[
@@ -106,18 +109,25 @@ def _split(
               .agg(F.count(F.lit(1)).alias("_rows"), F.countDistinct(row_hash).alias("_variants"))
               .where(F.col("_rows") > 1)
               .select(*[F.col(k).alias(f"_key_{k}") for k in key], "_variants"))
-    on = [F.col(k).eqNullSafe(F.col(f"_key_{k}")) for k in key]
-    marked = rows.join(shared, on, "left").drop(*[f"_key_{k}" for k in key])
-    copies = Window.partitionBy(*[F.col(c) for c in key]).orderBy(*comparable)
-    suspects = (marked.where(F.col("_variants").isNotNull())
-                .withColumn("_copy", F.row_number().over(copies)))
-    unique = marked.where(F.col("_variants").isNull()).withColumn("_copy", F.lit(1))
-    final_reason = F.coalesce(
-        F.col("_reason"),
-        F.when(F.col("_variants") > 1, F.lit(f"conflicting rows for the same {', '.join(key)}")),
-        F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
-    )
-    scored = persist(unique.unionByName(suspects).withColumn("_final", final_reason))
+    shared_keys = shared.count()  # a Spark job; it also fills the cache of `rows`
+    if shared_keys == 0:
+        scored = rows.withColumn("_final", F.col("_reason"))
+    else:
+        if shared_keys <= BROADCAST_DUPLICATE_KEYS:
+            shared = F.broadcast(shared)
+        on = [F.col(k).eqNullSafe(F.col(f"_key_{k}")) for k in key]
+        marked = rows.join(shared, on, "left").drop(*[f"_key_{k}" for k in key])
+        copies = Window.partitionBy(*[F.col(c) for c in key]).orderBy(*comparable)
+        suspects = (marked.where(F.col("_variants").isNotNull())
+                    .withColumn("_copy", F.row_number().over(copies)))
+        unique = marked.where(F.col("_variants").isNull()).withColumn("_copy", F.lit(1))
+        final_reason = F.coalesce(
+            F.col("_reason"),
+            F.when(F.col("_variants") > 1,
+                   F.lit(f"conflicting rows for the same {', '.join(key)}")),
+            F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
+        )
+        scored = persist(unique.unionByName(suspects).withColumn("_final", final_reason))
     good = scored.where(F.col("_final").isNull()).select(*cols)
     bad = scored.where(F.col("_final").isNotNull()).select(
         F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),
