@@ -25,7 +25,7 @@ from jobs.demo import write_demo_inputs
 from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
-from jobs.progress import Hook, Steps, rows
+from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports
 from jobs.scope import Note, Scope, find_scope
@@ -142,7 +142,7 @@ def _audit(ctx: _Run) -> RunResult:
                                                 attempt_persist)
             with ctx.steps.step("reports", "report rejects") as line:
                 counts["rejects"] = count_rows(rejects)
-                line.detail = rows({"rejects": sum(counts["rejects"].values())})
+                line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
                 writes = _write(ctx, scope, tables, rejects, counts, times, baselines, prior)
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
@@ -180,7 +180,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         counted = input_rows(ctx.store, paths)
         total = sum(n for n in counted.values() if n) or None
         _size(ctx, total)
-        line.detail = (rows({k: v for k, v in counted.items() if v is not None})
+        line.detail = (row_counts({k: v for k, v in counted.items() if v is not None})
                        + f" → {ctx.config.buckets or _partitions(ctx.spark)} partitions")
     with ctx.steps.step("read", "validate") as line:
         read = read_inputs(ctx.store, paths, ctx.config.snapshots, ctx.persist)
@@ -224,7 +224,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         assigned = persist(assignments_report(
             assign_all(inputs, buckets, prior, has_sticky), times))
         counts = {"assignments": count_rows(assigned)}
-        line.detail = rows({"assignments": sum(counts["assignments"].values())})
+        line.detail = row_counts({"assignments": sum(counts["assignments"].values())})
     candidates = None
     if compare or "strategy_comparison" in existing:
         candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
@@ -236,7 +236,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         with ctx.steps.step("reports", f"report {name}", point=None) as line:
             tables[name] = _stamp(persist(reports[name]), ctx.run_id)
             counts[name] = count_rows(tables[name])
-            line.detail = rows({name: sum(counts[name].values())})
+            line.detail = row_counts({name: sum(counts[name].values())})
     return tables, counts
 
 

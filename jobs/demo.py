@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
+from jobs.write import PARTITION_BY
 from rebalance_udfs.strategies import supported_strategies
-from vocabulary.contracts import CONTRACTS
+from vocabulary.contracts import contract_schema
 
 SNAPSHOTS = [("demo-0001", datetime(2026, 11, 1, 8, 0, tzinfo=UTC)),
              ("demo-0002", datetime(2026, 11, 1, 8, 5, tzinfo=UTC)),
@@ -186,23 +187,16 @@ def write_demo_inputs(store, root: str, groups: int, seed: int) -> dict[str, str
         if is_local(root):
             _write_local(path, _arrow(getattr(tables, name), name))
         else:
-            df = store.spark.createDataFrame(getattr(tables, name), schema=_schema(name))
-            store.write(df, path, name, ["snapshot_id"], replace=[s for s, _ in SNAPSHOTS])
+            df = store.spark.createDataFrame(getattr(tables, name), schema=contract_schema(name))
+            store.write(df, path, name, PARTITION_BY, replace=[s for s, _ in SNAPSHOTS])
     return paths
-
-
-def _schema(name: str):
-    from pyspark.sql import types as T
-
-    return T.StructType([T.StructField(c.name, c.type, not c.required)
-                         for c in CONTRACTS[name]])
 
 
 def _arrow(frame: pd.DataFrame, name: str):
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema = to_arrow_schema(_schema(name), timezone="UTC")
+    schema = to_arrow_schema(contract_schema(name), timezone="UTC")
     frame = frame.reindex(columns=schema.names)
     if "strategy_params" in frame:  # a map column: dicts become lists of (key, value)
         frame["strategy_params"] = [None if p is None or p != p else list(p.items())
@@ -215,5 +209,5 @@ def _write_local(path: str, table) -> None:
 
     from storage.offline import local_path
 
-    write_deltalake(local_path(path), table, mode="overwrite", partition_by=["snapshot_id"],
+    write_deltalake(local_path(path), table, mode="overwrite", partition_by=PARTITION_BY,
                     schema_mode="overwrite")

@@ -54,7 +54,7 @@ class Steps:
             self.hook(point or name)
 
 
-def rows(counts: dict[str, int]) -> str:
+def row_counts(counts: dict[str, int]) -> str:
     """'queues 533,572 · members 270,517' (the order given)."""
     return " · ".join(f"{name} {n:,}" for name, n in counts.items())
 

@@ -50,6 +50,12 @@ OBSERVED = [
 ]
 CONTRACTS = {"queues": QUEUES, "members": MEMBERS, "offsets": OFFSETS, "observed": OBSERVED}
 
+
+def contract_schema(table: str) -> T.StructType:
+    """An input table's contract as a Spark schema (required columns not nullable)."""
+    return T.StructType([T.StructField(c.name, c.type, not c.required)
+                         for c in CONTRACTS[table]])
+
 REJECTS_SCHEMA = T.StructType([
     T.StructField("snapshot_id", STRING), T.StructField("cluster", STRING),
     T.StructField("source_table", STRING), T.StructField("row_json", STRING),
