@@ -229,8 +229,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     if compare or "strategy_comparison" in existing:
         candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
                                        DEFAULT_CANDIDATES if compare else ("AVG",))
-    reports = compute_reports(inputs, assigned, times, prior, buckets, persist,
-                              config.what_if, candidates, compare)
+    reports = compute_reports(
+        inputs, assigned, times, prior, buckets, persist, config.what_if, candidates, compare,
+        step=lambda label: ctx.steps.step("reports", f"report {label}", point=None))
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
     for name in (n for n in OUTPUT_TABLES if n in reports):
         with ctx.steps.step("reports", f"report {name}", point=None) as line:

@@ -1,11 +1,15 @@
 """Report: every output table but rejects, from the assignment rows and the inputs.
 
 The reports are Spark transformations (`reports/`); this step wires them together and
-decides what is persisted: the assignment rows and the shared aggregates are read by
-several reports each, and the kernels must not run twice.
+decides what is materialized: the assignment rows and the shared aggregates are read by
+several reports each, and the kernels must not run twice. Materializing computes
+(`jobs.persist`), so each part runs inside its own `step` (one progress line each).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from pyspark.sql import DataFrame
 
@@ -25,28 +29,36 @@ from reports.what_if import what_if_report, with_what_if
 def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior: Prior,
                     buckets: int, persist: Persist, what_if: str = "findings",
                     candidates: dict[str, DataFrame] | None = None,
-                    compare: bool = False) -> dict[str, DataFrame]:
+                    compare: bool = False,
+                    step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
+                    ) -> dict[str, DataFrame]:
     """Every output table but rejects, as DataFrames (without run_id).
 
     `assigned`: the assign step's rows with captured_at (persisted by the caller).
     `what_if`: which groups get what-if candidates (all, findings, off); their best change
     is quoted in the group_balance recommendation. `candidates`: the strategy comparison's
-    hypothetical assignments; its table is empty unless `compare`."""
+    hypothetical assignments; its table is empty unless `compare`. `step(label)`: the
+    context each materialized part runs in."""
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
-    facts = persist(client_topic_facts(assigned))
-    member_topics = persist(member_topic_facts(inputs.members))
-    member_clients = persist(member_client_facts(member_topics))
+    with step("shared facts"):
+        facts = persist(client_topic_facts(assigned))
+        member_topics = persist(member_topic_facts(inputs.members))
+        member_clients = persist(member_client_facts(member_topics))
     consumer_load = consumer_load_report(facts, member_clients, times)
     drift = drift_report(assignments, inputs.observed, buckets)
     if inputs.observed is not None:
-        drift = persist(drift)
+        with step("drift"):
+            drift = persist(drift)
     by_group = drift_by_group(drift) if inputs.observed is not None else None
     balance = group_balance_report(facts, member_topics, member_clients, times, by_group)
-    if what_if != "off":
-        balance = persist(balance)
-    simulated = what_if_report(assigned, inputs.members, balance, times, buckets, what_if)
-    if what_if != "off":
-        simulated = persist(simulated)
+    if what_if == "off":
+        simulated = what_if_report(assigned, inputs.members, balance, times, buckets, "off")
+    else:
+        with step("balance figures"):
+            balance = persist(balance)
+        with step("what_if simulation"):
+            simulated = persist(what_if_report(assigned, inputs.members, balance, times,
+                                               buckets, what_if))
         balance = with_what_if(balance, simulated)
     reports = {
         "assignments": assignments,
