@@ -6,6 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from reports.facts import rate_out
 from vocabulary.columns import CLIENT_KEYS, CLUSTERING, SNAPSHOT_KEYS
 
 
@@ -37,6 +38,7 @@ def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
             "queues_by_topic", F.create_map().cast("map<string,int>")))
         .withColumn("contended_queues", F.coalesce("contended_queues", F.lit(0)))
         .withColumn("idle", F.col("queues") == 0)
+        .withColumn("in_rate", rate_out(F.col("in_rate")))
         .select("snapshot_id", "cluster", "captured_at", "consumer_group", "client_id",
                 "strategies", "message_model", "client_room", "connections", "topics",
                 "queues", "queues_by_topic", "lag", "in_rate", "contended_queues", "idle")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from vocabulary.columns import (
     CLAIM_STATUSES,
@@ -27,6 +28,23 @@ from vocabulary.columns import (
 )
 
 KEYS = [*GROUP_KEYS, "topic", "client_id"]
+
+# Input rates are summed as exact decimals, then written as doubles. A sum of doubles
+# depends on the order Spark meets the rows in (partitioning, shuffle fetch order), so its
+# last bits changed from run to run and flipped the rate-skew sentence of a recommendation.
+# Decimal sums are exact, hence the same in any order; 9 decimals keep more than any rate
+# needs. A rate that is not a finite number below 1e29 counts as unknown.
+EXACT_RATE = T.DecimalType(38, 9)
+
+
+def exact_rate(rate: Column) -> Column:
+    """`rate` (double) as an exact decimal for summing (null when not representable)."""
+    return rate.try_cast(EXACT_RATE)
+
+
+def rate_out(rate: Column) -> Column:
+    """An exact rate figure as the double the output tables hold."""
+    return rate.cast("double")
 
 
 def _sum_if(cond: Column, value: Column) -> Column:
@@ -42,13 +60,14 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
     """One row per (snapshot, cluster, group, topic, client_id) of the assignment rows; the
     null client_id row holds the topic's unconsumed queues.
 
+    Rate sums are exact decimals (`EXACT_RATE`); the reports write them as doubles.
     Claims, over all the client's rows (BROADCAST too): `rows`, `lag_all`, `rate_all`
     (null when none known) with `lag_all_known` / `rate_all_known`, `contended`.
     Clustering claims (OK, CONTENDED or SHARED): `claims`, `claim_lag`, `claim_rate`.
     Queue facts, summed per topic by the reports: `queues`, `unconsumed_queues`,
     `contended_queues`, `queue_lag` / `queue_lag_known`, `queue_rate` / `queue_rate_known`.
     """
-    lag, rate, status = F.col("lag"), F.col("in_rate"), F.col("status")
+    lag, rate, status = F.col("lag"), exact_rate(F.col("in_rate")), F.col("status")
     claim = status.isin(*CLAIM_STATUSES)
     first = F.col(QUEUE_FIRST)
     return assigned.groupBy(*KEYS).agg(

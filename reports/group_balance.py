@@ -13,6 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from reports.facts import rate_out
 from vocabulary.columns import BROKER, GROUP_KEYS, POP, SHARED_MODES, SNAPSHOT_KEYS
 
 FINDINGS = [
@@ -30,6 +31,8 @@ LOAD_FINDINGS = ("IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES", "MULTI_TOPIC_SKEW",
 LAG_SKEW_FACTOR = 2.0
 DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
                  "drift_not_expected"]
+# exact decimals while computed (reports.facts.EXACT_RATE), doubles in the table
+RATE_COLUMNS = ("in_rate_total", "min_in_rate", "max_in_rate", "mean_in_rate")
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "clients",
     "subscribing_clients", "queues", "min_queues",
@@ -71,7 +74,7 @@ def _load_figures(subscriber: Column, n: Column, lag: Column, rate: Column) -> l
     def over(value: Column) -> Column:
         return F.when(subscriber, value)
 
-    lag, rate = F.coalesce(lag, F.lit(0)), F.coalesce(rate, F.lit(0.0))
+    lag, rate = F.coalesce(lag, F.lit(0)), F.coalesce(rate, F.lit(0))  # rate: exact decimal
     return [
         F.min(over(n)).cast("int").alias("min_queues"),
         F.max(over(n)).cast("int").alias("max_queues"),
@@ -194,7 +197,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
         F.sum(F.when(F.col("n") == 0, 1).otherwise(0)).cast("int").alias("idle_clients"),
         F.max_by("client_id", F.coalesce(F.col("lag"), F.lit(0))).alias("_top_lag_client"),
         F.sum("lag").alias("_client_lag_sum"),
-        F.max_by("client_id", F.coalesce(F.col("in_rate"), F.lit(0.0)))
+        F.max_by("client_id", F.coalesce(F.col("in_rate"), F.lit(0)))
         .alias("_top_rate_client"),
         F.sum("in_rate").alias("_client_rate_sum"),
     )
@@ -250,7 +253,8 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                                                       F.array(F.col("topic")))))
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
     out = out.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
-    return out.withColumn("recommendation", _recommendation()).select(*COLUMNS)
+    out = out.withColumn("recommendation", _recommendation())
+    return out.withColumns({c: rate_out(F.col(c)) for c in RATE_COLUMNS}).select(*COLUMNS)
 
 
 def _lag_skewed(max_col: str, mean_col: str) -> Column:

@@ -123,3 +123,24 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
     b = balance[(balance["consumer_group"] == "GID_bcast") & balance["topic"].isna()].iloc[0]
     assert b["subscribing_clients"] == 0 and b["unconsumed_queues"] == 0
     assert list(b["findings"]) == []
+
+
+def test_rate_sums_are_exact_whatever_the_row_order(spark, tmp_path: Path) -> None:
+    """0.1 + 0.2 + 0.3 as doubles is 0.6000000000000001 in two of its three orders: the
+    rates are summed exactly, so every snapshot (rows in opposite orders) reads 0.6."""
+    rows = [{"snapshot_id": snap, "cluster": "c", "topic": "T", "broker_name": "broker-a",
+             "queue_id": q, "in_rate": rate}
+            for snap, order in (("s1", (0, 1, 2)), ("s2", (2, 1, 0)))
+            for q, rate in ((q, (0.1, 0.2, 0.3)[q]) for q in order)]
+    members = pd.DataFrame([{**_member("c1", "T", "AVG", group="GID_rate"), "snapshot_id": s}
+                            for s in ("s1", "s2")])
+    paths = write_inputs(spark, tmp_path / "in", queues=pd.DataFrame(rows), members=members)
+    out = tmp_path / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline"), spark=spark)
+
+    load_ = _table(str(out / "consumer_load"))
+    assert load_["in_rate"].tolist() == [0.6, 0.6]
+    balance = _table(str(out / "group_balance"))
+    for col in ("in_rate_total", "min_in_rate", "max_in_rate", "mean_in_rate"):
+        assert balance[col].tolist() == [0.6] * 4, col
