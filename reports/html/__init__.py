@@ -23,7 +23,7 @@ def write_report(output: str, html_path: str | None = None,
     if "://" in output and not output.startswith("file:"):
         raise NoOutputError(f"{output}: report.html is rendered from local output roots only")
     output = output.removeprefix("file://").removeprefix("file:")
-    data = load(output, snapshots, groups)
+    data = load(output, snapshots, groups, top or DEFAULT_TOP)
     page = render(data, top or DEFAULT_TOP)
     target = html_path or os.path.join(output, REPORT_FILE)
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)

@@ -14,11 +14,15 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from reports.html.select import DEFAULT_TOP, groups_needing_attention
 from vocabulary.errors import NoOutputError
 
 RUNS = "runs"
 COMPLETE = "COMPLETE"
 TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if")
+# the churn timeline's columns (the history is read whole, its move lists are not needed)
+CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
+                 "queues_moved")
 
 
 @dataclass
@@ -46,17 +50,26 @@ def has_table(output: str, name: str) -> bool:
                                       for f in os.listdir(log))
 
 
-def read_table(output: str, name: str, snapshots: Sequence[str] | None = None) -> pd.DataFrame:
-    """One table as pandas, limited to `snapshots` by partition pruning when given."""
+def read_table(output: str, name: str, snapshots: Sequence[str] | None = None,
+               groups: Sequence[str] | None = None,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """One table as pandas, limited to `snapshots` by partition pruning when given, to
+    the consumer groups named in `groups` (filtered while reading: the rows of other groups
+    never reach pandas) and to `columns` when given."""
     from deltalake import DeltaTable
 
     table = DeltaTable(table_path(output, name))
-    if snapshots is None:
-        return table.to_pandas()
-    if "snapshot_id" in table.metadata().partition_columns and snapshots:
-        return table.to_pandas(filters=[("snapshot_id", "in", list(snapshots))])
-    frame = table.to_pandas()
-    return frame[frame["snapshot_id"].isin(list(snapshots))]
+    filters = []
+    if groups is not None:
+        filters.append(("consumer_group", "in", list(groups) or [""]))
+    pruned = "snapshot_id" in table.metadata().partition_columns and snapshots
+    if pruned:
+        filters.append(("snapshot_id", "in", list(snapshots)))
+    frame = table.to_pandas(filters=filters or None,
+                            columns=list(columns) if columns is not None else None)
+    if snapshots is not None and not pruned:
+        frame = frame[frame["snapshot_id"].isin(list(snapshots))]
+    return frame
 
 
 def complete_runs(output: str) -> pd.DataFrame:
@@ -86,8 +99,13 @@ def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def load(output: str, snapshots: Sequence[str] | None = None,
-         groups: Sequence[str] | None = None) -> ReportData:
-    """Read what the report needs. Default snapshots: the latest per cluster in `runs`."""
+         groups: Sequence[str] | None = None, top: int = DEFAULT_TOP) -> ReportData:
+    """Read what the report needs. Default snapshots: the latest per cluster in `runs`.
+
+    group_balance and churn are read whole (the overview charts show every group);
+    consumer_load and what_if, the large tables, only for the groups the page details
+    (the `top` needing attention, or `groups`), so the page costs the same memory for a
+    hundred groups or a hundred thousand."""
     output = output.rstrip("/") or "/"
     all_runs = complete_runs(output)
     if snapshots:
@@ -100,21 +118,27 @@ def load(output: str, snapshots: Sequence[str] | None = None,
         shown = latest_per_cluster(all_runs)
     runs = all_runs[all_runs["snapshot_id"].isin(shown)]
 
-    def rows(name: str, only: Sequence[str] | None = shown) -> pd.DataFrame | None:
+    def rows(name: str, only: Sequence[str] | None = shown,
+             of_groups: Sequence[str] | None = None,
+             columns: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
             return None
-        frame = of_complete_runs(read_table(output, name, only), all_runs)
+        frame = of_complete_runs(read_table(output, name, only, of_groups, columns), all_runs)
         if groups and "consumer_group" in frame.columns:
             frame = frame[frame["consumer_group"].isin(list(groups))]
         return frame.reset_index(drop=True)
 
     empty = pd.DataFrame()
+    balance = _or(rows("group_balance"), empty)
+    detailed = sorted(set(groups_needing_attention(balance, top, everything=bool(groups))
+                          .get("consumer_group", pd.Series(dtype=object))))
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
-        group_balance=_or(rows("group_balance"), empty),
-        consumer_load=_or(rows("consumer_load"), empty),
-        churn=_or(rows("rebalance_churn", None), empty),
-        drift=rows("drift"), what_if=rows("what_if"), groups=list(groups or []),
+        group_balance=balance,
+        consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
+        churn=_or(rows("rebalance_churn", None, columns=CHURN_COLUMNS), empty),
+        drift=rows("drift"), what_if=rows("what_if", of_groups=detailed),
+        groups=list(groups or []),
     )
 
 
