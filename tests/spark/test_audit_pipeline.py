@@ -144,3 +144,16 @@ def test_rate_sums_are_exact_whatever_the_row_order(spark, tmp_path: Path) -> No
     balance = _table(str(out / "group_balance"))
     for col in ("in_rate_total", "min_in_rate", "max_in_rate", "mean_in_rate"):
         assert balance[col].tolist() == [0.6] * 4, col
+
+
+def test_a_rate_that_is_not_a_finite_number_counts_as_unknown(spark) -> None:
+    from decimal import Decimal
+
+    from pyspark.sql import functions as F
+
+    from reports.facts import exact_rate
+
+    rates = spark.createDataFrame([(0.1,), (float("nan"),), (float("inf"),), (1e30,), (None,)],
+                                  "in_rate double")
+    got = [r[0] for r in rates.select(exact_rate(F.col("in_rate"))).collect()]
+    assert got == [Decimal("0.100000000"), None, None, None, None]
