@@ -195,10 +195,9 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     load = client_totals.groupBy(*keys).agg(
         *_load_figures(F.col("subscribes") == 1, F.col("n"), F.col("lag"), F.col("in_rate")),
         F.sum(F.when(F.col("n") == 0, 1).otherwise(0)).cast("int").alias("idle_clients"),
-        F.max_by("client_id", F.coalesce(F.col("lag"), F.lit(0))).alias("_top_lag_client"),
+        _top_client("lag").alias("_top_lag_client"),
         F.sum("lag").alias("_client_lag_sum"),
-        F.max_by("client_id", F.coalesce(F.col("in_rate"), F.lit(0)))
-        .alias("_top_rate_client"),
+        _top_client("in_rate").alias("_top_rate_client"),
         F.sum("in_rate").alias("_client_rate_sum"),
     )
     rollup = topic_rows.groupBy(*keys).agg(
@@ -255,6 +254,13 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     out = out.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
     out = out.withColumn("recommendation", _recommendation())
     return out.withColumns({c: rate_out(F.col(c)) for c in RATE_COLUMNS}).select(*COLUMNS)
+
+
+def _top_client(value: str) -> Column:
+    """The client with the largest `value` (null as 0); of equal ones the smallest client
+    id, so the named client does not depend on the order Spark meets the rows in."""
+    ranked = F.struct((-F.coalesce(F.col(value), F.lit(0))).alias("v"), F.col("client_id"))
+    return F.min(ranked)["client_id"]
 
 
 def _lag_skewed(max_col: str, mean_col: str) -> Column:

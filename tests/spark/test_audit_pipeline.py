@@ -157,3 +157,23 @@ def test_a_rate_that_is_not_a_finite_number_counts_as_unknown(spark) -> None:
                                   "in_rate double")
     got = [r[0] for r in rates.select(exact_rate(F.col("in_rate"))).collect()]
     assert got == [Decimal("0.100000000"), None, None, None, None]
+
+
+def test_the_client_named_for_lag_skew_is_the_smallest_id_of_equal_ones(spark,
+                                                                        tmp_path: Path) -> None:
+    """AVG gives c1..c5 one queue each; q0 and q1 lag 1,000, the rest 0: c1 and c2 tie for
+    the most lag (above 2x the mean of 400), and the sentence names c1 whatever the order."""
+    base = {"snapshot_id": "s1", "cluster": "c", "topic": "T", "broker_name": "broker-a"}
+    queues = pd.DataFrame([{**base, "queue_id": q, "max_offset": 1000} for q in range(5)])
+    offsets = pd.DataFrame([{**base, "consumer_group": "GID_lag", "queue_id": q,
+                             "committed_offset": 0 if q < 2 else 1000} for q in range(5)])
+    members = pd.DataFrame([_member(f"c{i}", "T", "AVG", group="GID_lag") for i in (5, 2, 4, 1, 3)])
+    paths = write_inputs(spark, tmp_path / "in", queues=queues, members=members, offsets=offsets)
+    out = tmp_path / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], offsets=paths["offsets"],
+                    output=str(out), engine="offline"), spark=spark)
+
+    balance = _table(str(out / "group_balance"))
+    whole = balance[balance["topic"].isna()].iloc[0]
+    assert "LAG_SKEW" in whole["findings"]
+    assert "By lag, client c1 carries 1,000 (50% of the group's total" in whole["recommendation"]
