@@ -123,9 +123,8 @@ def load(output: str, snapshots: Sequence[str] | None = None,
              columns: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
             return None
-        frame = of_complete_runs(read_table(output, name, only, of_groups, columns), all_runs)
-        if groups and "consumer_group" in frame.columns:
-            frame = frame[frame["consumer_group"].isin(list(groups))]
+        wanted = of_groups if of_groups is not None else (groups or None)
+        frame = of_complete_runs(read_table(output, name, only, wanted, columns), all_runs)
         return frame.reset_index(drop=True)
 
     empty = pd.DataFrame()
