@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.spark.arrow import run_kernel
-from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from rebalance_udfs.spark.buckets import BUCKET, bucketed
 from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS
 from vocabulary.schemas import ASSIGNED_SCHEMA
 
@@ -52,9 +52,8 @@ def assign(
     member_cols = members.select(*MEMBER_COLUMNS,
                                  *[c for c in MODE_COLUMNS if c in members.columns])
     return (
-        units.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS))
-        .groupBy(BUCKET)
-        .cogroup(member_cols.withColumn(BUCKET, bucket_of(buckets, GROUP_KEYS)).groupBy(BUCKET))
+        bucketed(units, buckets, GROUP_KEYS).groupBy(BUCKET)
+        .cogroup(bucketed(member_cols, buckets, GROUP_KEYS).groupBy(BUCKET))
         .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 BUCKET = "_bucket"
@@ -14,3 +14,15 @@ BUCKET = "_bucket"
 def bucket_of(buckets: int, keys: Sequence[str]) -> Column:
     """The bucket of a row's `keys`: all rows with the same keys land in the same call."""
     return F.pmod(F.xxhash64(*[F.col(k) for k in keys]), F.lit(buckets))
+
+
+def bucketed(df: DataFrame, buckets: int, keys: Sequence[str]) -> DataFrame:
+    """`df` with its BUCKET column, shuffled into `buckets` partitions by it.
+
+    A kernel stage costs Python CPU, not bytes, so it needs its tasks as sized
+    (`jobs.sizing`): adaptive execution coalesces a shuffle by bytes (at 10M rows it packed
+    the what-if's 73 buckets into 3 tasks on 2 cores, one core idle half the stage), but it
+    never coalesces a repartition to an explicit count. Both sides of a cogroup bucketed
+    alike are co-partitioned, so the grouping adds no second shuffle."""
+    buckets = max(buckets, 1)
+    return df.withColumn(BUCKET, bucket_of(buckets, keys)).repartition(buckets, BUCKET)

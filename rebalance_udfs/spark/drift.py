@@ -7,7 +7,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from rebalance_udfs.drift import drift_rows
-from rebalance_udfs.spark.buckets import BUCKET, bucket_of
+from rebalance_udfs.spark.buckets import BUCKET, bucketed
 from vocabulary.columns import DRIFT_COLUMNS, GROUP_KEYS
 from vocabulary.schemas import DRIFT_SCHEMA
 
@@ -16,6 +16,7 @@ EXPECTED, OBSERVED = "E", "O"
 
 
 def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
+    rows = rows.drop(columns=BUCKET)
     out = drift_rows(rows[rows[SIDE] == EXPECTED], rows[rows[SIDE] == OBSERVED])
     if out.empty:  # typed empty columns: Arrow cannot infer list<string> from nothing
         return pd.DataFrame({c: pd.Series([], dtype="int32" if c == "queue_id" else object)
@@ -26,5 +27,5 @@ def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
 
 def compare(holders: DataFrame, buckets: int) -> DataFrame:
     """DRIFT_SCHEMA rows from expected and observed holders (QUEUE_KEYS, client_id, SIDE)."""
-    bucket = bucket_of(max(buckets, 1), GROUP_KEYS)
-    return holders.groupBy(bucket.alias(BUCKET)).applyInPandas(_compare_bucket, DRIFT_SCHEMA)
+    return (bucketed(holders, buckets, GROUP_KEYS).groupBy(BUCKET)
+            .applyInPandas(_compare_bucket, DRIFT_SCHEMA))
