@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from reports.html.select import DEFAULT_TOP, groups_needing_attention
+from reports.html.select import DEFAULT_TOP, groups_needing_attention, whole_group_rows
 from vocabulary.errors import NoOutputError
+from vocabulary.severity import SEVERITY_WEIGHTS
 
 RUNS = "runs"
 COMPLETE = "COMPLETE"
@@ -23,6 +24,9 @@ TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if
 # the churn timeline's columns (the history is read whole, its move lists are not needed)
 CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
                  "queues_moved")
+# what choosing the detailed groups and the skew histogram need of every group_balance row
+BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "topic",
+                         "run_id", "findings", *SEVERITY_WEIGHTS)
 
 
 @dataclass
@@ -31,12 +35,14 @@ class ReportData:
 
     output: str
     runs: pd.DataFrame  # the complete runs rows of the shown snapshots
-    group_balance: pd.DataFrame  # shown snapshots
+    group_balance: pd.DataFrame  # shown snapshots (load(): the detailed groups only)
     consumer_load: pd.DataFrame  # shown snapshots
     churn: pd.DataFrame  # every complete snapshot: the timeline is history
     drift: pd.DataFrame | None = None  # None: the run had no observed input
     what_if: pd.DataFrame | None = None  # None: no what_if table in the output
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
+    # the whole-group skew of every shown group; None: taken from group_balance
+    skews: pd.Series | None = None
 
 
 def table_path(output: str, name: str) -> str:
@@ -59,6 +65,9 @@ def read_table(output: str, name: str, snapshots: Sequence[str] | None = None,
     from deltalake import DeltaTable
 
     table = DeltaTable(table_path(output, name))
+    if columns is not None:  # a table written before a column was added lacks it
+        names = {f.name for f in table.schema().fields}
+        columns = [c for c in columns if c in names]
     filters = []
     if groups is not None:
         filters.append(("consumer_group", "in", list(groups) or [""]))
@@ -102,10 +111,10 @@ def load(output: str, snapshots: Sequence[str] | None = None,
          groups: Sequence[str] | None = None, top: int = DEFAULT_TOP) -> ReportData:
     """Read what the report needs. Default snapshots: the latest per cluster in `runs`.
 
-    group_balance and churn are read whole (the overview charts show every group);
-    consumer_load and what_if, the large tables, only for the groups the page details
-    (the `top` needing attention, or `groups`), so the page costs the same memory for a
-    hundred groups or a hundred thousand."""
+    Every group is read only in the columns the overview and the choice of groups need
+    (group_balance's severity figures, churn's timeline); whole rows of group_balance,
+    consumer_load and what_if only for the groups the page details (the `top` needing
+    attention, or `groups`)."""
     output = output.rstrip("/") or "/"
     all_runs = complete_runs(output)
     if snapshots:
@@ -128,12 +137,14 @@ def load(output: str, snapshots: Sequence[str] | None = None,
         return frame.reset_index(drop=True)
 
     empty = pd.DataFrame()
-    balance = _or(rows("group_balance"), empty)
-    detailed = sorted(set(groups_needing_attention(balance, top, everything=bool(groups))
+    index = _or(rows("group_balance", columns=BALANCE_INDEX_COLUMNS), empty)
+    detailed = sorted(set(groups_needing_attention(index, top, everything=bool(groups))
                           .get("consumer_group", pd.Series(dtype=object))))
+    whole = whole_group_rows(index)
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
-        group_balance=balance,
+        group_balance=_or(rows("group_balance", of_groups=detailed), empty),
+        skews=whole["skew"].reset_index(drop=True) if "skew" in whole.columns else None,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=_or(rows("rebalance_churn", None, columns=CHURN_COLUMNS), empty),
         drift=rows("drift"), what_if=rows("what_if", of_groups=detailed),

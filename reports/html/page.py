@@ -182,7 +182,8 @@ def group_section(data: ReportData, row: pd.Series, index: int) -> str:
 def overview(data: ReportData) -> str:
     """Side by side: how skew spreads over the shown groups, and churn over time."""
     whole = data.group_balance
-    skews = (whole[whole["topic"].isna()]["skew"] if not whole.empty
+    skews = (data.skews if data.skews is not None
+             else whole[whole["topic"].isna()]["skew"] if not whole.empty
              and "skew" in whole.columns else pd.Series(dtype=float))
     left = (charts.to_div(charts.skew_histogram(skews), "skew-chart")
             if skews.notna().any() else "<p>No group has a skew figure.</p>")
