@@ -484,12 +484,12 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     rings["cand"] = np.arange(len(rings))
     hc = _hyp_clients(rings, clients, groups)
     v = rings["virtual_nodes"].to_numpy(np.int64)
-    member, k = expand_blocks(np.zeros(len(hc), np.int64), v[hc["cand"].to_numpy(np.int64)])
+    member_v = v[hc["cand"].to_numpy(np.int64)]
+    member, k = expand_blocks(np.zeros(len(hc), np.int64), member_v)
     ring = hc["cand"].to_numpy(np.int64)[member]
-    ids = hc["client_id"].to_numpy(object)[member]
-    hashes = md5_prefix([f"{c}-{j}" for c, j in zip(ids, k.tolist(), strict=True)])
+    hashes = _node_hashes(hc["client_id"].to_numpy(object), member_v, member, k)
     index = hc["i"].to_numpy(np.int64)[member]
-    order = np.lexsort((hashes, ring))
+    order = np.argsort((ring << 32) | hashes)  # by ring, then hash (hashes are 32-bit)
     ring, hashes, index = ring[order], hashes[order], index[order]
     same = (ring[1:] == ring[:-1]) & (hashes[1:] == hashes[:-1])
     count = np.bincount(ring, minlength=len(rings)).astype(np.int64)
@@ -497,6 +497,22 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     rings["count"] = count
     rings["collided"] = np.isin(rings["cand"], ring[1:][same])
     return rings, np.stack([hashes, index])
+
+
+def _node_hashes(ids: np.ndarray, nodes: np.ndarray, member: np.ndarray,
+                 k: np.ndarray) -> np.ndarray:
+    """Hash of node `<ids[member]>-<k>` for each (member, k) pair. A client id recurs
+    across rings (today's and 4× the virtual nodes) and groups (one client in several),
+    and synthetic ids in every group, so each (distinct id, k) key is built and hashed
+    once: up to `nodes` (the most virtual nodes any of its slots needs) per id."""
+    codes, uniques = pd.factorize(pd.Series(ids, dtype=object), use_na_sentinel=False)
+    need = np.zeros(len(uniques), np.int64)
+    np.maximum.at(need, codes, nodes)
+    client, j = expand_blocks(np.zeros(len(uniques), np.int64), need)
+    names = uniques.to_numpy(object)[client]
+    table = md5_prefix([f"{c}-{n}" for c, n in zip(names, j.tolist(), strict=True)])
+    first = np.cumsum(need) - need
+    return table[first[codes[member]] + k]
 
 
 def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
