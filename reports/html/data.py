@@ -4,29 +4,40 @@
 Only rows of complete runs count: for each snapshot the `runs` row (status COMPLETE)
 names the run whose rows every table holds; rows of any other run_id (a run that died
 part-way) are left out, as docs/SPEC.md's dashboard query does.
+
+Tables are scanned batch by batch with their filters (pyarrow's dataset scanner, one batch
+and one file read ahead), so what the driver holds grows with what the page shows, not
+with the tables: every group is read only as the few figures the overview needs, reduced
+per batch (the churn timeline to one sum per snapshot), whole rows only for the groups the
+page details.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
-from reports.html.select import DEFAULT_TOP, groups_needing_attention, whole_group_rows
+from reports.html.select import DEFAULT_TOP, groups_needing_attention
 from vocabulary.errors import NoOutputError
 from vocabulary.severity import SEVERITY_WEIGHTS
 
 RUNS = "runs"
 COMPLETE = "COMPLETE"
 TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if")
-# the churn timeline's columns (the history is read whole, its move lists are not needed)
-CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
-                 "queues_moved")
-# what choosing the detailed groups and the skew histogram need of every group_balance row
-BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "topic",
-                         "run_id", "findings", *SEVERITY_WEIGHTS)
+# the churn timeline's columns: the whole history, summed per snapshot while it is read
+CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "run_id", "queues_moved")
+CHURN_TIMELINE_KEYS = ["cluster", "snapshot_id", "captured_at"]
+# what choosing the detailed groups and the skew histogram need of each group's whole-group
+# row (topic null); `findings` arrives as its length
+BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
+                         "findings", *SEVERITY_WEIGHTS)
+RUN_KEYS = ["snapshot_id", "cluster", "run_id"]
 
 
 @dataclass
@@ -37,7 +48,7 @@ class ReportData:
     runs: pd.DataFrame  # the complete runs rows of the shown snapshots
     group_balance: pd.DataFrame  # shown snapshots (load(): the detailed groups only)
     consumer_load: pd.DataFrame  # shown snapshots
-    churn: pd.DataFrame  # every complete snapshot: the timeline is history
+    churn: pd.DataFrame  # queues_moved per complete snapshot: the timeline is history
     drift: pd.DataFrame | None = None  # None: the run had no observed input
     what_if: pd.DataFrame | None = None  # None: no what_if table in the output
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
@@ -56,29 +67,58 @@ def has_table(output: str, name: str) -> bool:
                                       for f in os.listdir(log))
 
 
+def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
+         groups: Sequence[str] | None = None, columns: Sequence[str] | None = None,
+         where: ds.Expression | None = None) -> Iterator[pa.RecordBatch]:
+    """One table's rows batch by batch, limited to `snapshots` (files of other snapshot
+    partitions are skipped), to the consumer groups named in `groups`, to the rows `where`
+    holds and to `columns` when given (a table written before a column was added lacks it:
+    the column is left out)."""
+    from deltalake import DeltaTable
+
+    dataset = DeltaTable(table_path(output, name)).to_pyarrow_dataset()
+    if columns is not None:
+        columns = [c for c in columns if c in dataset.schema.names]
+    conditions = [] if where is None else [where]
+    if groups is not None:
+        conditions.append(ds.field("consumer_group").isin(list(groups)))
+    if snapshots is not None:
+        conditions.append(ds.field("snapshot_id").isin(list(snapshots)))
+    condition = None
+    for c in conditions:
+        condition = c if condition is None else condition & c
+    scanner = dataset.scanner(columns=columns, filter=condition, batch_readahead=1,
+                              fragment_readahead=1)
+    return scanner.to_batches()
+
+
 def read_table(output: str, name: str, snapshots: Sequence[str] | None = None,
                groups: Sequence[str] | None = None,
                columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """One table as pandas, limited to `snapshots` by partition pruning when given, to
-    the consumer groups named in `groups` (filtered while reading: the rows of other groups
-    never reach pandas) and to `columns` when given."""
-    from deltalake import DeltaTable
+    """One table as pandas (see `scan` for the arguments)."""
+    batches = list(scan(output, name, snapshots, groups, columns))
+    if not batches:
+        from deltalake import DeltaTable
 
-    table = DeltaTable(table_path(output, name))
-    if columns is not None:  # a table written before a column was added lacks it
-        names = {f.name for f in table.schema().fields}
-        columns = [c for c in columns if c in names]
-    filters = []
-    if groups is not None:
-        filters.append(("consumer_group", "in", list(groups) or [""]))
-    pruned = "snapshot_id" in table.metadata().partition_columns and snapshots
-    if pruned:
-        filters.append(("snapshot_id", "in", list(snapshots)))
-    frame = table.to_pandas(filters=filters or None,
-                            columns=list(columns) if columns is not None else None)
-    if snapshots is not None and not pruned:
-        frame = frame[frame["snapshot_id"].isin(list(snapshots))]
-    return frame
+        schema = DeltaTable(table_path(output, name)).to_pyarrow_dataset().schema
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns if c in schema.names])
+        return schema.empty_table().to_pandas()
+    return pa.Table.from_batches(batches).to_pandas()
+
+
+def reduce_table(output: str, name: str,
+                 reduce: Callable[[pa.RecordBatch], pd.DataFrame],
+                 snapshots: Sequence[str] | None = None,
+                 groups: Sequence[str] | None = None,
+                 columns: Sequence[str] | None = None,
+                 where: ds.Expression | None = None) -> pd.DataFrame:
+    """`reduce` applied to each batch of a scan, the results concatenated: the table is
+    never whole in memory."""
+    parts = [reduce(batch) for batch in scan(output, name, snapshots, groups, columns, where)
+             if batch.num_rows]
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def complete_runs(output: str) -> pd.DataFrame:
@@ -103,8 +143,8 @@ def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Rows written by the run `runs` names for their (snapshot, cluster)."""
     if frame.empty or "run_id" not in frame.columns:
         return frame
-    keys = runs[["snapshot_id", "cluster", "run_id"]].drop_duplicates()
-    return frame.merge(keys, on=["snapshot_id", "cluster", "run_id"], how="inner")
+    keys = runs[RUN_KEYS].drop_duplicates()
+    return frame.merge(keys, on=RUN_KEYS, how="inner")
 
 
 def load(output: str, snapshots: Sequence[str] | None = None,
@@ -127,29 +167,66 @@ def load(output: str, snapshots: Sequence[str] | None = None,
         shown = latest_per_cluster(all_runs)
     runs = all_runs[all_runs["snapshot_id"].isin(shown)]
 
-    def rows(name: str, only: Sequence[str] | None = shown,
-             of_groups: Sequence[str] | None = None,
-             columns: Sequence[str] | None = None) -> pd.DataFrame | None:
+    def rows(name: str, of_groups: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
             return None
         wanted = of_groups if of_groups is not None else (groups or None)
-        frame = of_complete_runs(read_table(output, name, only, wanted, columns), all_runs)
+        frame = of_complete_runs(read_table(output, name, shown, wanted), all_runs)
         return frame.reset_index(drop=True)
 
     empty = pd.DataFrame()
-    index = _or(rows("group_balance", columns=BALANCE_INDEX_COLUMNS), empty)
+    index = balance_index(output, shown, groups or None, all_runs)
     detailed = sorted(set(groups_needing_attention(index, top, everything=bool(groups))
                           .get("consumer_group", pd.Series(dtype=object))))
-    whole = whole_group_rows(index)
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
         group_balance=_or(rows("group_balance", of_groups=detailed), empty),
-        skews=whole["skew"].reset_index(drop=True) if "skew" in whole.columns else None,
+        skews=index["skew"].reset_index(drop=True) if "skew" in index.columns else None,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
-        churn=_or(rows("rebalance_churn", None, columns=CHURN_COLUMNS), empty),
+        churn=churn_timeline(output, all_runs),
         drift=rows("drift"), what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
     )
+
+
+def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,
+                  runs: pd.DataFrame) -> pd.DataFrame:
+    """The whole-group rows (topic null) of group_balance in `BALANCE_INDEX_COLUMNS`, of
+    complete runs, `findings` as the number of findings."""
+    if not has_table(output, "group_balance"):
+        return pd.DataFrame()
+
+    def narrow(batch: pa.RecordBatch) -> pd.DataFrame:
+        if "findings" in batch.schema.names:
+            at = batch.schema.get_field_index("findings")
+            batch = batch.set_column(at, "findings",
+                                     pc.fill_null(pc.list_value_length(batch["findings"]), 0))
+        return of_complete_runs(batch.to_pandas(), runs)
+
+    return reduce_table(output, "group_balance", narrow, snapshots, groups,
+                        BALANCE_INDEX_COLUMNS, ds.field("topic").is_null())
+
+
+def churn_timeline(output: str, runs: pd.DataFrame) -> pd.DataFrame:
+    """Queues moved per (cluster, snapshot, captured_at) of every complete run: the
+    history is summed batch by batch as it is read."""
+    if not has_table(output, "rebalance_churn"):
+        return pd.DataFrame()
+
+    def moved(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.assign(queues_moved=pd.to_numeric(frame["queues_moved"],
+                                                        errors="coerce").fillna(0))
+        return (frame.groupby(CHURN_TIMELINE_KEYS, dropna=False)["queues_moved"].sum()
+                .reset_index())
+
+    def reduce(batch: pa.RecordBatch) -> pd.DataFrame:
+        frame = of_complete_runs(batch.to_pandas(), runs)
+        if frame.empty or "queues_moved" not in frame.columns:
+            return pd.DataFrame()
+        return moved(frame)
+
+    parts = reduce_table(output, "rebalance_churn", reduce, columns=CHURN_COLUMNS)
+    return moved(parts) if not parts.empty else parts
 
 
 def _or(frame: pd.DataFrame | None, default: pd.DataFrame) -> pd.DataFrame:

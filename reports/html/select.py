@@ -27,8 +27,11 @@ def severity(rows: pd.DataFrame) -> pd.Series:
 
 
 def has_findings(rows: pd.DataFrame) -> pd.Series:
+    """Rows with at least one finding (`findings`: the list, or how many there are)."""
     if "findings" not in rows.columns:
         return pd.Series(False, index=rows.index)
+    if pd.api.types.is_numeric_dtype(rows["findings"]):
+        return rows["findings"].fillna(0) > 0
     return rows["findings"].map(lambda f: f is not None and len(f) > 0)
 
 
