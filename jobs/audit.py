@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_all, assign_candidates
+from jobs.colocate import by_group
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.persist import Persisted
@@ -221,8 +222,8 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
     with ctx.steps.step("assign") as line:
-        assigned = persist(assignments_report(
-            assign_all(inputs, buckets, prior, has_sticky), times))
+        assigned = persist(by_group(assignments_report(
+            assign_all(inputs, buckets, prior, has_sticky), times), buckets))
         counts = {"assignments": count_rows(assigned)}
         line.detail = row_counts({"assignments": sum(counts["assignments"].values())})
     candidates = None

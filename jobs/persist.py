@@ -17,7 +17,8 @@ frames.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
@@ -38,13 +39,38 @@ class Persisted:
     def __call__(self, df: DataFrame) -> DataFrame:
         if any(df is frame for frame in self._frames):  # already materialized by this run
             return df
-        df = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+        with _static_plan_if_partitioned(df):
+            df = df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
         self._frames.append(df)
         return df
 
     def release(self) -> None:
         while self._frames:
             _drop_blocks(self._frames.pop())
+
+
+@contextmanager
+def _static_plan_if_partitioned(df: DataFrame) -> Iterator[None]:
+    """A frame hash-partitioned by its own plan (`jobs.colocate`) is checkpointed without
+    adaptive execution: only then does the checkpoint keep its partitioning (an adaptive
+    plan's partitioning is not known when the checkpoint records it), so the queries that
+    read it need no shuffle of their own. Other frames keep adaptive execution."""
+    spark = df.sparkSession
+    try:
+        partitioning = df._jdf.queryExecution().sparkPlan().outputPartitioning().toString()
+    except Exception as exc:  # planning details are not a public API: keep the default
+        log.debug("partitioning not known: %s", exc)
+        partitioning = ""
+    if not partitioning.startswith("hashpartitioning"):
+        yield
+        return
+    key = "spark.sql.adaptive.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
 
 
 def _drop_blocks(df: DataFrame) -> None:

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 from pyspark.sql import DataFrame
 
+from jobs.colocate import by_group
 from jobs.persist import Persist
 from jobs.prior import Prior
 from jobs.read import Inputs
@@ -40,32 +41,34 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
     hypothetical assignments; its table is empty unless `compare`. `step(label)`: the
     context each materialized part runs in."""
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
+    members = by_group(inputs.members, buckets)
     with step("shared facts"):
         facts = persist(client_topic_facts(assigned))
-        member_topics = persist(member_topic_facts(inputs.members))
+        member_topics = persist(member_topic_facts(members))
         member_clients = persist(member_client_facts(member_topics))
     consumer_load = consumer_load_report(facts, member_clients, times)
     drift = drift_report(assignments, inputs.observed, buckets)
     if inputs.observed is not None:
         with step("drift"):
             drift = persist(drift)
-    by_group = drift_by_group(drift) if inputs.observed is not None else None
-    balance = group_balance_report(facts, member_topics, member_clients, times, by_group)
+    drift_groups = drift_by_group(drift) if inputs.observed is not None else None
+    balance = group_balance_report(facts, member_topics, member_clients, times, drift_groups)
     if what_if == "off":
-        simulated = what_if_report(assigned, inputs.members, balance, times, buckets, "off")
+        simulated = what_if_report(assigned, members, balance, times, buckets, "off")
     else:
         with step("balance figures"):
             balance = persist(balance)
         with step("what_if simulation"):
-            simulated = persist(what_if_report(assigned, inputs.members, balance, times,
+            simulated = persist(what_if_report(assigned, members, balance, times,
                                                buckets, what_if))
         balance = with_what_if(balance, simulated)
     reports = {
         "assignments": assignments,
         "consumer_load": consumer_load,
         "group_balance": balance,
-        "rebalance_churn": rebalance_churn_report(assignments, consumer_load,
-                                                  prior.assignments, prior.consumer_load),
+        "rebalance_churn": rebalance_churn_report(
+            assignments, consumer_load, by_group(prior.assignments, buckets),
+            by_group(prior.consumer_load, buckets)),
         "drift": drift,
         "what_if": simulated,
     }
