@@ -1,8 +1,10 @@
 """Report: every output table but rejects, from the assignment rows and the inputs.
 
-The reports are Spark transformations (`reports/`); this step wires them together and
-decides what is materialized: the assignment rows and the shared aggregates are read by
-several reports each, and the kernels must not run twice. Materializing computes
+consumer_load and group_balance come from one per-bucket pass over each group's claim
+facts and member rows (`rebalance_udfs.group_figures`); churn, drift and what-if are
+Spark transformations (`reports/`). This step wires them together and decides what is
+materialized: the assignment rows and the figures are read by several reports each, and
+the kernels must not run twice. Materializing computes
 (`jobs.persist`), so each part runs inside its own `step` (one progress line each).
 """
 
@@ -17,10 +19,11 @@ from jobs.colocate import by_group
 from jobs.persist import Persist
 from jobs.prior import Prior
 from jobs.read import Inputs
+from rebalance_udfs.spark.group_figures import figures as group_figures
 from reports.assignments import COLUMNS as ASSIGNMENT_COLUMNS
 from reports.consumer_load import consumer_load_report
 from reports.drift import drift_by_group, drift_report
-from reports.facts import client_topic_facts, member_client_facts, member_topic_facts
+from reports.facts import client_topic_facts
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import rebalance_churn_report
 from reports.strategy_comparison import strategy_comparison_report
@@ -42,17 +45,15 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
     context each materialized part runs in."""
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
     members = by_group(inputs.members, buckets)
-    with step("shared facts"):
-        facts = persist(client_topic_facts(assigned))
-        member_topics = persist(member_topic_facts(members))
-        member_clients = persist(member_client_facts(member_topics))
-    consumer_load = consumer_load_report(facts, member_clients, times)
+    with step("group figures"):
+        figures = persist(group_figures(client_topic_facts(assigned), members, buckets))
+    consumer_load = consumer_load_report(figures, times)
     drift = drift_report(assignments, inputs.observed, buckets)
     if inputs.observed is not None:
         with step("drift"):
             drift = persist(drift)
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
-    balance = group_balance_report(facts, member_topics, member_clients, times, drift_groups)
+    balance = group_balance_report(figures, times, drift_groups)
     if what_if == "off":
         simulated = what_if_report(assigned, members, balance, times, buckets, "off")
     else:

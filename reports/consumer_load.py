@@ -3,43 +3,37 @@ it idles. Every member appears, also those that claim nothing (that is the point
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
+from rebalance_udfs.spark.group_figures import load_rows
 from reports.facts import rate_out
-from vocabulary.columns import CLIENT_KEYS, CLUSTERING, SNAPSHOT_KEYS
+from vocabulary.columns import CLUSTERING, SNAPSHOT_KEYS
+
+COLUMNS = ["snapshot_id", "cluster", "captured_at", "consumer_group", "client_id",
+           "strategies", "message_model", "client_room", "connections", "topics", "queues",
+           "queues_by_topic", "lag", "in_rate", "contended_queues", "idle"]
 
 
-def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
-                         times: DataFrame) -> DataFrame:
+def _not_null() -> dict[str, Column]:
+    """Columns the pass always fills, with the default that makes Spark declare them not
+    null, as the table has always declared them."""
+    no_strings = F.array().cast(T.ArrayType(T.StringType(), containsNull=False))
+    return {
+        "strategies": no_strings, "message_model": F.lit(CLUSTERING), "connections": F.lit(1),
+        "topics": no_strings, "queues": F.lit(0),
+        "queues_by_topic": F.create_map().cast(T.MapType(T.StringType(), T.IntegerType())),
+        "contended_queues": F.lit(0), "idle": F.lit(True),
+    }
+
+
+def consumer_load_report(figures: DataFrame, times: DataFrame) -> DataFrame:
     """Every member with its claims; `topics` are what it subscribes (for churn triggers).
 
-    `facts` / `member_clients`: `reports.facts.client_topic_facts` of the assignment rows
-    and `member_client_facts` of the member rows."""
-    clients = member_clients.select(
-        *CLIENT_KEYS, "strategies",
-        F.coalesce(F.col("message_model"), F.lit(CLUSTERING)).alias("message_model"),
-        "client_room", F.greatest(F.col("connections"), F.lit(1)).alias("connections"),
-        "topics",
-    )
-    per_client = facts.where(F.col("client_id").isNotNull()).groupBy(*CLIENT_KEYS).agg(
-        F.sum("rows").cast("int").alias("queues"),
-        F.map_from_entries(F.array_sort(F.collect_list(
-            F.struct("topic", F.col("rows").alias("n"))))).alias("queues_by_topic"),
-        F.when(F.sum("lag_all_known") > 0, F.sum("lag_all")).alias("lag"),
-        F.when(F.sum("rate_all_known") > 0, F.sum("rate_all")).alias("in_rate"),
-        F.sum("contended").cast("int").alias("contended_queues"),
-    )
-    return (
-        clients.join(per_client, CLIENT_KEYS, "left")
-        .join(F.broadcast(times), SNAPSHOT_KEYS, "left")
-        .withColumn("queues", F.coalesce("queues", F.lit(0)))
-        .withColumn("queues_by_topic", F.coalesce(
-            "queues_by_topic", F.create_map().cast("map<string,int>")))
-        .withColumn("contended_queues", F.coalesce("contended_queues", F.lit(0)))
-        .withColumn("idle", F.col("queues") == 0)
-        .withColumn("in_rate", rate_out(F.col("in_rate")))
-        .select("snapshot_id", "cluster", "captured_at", "consumer_group", "client_id",
-                "strategies", "message_model", "client_room", "connections", "topics",
-                "queues", "queues_by_topic", "lag", "in_rate", "contended_queues", "idle")
-    )
+    `figures`: the group-figures pass (`rebalance_udfs.spark.group_figures.figures`)."""
+    rows = load_rows(figures).join(F.broadcast(times), SNAPSHOT_KEYS, "left")
+    return rows.withColumns({
+        "in_rate": rate_out(F.col("in_rate")),
+        **{name: F.coalesce(F.col(name), default) for name, default in _not_null().items()},
+    }).select(*COLUMNS)

@@ -1,13 +1,12 @@
-"""The aggregates `consumer_load` and `group_balance` share, each computed once per run.
+"""The claim facts `consumer_load` and `group_balance` are computed from.
 
-* `client_topic_facts`: per (group, topic, client), how many queues the client holds and
-  their lag and rate, and the topic's queue figures (distinct, unconsumed, contended).
-  Claim figures are conditional sums over the client's rows, queue figures sums over each
-  queue's first row (`queue_first`, see `rebalance_udfs.allocate.first_of_queue`), so no
-  report needs a per-queue aggregation or another pass over the assignment rows.
-* `member_topic_facts` / `member_client_facts`: the member rows per (group, topic,
-  client) and per (group, client); every member-side figure of both reports is an
-  aggregate of these, instead of one aggregation of the member rows per figure.
+`client_topic_facts`: per (group, topic, client), how many queues the client holds and
+their lag and rate, and the topic's queue figures (distinct, unconsumed, contended).
+Claim figures are conditional sums over the client's rows, queue figures sums over each
+queue's first row (`queue_first`, see `rebalance_udfs.allocate.first_of_queue`), so no
+report needs a per-queue aggregation or another pass over the assignment rows. One Spark
+aggregation (combined before its shuffle) reduces the assignment rows to these; the
+group-figures pass (`rebalance_udfs.group_figures`) takes them with the member rows.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from pyspark.sql import types as T
 
 from vocabulary.columns import (
     CLAIM_STATUSES,
-    CLIENT,
-    CLIENT_KEYS,
     CLUSTERING,
     CONTENDED,
     GROUP_KEYS,
@@ -91,47 +88,3 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
 def clustering() -> Column:
     """Members in CLUSTERING mode (the default when message_model is null)."""
     return F.coalesce(F.col("message_model"), F.lit(CLUSTERING)) == CLUSTERING
-
-
-def _union_of(sets: str) -> Column:
-    """The distinct elements of all the arrays in column `sets` of the group."""
-    return F.array_distinct(F.flatten(F.collect_list(sets)))
-
-
-def member_topic_facts(members: DataFrame) -> DataFrame:
-    """One row per (snapshot, cluster, group, topic, client_id) of the member rows (topic
-    null: the member's rows that subscribe nothing): `addrs`, `strategies`, `variants`
-    (strategy with its parameters), `clustering` (1 when a row is in clustering mode),
-    `message_model`, `client_room`, `modes` (who allocates: CLIENT when unset)."""
-    mode = (F.coalesce(F.col("allocation_mode"), F.lit(CLIENT))
-            if "allocation_mode" in members.columns else F.lit(CLIENT))
-    params = F.to_json(F.array_sort(F.map_entries(
-        F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>")))))
-    return members.groupBy(*KEYS).agg(
-        F.collect_set("client_addr").alias("addrs"),
-        F.collect_set("strategy").alias("strategies"),
-        F.collect_set(F.concat_ws("|", "strategy", params)).alias("variants"),
-        F.max(clustering().cast("int")).alias("clustering"),
-        F.max("message_model").alias("message_model"),
-        F.max("client_room").alias("client_room"),
-        F.collect_set(mode).alias("modes"),
-    )
-
-
-def member_client_facts(member_topics: DataFrame) -> DataFrame:
-    """One row per (snapshot, cluster, group, client_id): `strategies` and `topics`
-    (sorted), `variants`, `connections` (distinct addresses), `clustering` (1 when some row
-    is in clustering mode), `subscribes` (1 when some clustering row names a topic),
-    `message_model`, `client_room`, `modes`."""
-    named = F.col("topic").isNotNull()
-    return member_topics.groupBy(*CLIENT_KEYS).agg(
-        F.array_sort(_union_of("strategies")).alias("strategies"),
-        _union_of("variants").alias("variants"),
-        F.size(_union_of("addrs")).alias("connections"),
-        F.array_sort(F.collect_list("topic")).alias("topics"),
-        F.max("clustering").alias("clustering"),
-        F.coalesce(F.max(F.when(named, F.col("clustering"))), F.lit(0)).alias("subscribes"),
-        F.max("message_model").alias("message_model"),
-        F.max("client_room").alias("client_room"),
-        _union_of("modes").alias("modes"),
-    )

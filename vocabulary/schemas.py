@@ -59,3 +59,51 @@ DRIFT_SCHEMA = T.StructType([
     T.StructField("observed_clients", T.ArrayType(T.StringType())),
     T.StructField("kind", T.StringType()),
 ])
+
+# the group-figures pass (`rebalance_udfs.group_figures`): one row per consumer_load row
+# (`_table` 0, the `load` struct) or group_balance row (`_table` 1, the `balance` struct);
+# rates are exact decimals there, doubles in the tables
+_RATE = T.DecimalType(38, 9)
+_STRINGS = T.ArrayType(T.StringType())
+_SETS = T.ArrayType(T.StringType(), containsNull=False)  # as consumer_load declares them
+LOAD_FIGURES = T.StructType([
+    T.StructField("snapshot_id", T.StringType()), T.StructField("cluster", T.StringType()),
+    T.StructField("consumer_group", T.StringType()), T.StructField("client_id", T.StringType()),
+    T.StructField("strategies", _SETS), T.StructField("message_model", T.StringType()),
+    T.StructField("client_room", T.StringType()), T.StructField("connections", T.IntegerType()),
+    T.StructField("topics", _SETS), T.StructField("queues", T.IntegerType()),
+    T.StructField("queues_by_topic", T.MapType(T.StringType(), T.IntegerType())),
+    T.StructField("lag", T.LongType()), T.StructField("in_rate", _RATE),
+    T.StructField("contended_queues", T.IntegerType()), T.StructField("idle", T.BooleanType()),
+])
+_INT_FIGURES = ("clients", "subscribing_clients", "queues", "min_queues", "max_queues")
+BALANCE_FIGURES = T.StructType([
+    *[T.StructField(k, T.StringType())
+      for k in ("snapshot_id", "cluster", "consumer_group", "topic")],
+    *[T.StructField(k, T.IntegerType()) for k in _INT_FIGURES],
+    T.StructField("mean_queues", T.DoubleType()),
+    *[T.StructField(k, T.IntegerType())
+      for k in ("ideal_max", "idle_clients", "unconsumed_queues", "contended_queues")],
+    *[T.StructField(k, T.LongType()) for k in ("lag_total", "min_lag", "max_lag")],
+    T.StructField("mean_lag", T.DoubleType()),
+    *[T.StructField(k, _RATE) for k in ("in_rate_total", "min_in_rate", "max_in_rate")],
+    # Spark's type of a mean of decimal(38, 9) sums
+    T.StructField("mean_in_rate", T.DecimalType(38, 13)),
+    T.StructField("pooled_max", T.IntegerType()), T.StructField("skew", T.IntegerType()),
+    T.StructField("findings", _SETS),
+    # what the recommendation's words quote
+    T.StructField("_topic_strategy_names", _STRINGS), T.StructField("_empty_topics", _STRINGS),
+    T.StructField("_imbalanced_topics", _STRINGS),
+    T.StructField("_top_lag_client", T.StringType()),
+    T.StructField("_client_lag_sum", T.LongType()),
+    T.StructField("_top_rate_client", T.StringType()),
+    T.StructField("_client_rate_sum", _RATE),
+    T.StructField("duplicate_ids", _STRINGS), T.StructField("strategies", _STRINGS),
+    T.StructField("_unsupported", _STRINGS), T.StructField("topic_sets", T.LongType()),
+])
+GROUP_FIGURES_SCHEMA = T.StructType([
+    T.StructField("_table", T.ByteType(), False),
+    T.StructField("load", LOAD_FIGURES),
+    T.StructField("balance", BALANCE_FIGURES),
+])
+GROUP_FIGURES_ARROW_SCHEMA = to_arrow_schema(GROUP_FIGURES_SCHEMA)

@@ -1,0 +1,93 @@
+"""The group-figures kernel without Spark: the buckets Spark can hand it that the oracle
+tests (tests/spark/test_group_figures.py) do not build, and one hand-checked group."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pyarrow as pa
+
+from rebalance_udfs.exact import RATE_TYPE
+from rebalance_udfs.group_figures import (
+    BALANCE,
+    FACT_COLUMNS,
+    FACT_RATES,
+    LOAD,
+    MEMBER_COLUMNS,
+    group_figures,
+)
+from vocabulary.schemas import GROUP_FIGURES_ARROW_SCHEMA
+
+
+def _members(rows: list[dict]) -> pa.Table:
+    return pa.table({c: pa.array([r.get(c) for r in rows], pa.string())
+                     for c in MEMBER_COLUMNS})
+
+
+def _facts(rows: list[dict]) -> pa.Table:
+    def column(name: str) -> pa.Array:
+        values = [r.get(name) for r in rows]
+        if name in FACT_RATES:
+            return pa.array([None if v is None else Decimal(v) for v in values], RATE_TYPE)
+        if name in FACT_COLUMNS[:5]:
+            return pa.array(values, pa.string())
+        return pa.array(values, pa.int64() if "lag" in name else pa.int32())
+    return pa.table({c: column(c) for c in FACT_COLUMNS})
+
+
+def _member(client: str, topic: str | None, **extra) -> dict:
+    return {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "client_id": client,
+            "topic": topic, "strategy": "AVG", "variant": "AVG|[]", **extra}
+
+
+def _split(out: pa.Table) -> tuple[list[dict], list[dict]]:
+    out = out.cast(GROUP_FIGURES_ARROW_SCHEMA)  # as the UDF returns it
+    rows = out.to_pylist()
+    return ([r["load"] for r in rows if r["_table"] == LOAD],
+            [r["balance"] for r in rows if r["_table"] == BALANCE])
+
+
+def test_an_empty_bucket_gives_no_rows() -> None:
+    load, balance = _split(group_figures(_facts([]), _members([])))
+    assert load == [] and balance == []
+
+
+def test_members_without_claims_idle_and_their_topic_is_empty() -> None:
+    members = _members([_member("b", "T"), _member("a", "T"), _member("a", None)])
+    load, balance = _split(group_figures(_facts([]), members))
+    assert [(r["client_id"], r["queues"], r["idle"], r["topics"]) for r in load] == \
+        [("b", 0, True, ["T"]), ("a", 0, True, ["T"])]
+    by_topic = {r["topic"]: r for r in balance}
+    assert by_topic["T"]["_empty_topics"] == ["T"] and by_topic["T"]["queues"] == 0
+    whole = by_topic[None]
+    assert (whole["clients"], whole["idle_clients"], whole["queues"]) == (2, 2, 0)
+    assert whole["_empty_topics"] == ["T"]
+    assert whole["findings"] == ["IDLE_CLIENTS"]
+
+
+def test_one_group_by_hand() -> None:
+    """Two clients, topic T with 3 queues: a holds 2 (rates 0.1 and 0.2), b holds 1 (0.3);
+    the exact rate sums are 0.3 and 0.6, and the mean 0.3 (not 0.30000000000000004)."""
+    members = _members([_member("a", "T", client_addr="h1"),
+                        _member("a", "T", client_addr="h2"), _member("b", "T")])
+    fact = {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "topic": "T",
+            "lag_all_known": 0, "contended": 0, "claim_lag": None, "queue_lag_known": 0,
+            "unconsumed_queues": 0, "contended_queues": 0}
+    facts = _facts([
+        {**fact, "client_id": "a", "rows": 2, "claims": 2, "queues": 2, "rate_all": "0.3",
+         "rate_all_known": 2, "claim_rate": "0.3", "queue_rate": "0.3",
+         "queue_rate_known": 2},
+        {**fact, "client_id": "b", "rows": 1, "claims": 1, "queues": 1, "rate_all": "0.3",
+         "rate_all_known": 1, "claim_rate": "0.3", "queue_rate": "0.3",
+         "queue_rate_known": 1},
+    ])
+    load, balance = _split(group_figures(facts, members))
+    assert {r["client_id"]: (r["queues"], r["in_rate"], r["connections"]) for r in load} == \
+        {"a": (2, Decimal("0.3"), 2), "b": (1, Decimal("0.3"), 1)}
+    whole = next(r for r in balance if r["topic"] is None)
+    assert whole["in_rate_total"] == Decimal("0.6")
+    assert whole["mean_in_rate"] == Decimal("0.3")
+    assert (whole["max_queues"], whole["ideal_max"], whole["pooled_max"], whole["skew"]) == \
+        (2, 2, 2, 0)
+    assert whole["duplicate_ids"] == ["a"]
+    assert whole["findings"] == ["DUPLICATE_CLIENT_ID"]
