@@ -29,30 +29,41 @@ def subscribed_units(
     queues: DataFrame, members: DataFrame, offsets: DataFrame | None
 ) -> DataFrame:
     """The readable queues of every (snapshot, cluster, group, topic) some member subscribes,
-    with the group's offsets: what the allocation UDFs receive. Unreadable queues are not
-    allocated (the client never sees them), as upstream."""
+    with the group's offsets: what the allocation UDFs receive."""
+    return with_offsets(_units(queues, members), offsets)
+
+
+def _units(queues: DataFrame, members: DataFrame) -> DataFrame:
+    """The readable queues of every (group, topic) some member subscribes. Unreadable queues
+    are not allocated (the client never sees them), as upstream."""
     # fresh column ids (alias): the members frame is cogrouped with this join's result later
     subscribed = (members.where(F.col("topic").isNotNull())
                   .select(*[F.col(c).alias(c) for c in [*GROUP_KEYS, "topic"]]).distinct())
-    units = (
+    return (
         queues.where(F.coalesce(F.col("readable"), F.lit(True)))
         .select("snapshot_id", "cluster", "topic", "broker_name", "queue_id", "broker_room",
                 "max_offset", "in_rate")
         .join(subscribed, ["snapshot_id", "cluster", "topic"])
     )
-    return with_offsets(units, offsets)
 
 
 def assign(
     queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int
 ) -> DataFrame:
     """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes,
-    for members whose strategy has a batch kernel (not the sticky assignors)."""
-    units = subscribed_units(queues, members, offsets)
+    for members whose strategy has a batch kernel (not the sticky assignors).
+
+    The queue rows and the offsets are both shuffled to the groups' buckets first and
+    joined on the bucket too, so the join finds them partitioned and the cogroup finds the
+    join's rows partitioned: one shuffle of each, not one for the join and another for
+    the kernel."""
+    units = bucketed(_units(queues, members), buckets, GROUP_KEYS)
+    units = with_offsets(units, None if offsets is None
+                         else bucketed(offsets, buckets, GROUP_KEYS))
     member_cols = members.select(*MEMBER_COLUMNS,
                                  *[c for c in MODE_COLUMNS if c in members.columns])
     return (
-        bucketed(units, buckets, GROUP_KEYS).groupBy(BUCKET)
+        units.groupBy(BUCKET)
         .cogroup(bucketed(member_cols, buckets, GROUP_KEYS).groupBy(BUCKET))
         .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
     )
@@ -63,7 +74,9 @@ def with_offsets(units: DataFrame, offsets: DataFrame | None) -> DataFrame:
     if offsets is None:
         return (units.withColumn("committed_offset", F.lit(None).cast("long"))
                 .withColumn("consumed_offset", F.lit(None).cast("long")))
-    keys = [*GROUP_KEYS, "topic", "queue_id"]
+    # both sides bucketed alike (`assign`): the bucket joins too, so the join keeps it
+    keys = [*([BUCKET] if BUCKET in units.columns and BUCKET in offsets.columns else []),
+            *GROUP_KEYS, "topic", "queue_id"]
     o = offsets.select(*keys, F.col("broker_name").alias("_o_broker"), "committed_offset",
                        "consumed_offset")
     u = units.alias("u")
