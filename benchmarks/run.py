@@ -98,6 +98,15 @@ def process_tree(root: int) -> list[int]:
     return out
 
 
+def _is_python(pid: int) -> bool:
+    """A Python worker (not a process the JVM is still spawning: Java starts children with
+    posix_spawn, whose child runs in the JVM's own memory, and its VmHWM, until it execs)."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().startswith("python")
+    except OSError:
+        return False
+
+
 def cpu_seconds(pid: int, children: bool = False) -> float:
     """utime + stime (plus reaped children's when `children`) of a process."""
     fields = _stat_fields(pid)
@@ -140,8 +149,9 @@ class CpuMeter:
     def _sample(self) -> None:
         for pid in process_tree(self.jvm_pid):
             self.workers[pid] = max(self.workers.get(pid, 0.0), cpu_seconds(pid))
-            hwm = proc_status_kb(pid, "VmHWM") or 0
-            self.worker_hwm_kb = max(self.worker_hwm_kb, hwm)
+            if _is_python(pid):  # a child the JVM is spawning shares its memory until exec
+                hwm = proc_status_kb(pid, "VmHWM") or 0
+                self.worker_hwm_kb = max(self.worker_hwm_kb, hwm)
         self.threads.update(self._jvm_threads())
 
     def _poll(self) -> None:
