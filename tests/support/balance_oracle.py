@@ -3,7 +3,7 @@ per-bucket kernel (`rebalance_udfs.group_figures`): kept as the tests' independe
 
 `oracle_reports(assigned, members, times)` gives both tables as the job computed them
 with one Spark aggregation or join per figure; tests/spark/test_group_figures.py holds
-the kernel's tables equal to these on the examples, the demo cluster and random groups.
+the kernel's tables equal to these on every upstream example and on random groups.
 """
 
 from __future__ import annotations
