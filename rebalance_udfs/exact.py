@@ -78,7 +78,6 @@ class Groups:
         self.n = n
         self.rows = len(codes)
         self.order = np.argsort(codes, kind="stable")
-        self.codes = codes
         ordered = codes[self.order]
         self.starts = (np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
                        if self.rows else np.zeros(0, np.int64))
@@ -111,12 +110,14 @@ class Groups:
     def any(self, mask: np.ndarray) -> np.ndarray:
         return self.count(mask) > 0
 
+    def bit_or(self, bits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The union of the int64 bit masks `bits` where `mask`."""
+        return self._reduce(np.bitwise_or, np.where(mask, bits, np.int64(0)))
+
 
 def _neutral(values: np.ndarray, sign: int):
     if values.dtype == object:
         return sign * _BIG
-    if values.dtype.kind == "f":
-        return sign * np.inf
     info = np.iinfo(values.dtype)
     return info.max if sign > 0 else info.min
 

@@ -166,6 +166,24 @@ def _to_double(units: np.ndarray, scale: int) -> np.ndarray:
     return out
 
 
+def _spread_columns(fig: dict, count: np.ndarray, mean_lag: np.ndarray,
+                    mean_rate: np.ndarray, on: np.ndarray, lag_on: np.ndarray,
+                    rate_on: np.ndarray) -> dict[str, pa.Array]:
+    """min / max / mean queues, lag and in_rate over the subscribing clients (`fig`'s
+    `min_*`, `max_*`, `sum_*`), each null where its mask says the figure is not known."""
+    return {
+        "min_queues": _nullable(fig["min_queues"], on, pa.int32()),
+        "max_queues": _nullable(fig["max_queues"], on, pa.int32()),
+        "mean_queues": _nullable(fig["sum_queues"] / count, on, pa.float64()),
+        "min_lag": _nullable(fig["min_lag"], lag_on, pa.int64()),
+        "max_lag": _nullable(fig["max_lag"], lag_on, pa.int64()),
+        "mean_lag": _nullable(mean_lag, lag_on, pa.float64()),
+        "min_in_rate": decimal_array(fig["min_rate"], rate_on),
+        "max_in_rate": decimal_array(fig["max_rate"], rate_on),
+        "mean_in_rate": decimal_array(mean_rate, rate_on, MEAN_TYPE),
+    }
+
+
 # ---------------------------------------------------------------- findings as bit masks
 _BIT = {code: np.int64(1) << i for i, code in enumerate(FINDINGS)}
 
@@ -437,22 +455,14 @@ class _Pass:
         table = self._balance_table(tg, pa.array(topic, pa.string()), {
             "subscribing_clients": pa.array(subscribing, pa.int32()),
             "queues": pa.array(queues, pa.int32()),
-            "min_queues": _nullable(f["min_queues"], has_sub, pa.int32()),
-            "max_queues": _nullable(f["max_queues"], has_sub, pa.int32()),
-            "mean_queues": _nullable(f["sum_queues"] / count, has_sub, pa.float64()),
             "ideal_max": _nullable(ideal, has_sub, pa.int32()),
             "idle_clients": pa.array(f["idle_clients"], pa.int32()),
             "unconsumed_queues": pa.array(f["unconsumed_queues"], pa.int32()),
             "contended_queues": pa.array(f["contended_queues"], pa.int32()),
             "lag_total": _nullable(f["lag_total"], f["lag_known"], pa.int64()),
-            "min_lag": _nullable(f["min_lag"], lag_on, pa.int64()),
-            "max_lag": _nullable(f["max_lag"], lag_on, pa.int64()),
-            "mean_lag": _nullable(f["sum_lag"] / count, lag_on, pa.float64()),
             "in_rate_total": decimal_array(f["rate_total"], f["rate_known"]),
-            "min_in_rate": decimal_array(f["min_rate"], rate_on),
-            "max_in_rate": decimal_array(f["max_rate"], rate_on),
-            "mean_in_rate": decimal_array(mean_half_up(f["sum_rate"], count), rate_on,
-                                          MEAN_TYPE),
+            **_spread_columns(f, count, f["sum_lag"] / count,
+                              mean_half_up(f["sum_rate"], count), has_sub, lag_on, rate_on),
             "pooled_max": pa.nulls(n_rows, pa.int32()),
             "skew": pa.nulls(n_rows, pa.int32()),
             "findings": _finding_lists(bits),
@@ -466,14 +476,13 @@ class _Pass:
             "_top_rate_client": pa.nulls(n_rows, pa.string()),
             "_client_rate_sum": pa.nulls(n_rows, RATE_TYPE),
         }, gf)
-        imbalanced = (bits & _BIT["STRATEGY_IMBALANCE"]) != 0
-        return table, self._rollup(tg, topic, f, has_sub, ideal, balanced, bits, imbalanced,
-                                   strategies)
+        return table, self._rollup(tg, topic, f, has_sub, ideal, balanced, bits, strategies)
 
     def _rollup(self, tg: np.ndarray, topic: np.ndarray, f: dict, has_sub: np.ndarray,
                 ideal: np.ndarray, balanced: np.ndarray, bits: np.ndarray,
-                imbalanced: np.ndarray, strategies: pa.ListArray) -> dict:
+                strategies: pa.ListArray) -> dict:
         """Per group, the sums and flags of its topic rows."""
+        imbalanced = (bits & _BIT["STRATEGY_IMBALANCE"]) != 0
         n = self.n_groups
         per, real = _per(tg, n)
         lag_known, rate_known = _pad(n, f["lag_known"]), _pad(n, f["rate_known"])
@@ -495,8 +504,7 @@ class _Pass:
             "has_topic_ideal": per.any(real & _pad(n, has_sub)),
             "topics_with_queues": per.count(real & _pad(n, f["queues"] > 0)),
             "all_topics_balanced": ~per.any(real & ~_pad(n, balanced)),
-            "topic_bits": (np.bitwise_or.reduceat(np.r_[np.zeros(n, np.int64), bits][per.order],
-                                                  per.starts) if n else np.zeros(0, np.int64)),
+            "topic_bits": per.bit_or(_pad(n, bits), real),
             "empty_topics": _sorted_sets(tg, topic, n, f["queues"] == 0),
             "imbalanced_topics": _sorted_sets(tg, text, n, imbalanced),
         }
@@ -586,21 +594,14 @@ class _Pass:
         return self._balance_table(np.arange(n), pa.nulls(n, pa.string()), {
             "subscribing_clients": pa.array(subscribing, pa.int32()),
             "queues": pa.array(queues, pa.int32()),
-            "min_queues": _nullable(load["min_queues"], has_load, pa.int32()),
-            "max_queues": _nullable(load["max_queues"], has_load, pa.int32()),
-            "mean_queues": _nullable(load["sum_queues"] / count, has_load, pa.float64()),
             "ideal_max": _nullable(ideal, has_sub, pa.int32()),
             "idle_clients": pa.array(load["idle_clients"], pa.int32()),
             "unconsumed_queues": pa.array(rollup["unconsumed_queues"], pa.int32()),
             "contended_queues": pa.array(rollup["contended_queues"], pa.int32()),
             "lag_total": _nullable(rollup["lag_total"], rollup["lag_known"], pa.int64()),
-            "min_lag": _nullable(load["min_lag"], has_load, pa.int64()),
-            "max_lag": _nullable(load["max_lag"], has_load, pa.int64()),
-            "mean_lag": _nullable(mean_lag, has_load, pa.float64()),
             "in_rate_total": decimal_array(rollup["rate_total"], rollup["rate_known"]),
-            "min_in_rate": decimal_array(load["min_rate"], has_load),
-            "max_in_rate": decimal_array(load["max_rate"], has_load),
-            "mean_in_rate": decimal_array(mean_rate, has_load, MEAN_TYPE),
+            # group rows: lag and rate spreads count unknown as 0 (as the Spark report did)
+            **_spread_columns(load, count, mean_lag, mean_rate, has_load, has_load, has_load),
             "pooled_max": _nullable(pooled, pooled_known, pa.int32()),
             "skew": _nullable(skew, skew_known, pa.int32()),
             "findings": _finding_lists(bits),
