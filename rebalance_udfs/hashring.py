@@ -28,6 +28,11 @@ of exhausting memory; real deployments use tens to hundreds. Input validation ma
 
 _HASH_BITS = 32
 
+try:  # CPython's own MD5: for keys this short about half the cost per call of OpenSSL's
+    from _md5 import md5 as _md5
+except ImportError:  # an interpreter built without it
+    _md5 = hashlib.md5
+
 
 def md5_prefix(keys: list[str] | np.ndarray) -> np.ndarray:
     """Upstream `MD5Hash.hash` of each key: first 4 MD5 bytes, unsigned big-endian (int64).
@@ -39,10 +44,38 @@ def md5_prefix(keys: list[str] | np.ndarray) -> np.ndarray:
     codes, uniques = pd.factorize(pd.Series(keys, dtype=object))
     if len(uniques) == 0:
         return np.empty(len(codes), np.int64)
-    md5 = hashlib.md5
+    md5 = _md5
     digests = b"".join([md5(k.encode("utf-8", "replace")).digest() for k in uniques])
     hashes = np.frombuffer(digests, dtype=">u4").reshape(-1, 4)[:, 0].astype(np.int64)
     return hashes[codes]
+
+
+def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """`md5_prefix` of the ring nodes `<ids[j]>-<k>` for every j and first[j] <= k <
+    first[j] + count[j], in `expand_blocks(first, count)` order.
+
+    The nodes are most of a ring's hashing (tens of virtual nodes per client), so each
+    distinct id's keys 0 .. its largest k are hashed once, from the id's encoded bytes
+    and a shared table of `-<k>` suffixes: no string is formatted or factorized per node.
+    Encoding the id alone is encoding the key: the suffix is ASCII."""
+    first = np.asarray(first, np.int64)
+    count = np.clip(np.asarray(count, np.int64), 0, None)
+    member, k = expand_blocks(first, count)
+    if len(k) == 0:
+        return np.empty(0, np.int64)
+    codes, uniques = pd.factorize(pd.Series([str(c) for c in ids], dtype=object),
+                                  use_na_sentinel=False)
+    need = np.zeros(len(uniques), np.int64)
+    np.maximum.at(need, codes, np.where(count > 0, first + count, 0))
+    suffixes = [f"-{n}".encode() for n in range(int(need.max()))]
+    md5 = _md5
+    digests = b"".join([
+        md5(prefix + suffix).digest()
+        for prefix, n in zip([u.encode("utf-8", "replace") for u in uniques],
+                             need.tolist(), strict=True)
+        for suffix in suffixes[:n]])
+    table = np.frombuffer(digests, dtype=">u4").reshape(-1, 4)[:, 0].astype(np.int64)
+    return table[(np.cumsum(need) - need)[codes[member]] + k]
 
 
 def queue_hashes(batch: AllocationBatch, positions: np.ndarray) -> np.ndarray:
@@ -91,9 +124,8 @@ def build_rings(
         pd.DataFrame({"r": member_ring, "c": member_rank}).groupby(["r", "c"]).cumcount()
         .to_numpy(np.int64)
     )
-    owner_member, k = expand_blocks(occurrence * vnodes, vnodes)
-    clients = member_client[owner_member]
-    hashes = md5_prefix([f"{c}-{i}" for c, i in zip(clients, k.tolist(), strict=True)])
+    owner_member, _ = expand_blocks(occurrence * vnodes, vnodes)
+    hashes = node_hashes(member_client, occurrence * vnodes, vnodes)
     node_ring = member_ring[owner_member]
     node_owner = member_rank[owner_member]
     seq = np.arange(len(hashes), dtype=np.int64)  # insertion order within the batch

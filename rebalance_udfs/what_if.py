@@ -43,7 +43,7 @@ import pandas as pd
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
-from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix
+from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix, node_hashes
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from vocabulary.columns import BROADCASTING, CLAIM_STATUSES, CLUSTERING, GROUP_KEYS
@@ -485,9 +485,12 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     hc = _hyp_clients(rings, clients, groups)
     v = rings["virtual_nodes"].to_numpy(np.int64)
     member_v = v[hc["cand"].to_numpy(np.int64)]
-    member, k = expand_blocks(np.zeros(len(hc), np.int64), member_v)
+    member, _ = expand_blocks(np.zeros(len(hc), np.int64), member_v)
     ring = hc["cand"].to_numpy(np.int64)[member]
-    hashes = _node_hashes(hc["client_id"].to_numpy(object), member_v, member, k)
+    # a client id recurs across rings (today's and 4× the virtual nodes), groups (one
+    # client in several) and, synthetic, in every group: node_hashes hashes each once
+    hashes = node_hashes(hc["client_id"].to_numpy(object), np.zeros(len(hc), np.int64),
+                         member_v)
     index = hc["i"].to_numpy(np.int64)[member]
     order = np.argsort((ring << 32) | hashes)  # by ring, then hash (hashes are 32-bit)
     ring, hashes, index = ring[order], hashes[order], index[order]
@@ -497,22 +500,6 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     rings["count"] = count
     rings["collided"] = np.isin(rings["cand"], ring[1:][same])
     return rings, np.stack([hashes, index])
-
-
-def _node_hashes(ids: np.ndarray, nodes: np.ndarray, member: np.ndarray,
-                 k: np.ndarray) -> np.ndarray:
-    """Hash of node `<ids[member]>-<k>` for each (member, k) pair. A client id recurs
-    across rings (today's and 4× the virtual nodes) and groups (one client in several),
-    and synthetic ids in every group, so each (distinct id, k) key is built and hashed
-    once: up to `nodes` (the most virtual nodes any of its slots needs) per id."""
-    codes, uniques = pd.factorize(pd.Series(ids, dtype=object), use_na_sentinel=False)
-    need = np.zeros(len(uniques), np.int64)
-    np.maximum.at(need, codes, nodes)
-    client, j = expand_blocks(np.zeros(len(uniques), np.int64), need)
-    names = uniques.to_numpy(object)[client]
-    table = md5_prefix([f"{c}-{n}" for c, n in zip(names, j.tolist(), strict=True)])
-    first = np.cumsum(need) - need
-    return table[first[codes[member]] + k]
 
 
 def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,

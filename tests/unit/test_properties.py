@@ -26,7 +26,7 @@ from rebalance_udfs.allocate import (
     allocate_bucket,
     first_of_queue,
 )
-from rebalance_udfs.hashring import build_rings, route
+from rebalance_udfs.hashring import build_rings, node_hashes, route
 from rebalance_udfs.ordering import java_key
 from tests.support.examples import claims_of
 
@@ -488,6 +488,23 @@ def test_ring_with_colliding_duplicate_replays_upstream_numbering() -> None:
     keys = np.array(sorted(ring), dtype=np.int64)
     expect = [ring[int(keys[i % len(keys)])] for i in np.searchsorted(keys, probes)]
     assert route(rings, np.zeros(len(probes), np.int64), probes).tolist() == expect
+
+
+@SETTINGS
+@given(ids=st.lists(st.sampled_from(["a", "", "10.0.0.1@1", "é@2", "x\ud800", "~whatif-0001"]),
+                    max_size=6),
+       data=st.data())
+def test_node_hashes_hash_every_node_key(ids: list[str], data: st.DataObject) -> None:
+    """Each `<id>-<k>` as upstream keys it (an unpaired surrogate as '?', as Java encodes
+    it), repeated ids and empty ranges included."""
+    first = [data.draw(st.integers(0, 30)) for _ in ids]
+    count = [data.draw(st.integers(0, 25)) for _ in ids]
+    expect = [md5_hash(f"{c}-{f + k}".encode("utf-8", "replace").decode())
+              for c, f, n in zip(ids, first, count, strict=True) for k in range(n)]
+    got = node_hashes(np.array(ids, dtype=object), np.array(first, np.int64),
+                      np.array(count, np.int64))
+    assert got.dtype == np.int64
+    assert got.tolist() == expect
 
 
 @SETTINGS
