@@ -6,6 +6,7 @@ import json
 
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql import functions as F
 
 from jobs.persist import Persisted
 from jobs.validate import conform, validate_members, validate_offsets, validate_queues
@@ -73,6 +74,18 @@ def test_conflicting_rows_for_one_queue_are_all_rejected(spark) -> None:
     assert good.count() == 0
     assert {r.reason for r in bad.collect()} == {
         "conflicting rows for the same snapshot_id, cluster, topic, broker_name, queue_id"}
+
+
+def test_keys_whose_hashes_collide_are_told_apart(spark) -> None:
+    """Duplicates are first found by a hash of the key, which skips nulls: these two keys
+    hash alike, yet neither row is a duplicate of the other."""
+    rows = [("s", "c", "t", None, 1), ("s", "c", None, "t", 1)]
+    df = conform(spark.createDataFrame(rows, QUEUE_SCHEMA), "queues")
+    key = ["snapshot_id", "cluster", "topic", "broker_name", "queue_id"]
+    assert df.select(F.xxhash64(*key).alias("h")).distinct().count() == 1
+    good, bad = validate_queues(df, Persisted())
+    assert [(r.topic, r.broker_name) for r in good.collect()] == [("t", None)]
+    assert [r.reason for r in bad.collect()] == ["topic is null"]
 
 
 def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> None:
