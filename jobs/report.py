@@ -44,7 +44,8 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
     hypothetical assignments; its table is empty unless `compare`. `step(label)`: the
     context each materialized part runs in."""
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
-    members = by_group(inputs.members, buckets)
+    # not colocated by group: the figures pass and the what-if bucket them themselves
+    members = inputs.members
     with step("group figures"):
         figures = persist(group_figures(client_topic_facts(assigned), members, buckets))
     consumer_load = consumer_load_report(figures, times)
