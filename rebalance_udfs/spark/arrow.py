@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rebalance_udfs.allocate import first_of_queue
-from vocabulary.columns import QUEUE_FIRST
+from vocabulary.columns import GROUP_KEYS, QUEUE_FIRST
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
 
 ROW = "_row"
@@ -23,6 +24,49 @@ CLAIM_COLUMNS = ["client_id", "strategy", "status"]
 QUEUE_SIDE = [n for n in ASSIGNED_ARROW_SCHEMA.names if n not in (*CLAIM_COLUMNS, QUEUE_FIRST)]
 
 Kernel = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
+
+# offsets rows sent in the queue rows' frame are marked by this column
+OFFSET_ROW = "_offset_row"
+OFFSETS = ["committed_offset", "consumed_offset"]
+_OFFSET_KEYS = [*GROUP_KEYS, "topic", "queue_id"]
+
+
+def attach_offsets(rows: pa.Table) -> pa.Table:
+    """The queue rows of `rows` (OFFSET_ROW false) with the OFFSETS of the offsets row
+    (OFFSET_ROW true) of the same group, topic, broker and queue; null when there is none.
+    A table without OFFSET_ROW is returned as it is.
+
+    A left join, broker_name null-safe (Kafka has none), as one Arrow hash join. Offsets
+    keys are unique (validation rejects repeated ones); were one repeated, its first
+    row would be taken, not the queue row doubled."""
+    if OFFSET_ROW not in rows.column_names:
+        return rows
+    is_offset = rows[OFFSET_ROW].fill_null(False)
+    queues = rows.filter(pc.invert(is_offset)).drop_columns([OFFSET_ROW, *OFFSETS])
+    offsets = rows.filter(is_offset)
+
+    def keyed(table: pa.Table, index: str) -> pa.Table:
+        broker = table["broker_name"]
+        return pa.table({**{k: table[k] for k in _OFFSET_KEYS},
+                         "_broker": pc.fill_null(broker, ""), "_no_broker": pc.is_null(broker),
+                         index: pa.array(np.arange(table.num_rows, dtype=np.int64))})
+
+    matched = keyed(queues, "_q").join(
+        keyed(offsets, "_o"), [*_OFFSET_KEYS, "_broker", "_no_broker"],
+        join_type="inner", use_threads=False)
+    q = matched["_q"].to_numpy()
+    o = matched["_o"].to_numpy()
+    first = np.lexsort((o, q))
+    q, o = q[first], o[first]
+    keep = np.ones(len(q), dtype=bool)
+    keep[1:] = q[1:] != q[:-1]
+    # per queue row the offsets row it matched, or -1
+    source = np.full(queues.num_rows, -1, np.int64)
+    source[q[keep]] = o[keep]
+    take = pa.array(source, mask=source < 0)
+    for name in OFFSETS:
+        queues = queues.append_column(name, offsets[name].take(take))
+    return queues
 
 
 def run_kernel(queues: pa.Table, key_columns: Sequence[str], members: pd.DataFrame,
