@@ -3,11 +3,12 @@ joins find a group's rows where they already are.
 
 Each report is a per-group computation: consumer_load per client of a group,
 group_balance per group and topic, churn per group between snapshots, what-if and drift
-per group. When the assignment rows, the member rows and the prior output rows are all
-partitioned by the same keys into the same number of partitions, every aggregation and
-join on keys that include them needs no shuffle of its own: a group's rows are shuffled
-once, where they are materialized. The keys are (cluster, consumer_group), without
+per group. When the assignment rows and the prior output rows are both partitioned by
+the same keys into the same number of partitions, every aggregation and join on keys
+that include them needs no shuffle of its own: a group's rows are shuffled once, where
+they are materialized. The keys are (cluster, consumer_group), without
 snapshot_id, so a group's snapshots land together and churn pairs them in place too.
+The member rows are not: the figures pass and the what-if bucket them themselves.
 
 Spark requires, by default, that a join's two sides be partitioned on *all* its keys
 before it reuses their partitioning (`spark.sql.requireAllClusterKeysForCoPartition`);
