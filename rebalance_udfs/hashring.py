@@ -63,8 +63,11 @@ def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.nda
     member, k = expand_blocks(first, count)
     if len(k) == 0:
         return np.empty(0, np.int64)
-    codes, uniques = pd.factorize(pd.Series([str(c) for c in ids], dtype=object),
-                                  use_na_sentinel=False)
+    # a dict, not pandas' factorize: its string table compares UTF-8 buffers, which an
+    # id with an unpaired surrogate does not have (its codes came out nondeterministic)
+    index: dict[str, int] = {}
+    codes = np.array([index.setdefault(str(c), len(index)) for c in ids], np.int64)
+    uniques = list(index)
     need = np.zeros(len(uniques), np.int64)
     np.maximum.at(need, codes, np.where(count > 0, first + count, 0))
     suffixes = [f"-{n}".encode() for n in range(int(need.max()))]
