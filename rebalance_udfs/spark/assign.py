@@ -61,12 +61,9 @@ def assign(
     are joined to them inside the kernel's call (`attach_offsets`, a hash join per
     bucket): a Spark join would sort all the queue rows and all the offsets rows on their
     six keys first (10M rows: 25 s of sorting)."""
-    units = _units(queues, members)
-    if offsets is None:
-        units = with_offsets(units, None)
-    else:
-        units = (units.select("*", *[F.lit(None).cast("long").alias(c) for c in OFFSETS],
-                              F.lit(False).alias(OFFSET_ROW))
+    units = with_offsets(_units(queues, members), None)
+    if offsets is not None:
+        units = (units.withColumn(OFFSET_ROW, F.lit(False))
                  .unionByName(offsets.select(*GROUP_KEYS, "topic", "broker_name", "queue_id",
                                              *OFFSETS, F.lit(True).alias(OFFSET_ROW)),
                               allowMissingColumns=True))
