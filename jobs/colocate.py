@@ -1,14 +1,12 @@
 """Every per-group frame of a run hash-partitioned alike, so the reports' aggregations and
 joins find a group's rows where they already are.
 
-Each report is a per-group computation: consumer_load per client of a group,
-group_balance per group and topic, churn per group between snapshots, what-if and drift
-per group. When the assignment rows and the prior output rows are both partitioned by
-the same keys into the same number of partitions, every aggregation and join on keys
-that include them needs no shuffle of its own: a group's rows are shuffled once, where
-they are materialized. The keys are (cluster, consumer_group), without
-snapshot_id, so a group's snapshots land together and churn pairs them in place too.
-The member rows are not: the figures pass and the what-if bucket them themselves.
+Each report is a per-group computation. When the assignment rows are partitioned by
+keys the aggregations and joins on them include, those need no shuffle of their own: a
+group's rows are shuffled once, where they are materialized (the claim-facts aggregation
+of `reports.facts` reads them in place). The keys are (cluster, consumer_group), without
+snapshot_id. The member and prior rows are not partitioned here: the figures pass, the
+what-if and the churn pass bucket their inputs themselves.
 
 Spark requires, by default, that a join's two sides be partitioned on *all* its keys
 before it reuses their partitioning (`spark.sql.requireAllClusterKeysForCoPartition`);

@@ -1,8 +1,9 @@
 """Report: every output table but rejects, from the assignment rows and the inputs.
 
 consumer_load and group_balance come from one per-bucket pass over each group's claim
-facts and member rows (`rebalance_udfs.group_figures`); churn, drift and what-if are
-Spark transformations (`reports/`). This step wires them together and decides what is
+facts and member rows (`rebalance_udfs.group_figures`), churn from one per-bucket pass over
+both snapshots of each compared group (`rebalance_udfs.churn`); drift and what-if are
+per-bucket passes too (`reports/`). This step wires them together and decides what is
 materialized: the assignment rows and the figures are read by several reports each, and
 the kernels must not run twice. Materializing computes
 (`jobs.persist`), so each part runs inside its own `step` (one progress line each).
@@ -15,7 +16,6 @@ from contextlib import AbstractContextManager, nullcontext
 
 from pyspark.sql import DataFrame
 
-from jobs.colocate import by_group
 from jobs.persist import Persist
 from jobs.prior import Prior
 from jobs.read import Inputs
@@ -69,8 +69,7 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
         "consumer_load": consumer_load,
         "group_balance": balance,
         "rebalance_churn": rebalance_churn_report(
-            assignments, consumer_load, by_group(prior.assignments, buckets),
-            by_group(prior.consumer_load, buckets)),
+            assignments, consumer_load, prior.assignments, prior.consumer_load, buckets),
         "drift": drift,
         "what_if": simulated,
     }

@@ -41,7 +41,8 @@ subscribes):
 Plan shape: the snapshot order is computed once (a small window over the snapshot list) and
 broadcast as *links* (each compared snapshot -> the later snapshot it is compared for, and
 on which side); all assignment and client rows, current and prior, pass one join with it,
-then three aggregations: per queue, per client, per group.
+then one shuffle to buckets of groups, where one Arrow call per bucket computes every
+figure (`rebalance_udfs.churn`): both sides of a group's pair are in the same call.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from rebalance_udfs.churn import AFTER, BEFORE, DUPLICATES, SIDE, STRATEGIES, TOPICS
+from rebalance_udfs.spark.churn import churn_pass
 from rebalance_udfs.spark.snapshot_order import snapshot_order
 from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS, QUEUE_KEYS, SNAPSHOT_KEYS
 
@@ -61,7 +64,6 @@ COLUMNS = [
     "queues_before", "queues_after", "queues_added", "queues_removed", "queues_moved",
     "paused_queues", "moves", "estimated_duplicates", "duplicates_known_moves", "triggers",
 ]
-BEFORE, AFTER = 0, 1
 QUEUE_ROW, CLIENT_ROW = "queue", "client"
 
 _STRINGS = "array<string>"
@@ -84,9 +86,9 @@ def link_rows(current: DataFrame, prior: DataFrame | None, pairs: DataFrame) -> 
         "cluster", "snapshot_id", *PAIR_COLUMNS,
         F.explode(F.array(
             F.struct(F.col("snapshot_id").alias("_source"), F.lit(True).alias("_from_run"),
-                     F.lit(AFTER).alias("_side")),
+                     F.lit(AFTER).alias(SIDE)),
             F.struct(F.col("previous_snapshot_id").alias("_source"),
-                     F.col("previous_in_run").alias("_from_run"), F.lit(BEFORE).alias("_side")),
+                     F.col("previous_in_run").alias("_from_run"), F.lit(BEFORE).alias(SIDE)),
         )).alias("_link"),
     ).select("*", "_link.*").drop("_link")
     rows = current.withColumn("_from_run", F.lit(True))
@@ -98,7 +100,7 @@ def link_rows(current: DataFrame, prior: DataFrame | None, pairs: DataFrame) -> 
 
 
 def _side(name: int) -> Column:
-    return F.col("_side") == F.lit(name)
+    return F.col(SIDE) == F.lit(name)
 
 
 def _claim() -> Column:
@@ -137,72 +139,6 @@ def queue_changes(linked: DataFrame, extra_keys: tuple[str, ...] = ()) -> DataFr
     return per_queue.withColumn("moved", moved)
 
 
-def _client_facts(linked: DataFrame) -> DataFrame:
-    """Per client of a group: in which snapshot it is, and whether its topics / strategies
-    changed (only for a client present in both, and only where consumer_load says)."""
-    def first(col: str, side: int) -> Column:
-        return F.first(F.when(_side(side), F.col(col)), ignorenulls=True)
-
-    per_client = linked.groupBy(*GROUP_KEYS, *PAIR_COLUMNS, "client_id").agg(
-        F.max(_side(BEFORE)).alias("in_before"), F.max(_side(AFTER)).alias("in_after"),
-        first("topics", BEFORE).alias("tb"), first("topics", AFTER).alias("ta"),
-        first("strategies", BEFORE).alias("sb"), first("strategies", AFTER).alias("sa"),
-    )
-    both = F.col("in_before") & F.col("in_after")
-    return per_client.select(
-        *GROUP_KEYS, *PAIR_COLUMNS, "client_id", "in_before", "in_after",
-        (both & (F.col("tb") != F.col("ta"))).alias("subscription_changed"),
-        (both & (F.col("sb") != F.col("sa"))).alias("strategy_changed"),
-    )
-
-
-def _move_struct() -> Column:
-    def sole(col: str) -> Column:
-        return F.when(F.size(col) == 1, F.col(col)[0])
-
-    return F.struct(
-        "topic", "broker_name", "queue_id",
-        sole("claimants_before").alias("from_client"), sole("claimants_after").alias("to_client"),
-        F.col("claimants_before").alias("from_clients"),
-        F.col("claimants_after").alias("to_clients"),
-        "duplicate_estimate",
-    )
-
-
-def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
-    """One aggregation over queue facts and client facts together (no join between them)."""
-    facts = changes.select(
-        *GROUP_KEYS, *PAIR_COLUMNS, F.lit(True).alias("_queue"), "in_before", "in_after",
-        "moved", F.when(F.col("moved"), _move_struct()).alias("move"),
-    ).unionByName(clients.withColumn("_queue", F.lit(False)), allowMissingColumns=True)
-    queue, client = F.col("_queue"), ~F.col("_queue")
-    before, after = F.col("in_before"), F.col("in_after")
-
-    def count(cond: Column) -> Column:
-        return F.sum(F.when(cond, 1).otherwise(0)).cast("int")
-
-    def ids(cond: Column) -> Column:
-        return F.array_sort(F.collect_list(F.when(cond, F.col("client_id"))))
-
-    dup = F.col("move.duplicate_estimate")
-    return facts.groupBy(*GROUP_KEYS, *PAIR_COLUMNS).agg(
-        count(client & before).alias("clients_before"),
-        count(client & after).alias("clients_after"),
-        ids(client & after & ~before).alias("clients_joined"),
-        ids(client & before & ~after).alias("clients_left"),
-        count(queue & before).alias("queues_before"),
-        count(queue & after).alias("queues_after"),
-        count(queue & after & ~before).alias("queues_added"),
-        count(queue & before & ~after).alias("queues_removed"),
-        count(queue & F.col("moved")).alias("queues_moved"),
-        F.array_sort(F.collect_list("move")).alias("moves"),
-        F.sum(dup).cast("long").alias("estimated_duplicates"),  # null when none is known
-        F.count(dup).cast("int").alias("duplicates_known_moves"),
-        F.coalesce(F.max("subscription_changed"), F.lit(False)).alias("_subscription"),
-        F.coalesce(F.max("strategy_changed"), F.lit(False)).alias("_strategy"),
-    )
-
-
 def _rows(assignments: DataFrame | None, load: DataFrame | None) -> DataFrame | None:
     """Assignment rows (queue facts) and client rows in one frame, tagged by `_kind`.
 
@@ -229,14 +165,16 @@ def _rows(assignments: DataFrame | None, load: DataFrame | None) -> DataFrame | 
 
 def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
                            prior_assignments: DataFrame | None = None,
-                           prior_load: DataFrame | None = None) -> DataFrame:
+                           prior_load: DataFrame | None = None,
+                           buckets: int | None = None) -> DataFrame:
     """Churn rows (COLUMNS) of the run's snapshots that have a predecessor.
 
     `assignments` / `consumer_load`: this run's report rows; `prior_*`: rows of earlier
     snapshots from the output tables (extra columns such as run_id are ignored), or None.
     `prior_assignments` alone is enough (its claimants stand in for the clients, without
     subscription / strategy triggers); `prior_load` alone is refused, since every queue of
-    a prior predecessor would then look added.
+    a prior predecessor would then look added. `buckets`: of the churn pass (default: the
+    session's shuffle partitions).
     """
     if prior_load is not None and prior_assignments is None:
         raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
@@ -246,10 +184,17 @@ def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
                         prior_snapshots.select(*times) if prior_snapshots is not None else None)
     linked = link_rows(_rows(assignments, consumer_load),
                        _rows(prior_assignments, prior_load), pairs)
-    totals = _group_totals(
-        queue_changes(linked.where(F.col("_kind") == QUEUE_ROW), PAIR_COLUMNS),
-        _client_facts(linked.where(F.col("_kind") == CLIENT_ROW)),
-    )
+    if buckets is None:
+        buckets = int(assignments.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    queue_rows = linked.where(F.col("_kind") == QUEUE_ROW).select(
+        *GROUP_KEYS, SIDE, "topic", "broker_name", "queue_id",
+        F.when(_claim(), F.col("client_id")).alias("client_id"),
+        F.when(_side(BEFORE) & _claim(), _duplicates()).alias(DUPLICATES))
+    client_rows = linked.where(F.col("_kind") == CLIENT_ROW).select(
+        *GROUP_KEYS, SIDE, "client_id",
+        F.to_json("topics").alias(TOPICS), F.to_json("strategies").alias(STRATEGIES))
+    totals = churn_pass(queue_rows, client_rows, buckets).join(
+        F.broadcast(pairs.select(*SNAPSHOT_KEYS, *PAIR_COLUMNS)), SNAPSHOT_KEYS)
     triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
         ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
         ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),

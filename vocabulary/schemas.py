@@ -107,3 +107,28 @@ GROUP_FIGURES_SCHEMA = T.StructType([
     T.StructField("balance", BALANCE_FIGURES),
 ])
 GROUP_FIGURES_ARROW_SCHEMA = to_arrow_schema(GROUP_FIGURES_SCHEMA)
+
+# the churn pass (`rebalance_udfs.churn`): one row per (later snapshot, cluster, group) of
+# a compared pair; rebalance_churn adds the pair's times and the triggers. Nullability as
+# the table has always declared it (an existing table's schema is appended to).
+_MOVE = T.StructType([
+    T.StructField("topic", T.StringType()), T.StructField("broker_name", T.StringType()),
+    T.StructField("queue_id", T.IntegerType()),
+    T.StructField("from_client", T.StringType()), T.StructField("to_client", T.StringType()),
+    T.StructField("from_clients", _SETS, False), T.StructField("to_clients", _SETS, False),
+    T.StructField("duplicate_estimate", T.LongType()),
+])
+CHURN_TOTALS_SCHEMA = T.StructType([
+    *[T.StructField(k, T.StringType()) for k in ("snapshot_id", "cluster", "consumer_group")],
+    *[T.StructField(k, T.IntegerType()) for k in ("clients_before", "clients_after")],
+    *[T.StructField(k, _SETS, False) for k in ("clients_joined", "clients_left")],
+    *[T.StructField(k, T.IntegerType()) for k in (
+        "queues_before", "queues_after", "queues_added", "queues_removed", "queues_moved")],
+    T.StructField("moves", T.ArrayType(_MOVE, containsNull=False), False),
+    T.StructField("estimated_duplicates", T.LongType()),
+    T.StructField("duplicates_known_moves", T.IntegerType(), False),
+    # whether a client present on both sides subscribes / runs something else
+    T.StructField("_subscription", T.BooleanType(), False),
+    T.StructField("_strategy", T.BooleanType(), False),
+])
+CHURN_TOTALS_ARROW_SCHEMA = to_arrow_schema(CHURN_TOTALS_SCHEMA)

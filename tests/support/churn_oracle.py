@@ -1,0 +1,127 @@
+"""The Spark-aggregation rebalance_churn this project ran before the per-bucket churn
+pass (`rebalance_udfs.churn`): kept as the tests' independent oracle.
+
+`oracle_churn(...)` takes rebalance_churn_report's arguments and gives its rows as one
+aggregation per queue, one per client and one per group computed them;
+tests/spark/test_rebalance_churn.py holds the pass equal to it on random snapshots.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from reports.rebalance_churn import (
+    AFTER,
+    BEFORE,
+    CLIENT_ROW,
+    COLUMNS,
+    PAIR_COLUMNS,
+    QUEUE_ROW,
+    _rows,
+    _side,
+    churn_pairs,
+    link_rows,
+    queue_changes,
+)
+from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+
+
+def _client_facts(linked: DataFrame) -> DataFrame:
+    """Per client of a group: in which snapshot it is, and whether its topics / strategies
+    changed (only for a client present in both, and only where consumer_load says)."""
+    def first(col: str, side: int) -> Column:
+        return F.first(F.when(_side(side), F.col(col)), ignorenulls=True)
+
+    per_client = linked.groupBy(*GROUP_KEYS, *PAIR_COLUMNS, "client_id").agg(
+        F.max(_side(BEFORE)).alias("in_before"), F.max(_side(AFTER)).alias("in_after"),
+        first("topics", BEFORE).alias("tb"), first("topics", AFTER).alias("ta"),
+        first("strategies", BEFORE).alias("sb"), first("strategies", AFTER).alias("sa"),
+    )
+    both = F.col("in_before") & F.col("in_after")
+    return per_client.select(
+        *GROUP_KEYS, *PAIR_COLUMNS, "client_id", "in_before", "in_after",
+        (both & (F.col("tb") != F.col("ta"))).alias("subscription_changed"),
+        (both & (F.col("sb") != F.col("sa"))).alias("strategy_changed"),
+    )
+
+
+def _move_struct() -> Column:
+    def sole(col: str) -> Column:
+        return F.when(F.size(col) == 1, F.col(col)[0])
+
+    return F.struct(
+        "topic", "broker_name", "queue_id",
+        sole("claimants_before").alias("from_client"), sole("claimants_after").alias("to_client"),
+        F.col("claimants_before").alias("from_clients"),
+        F.col("claimants_after").alias("to_clients"),
+        "duplicate_estimate",
+    )
+
+
+def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
+    """One aggregation over queue facts and client facts together (no join between them)."""
+    facts = changes.select(
+        *GROUP_KEYS, *PAIR_COLUMNS, F.lit(True).alias("_queue"), "in_before", "in_after",
+        "moved", F.when(F.col("moved"), _move_struct()).alias("move"),
+    ).unionByName(clients.withColumn("_queue", F.lit(False)), allowMissingColumns=True)
+    queue, client = F.col("_queue"), ~F.col("_queue")
+    before, after = F.col("in_before"), F.col("in_after")
+
+    def count(cond: Column) -> Column:
+        return F.sum(F.when(cond, 1).otherwise(0)).cast("int")
+
+    def ids(cond: Column) -> Column:
+        return F.array_sort(F.collect_list(F.when(cond, F.col("client_id"))))
+
+    dup = F.col("move.duplicate_estimate")
+    return facts.groupBy(*GROUP_KEYS, *PAIR_COLUMNS).agg(
+        count(client & before).alias("clients_before"),
+        count(client & after).alias("clients_after"),
+        ids(client & after & ~before).alias("clients_joined"),
+        ids(client & before & ~after).alias("clients_left"),
+        count(queue & before).alias("queues_before"),
+        count(queue & after).alias("queues_after"),
+        count(queue & after & ~before).alias("queues_added"),
+        count(queue & before & ~after).alias("queues_removed"),
+        count(queue & F.col("moved")).alias("queues_moved"),
+        F.array_sort(F.collect_list("move")).alias("moves"),
+        F.sum(dup).cast("long").alias("estimated_duplicates"),  # null when none is known
+        F.count(dup).cast("int").alias("duplicates_known_moves"),
+        F.coalesce(F.max("subscription_changed"), F.lit(False)).alias("_subscription"),
+        F.coalesce(F.max("strategy_changed"), F.lit(False)).alias("_strategy"),
+    )
+
+
+def oracle_churn(assignments: DataFrame, consumer_load: DataFrame,
+                           prior_assignments: DataFrame | None = None,
+                           prior_load: DataFrame | None = None) -> DataFrame:
+    """Churn rows (COLUMNS) of the run's snapshots that have a predecessor.
+
+    `assignments` / `consumer_load`: this run's report rows; `prior_*`: rows of earlier
+    snapshots from the output tables (extra columns such as run_id are ignored), or None.
+    `prior_assignments` alone is enough (its claimants stand in for the clients, without
+    subscription / strategy triggers); `prior_load` alone is refused, since every queue of
+    a prior predecessor would then look added.
+    """
+    if prior_load is not None and prior_assignments is None:
+        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
+    times = [*SNAPSHOT_KEYS, "captured_at"]
+    prior_snapshots = prior_load if prior_load is not None else prior_assignments
+    pairs = churn_pairs(consumer_load.select(*times),
+                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
+    linked = link_rows(_rows(assignments, consumer_load),
+                       _rows(prior_assignments, prior_load), pairs)
+    totals = _group_totals(
+        queue_changes(linked.where(F.col("_kind") == QUEUE_ROW), PAIR_COLUMNS),
+        _client_facts(linked.where(F.col("_kind") == CLIENT_ROW)),
+    )
+    triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
+        ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
+        ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),
+        ("STRATEGY_CHANGED", F.col("_strategy")),
+        ("SUBSCRIPTION_CHANGED", F.col("_subscription")),
+    )]))
+    return totals.select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
+                         F.col("queues_moved").alias("paused_queues"),
+                         triggers.alias("triggers")).select(*COLUMNS)

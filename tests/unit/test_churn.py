@@ -1,0 +1,80 @@
+"""The churn pass without Spark: buckets with one side empty (a cogroup hands those over),
+a hand-checked group, and the same figures under any row order. The pass is held equal to
+the Spark aggregations it replaced in tests/spark/test_rebalance_churn.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from rebalance_udfs.churn import AFTER, BEFORE, CLIENT_COLUMNS, QUEUE_COLUMNS, churn_totals
+from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
+
+_INTS = {"_side": pa.int32(), "queue_id": pa.int32(), "_duplicates": pa.int64()}
+
+
+def _table(columns: list[str], rows: list[tuple]) -> pa.Table:
+    return pa.table({c: pa.array([r[i] for r in rows], _INTS.get(c, pa.string()))
+                     for i, c in enumerate(columns)})
+
+
+def _q(group: str, side: int, broker: str | None, qid: int, client: str | None,
+       dup: int | None = None) -> tuple:
+    return ("s2", "k", group, side, "t", broker, qid, client, dup)
+
+
+def _c(group: str, side: int, client: str, topics: str | None = '["t"]',
+       strategies: str | None = '["AVG"]') -> tuple:
+    return ("s2", "k", group, side, client, topics, strategies)
+
+
+QUEUES = [
+    _q("g", BEFORE, "b", 0, "a", 7), _q("g", AFTER, "b", 0, "b"),      # moved a -> b
+    _q("g", BEFORE, None, 1, "a"), _q("g", BEFORE, None, 1, "b"),       # {a, b} -> {b}
+    _q("g", AFTER, None, 1, "b"),
+    _q("g", BEFORE, "b", 2, None), _q("g", AFTER, "b", 2, "a"),         # unclaimed before
+    _q("g", BEFORE, "b", 3, "a", 2),                                    # removed
+    _q("g", AFTER, "b", 4, "b"),                                        # added
+]
+CLIENTS = [_c("g", BEFORE, "a"), _c("g", BEFORE, "b"), _c("g", AFTER, "b", '["t","u"]'),
+           _c("g", AFTER, "ç")]
+
+
+def test_one_group_by_hand():
+    (row,) = churn_totals(_table(QUEUE_COLUMNS, QUEUES),
+                          _table(CLIENT_COLUMNS, CLIENTS)).to_pylist()
+    assert (row["queues_before"], row["queues_after"]) == (4, 4)
+    assert (row["queues_added"], row["queues_removed"], row["queues_moved"]) == (1, 1, 2)
+    # the null broker sorts first, as Spark's array_sort orders the move structs
+    assert [(m["broker_name"], m["queue_id"]) for m in row["moves"]] == [(None, 1), ("b", 0)]
+    assert row["moves"][0] == {
+        "topic": "t", "broker_name": None, "queue_id": 1, "from_client": None,
+        "to_client": "b", "from_clients": ["a", "b"], "to_clients": ["b"],
+        "duplicate_estimate": None}
+    assert row["moves"][1]["duplicate_estimate"] == 7
+    assert (row["estimated_duplicates"], row["duplicates_known_moves"]) == (7, 1)
+    assert (row["clients_before"], row["clients_after"]) == (2, 2)
+    assert (row["clients_joined"], row["clients_left"]) == (["ç"], ["a"])
+    assert (row["_subscription"], row["_strategy"]) == (True, False)
+
+
+def test_one_side_empty():
+    queues, clients = _table(QUEUE_COLUMNS, QUEUES), _table(CLIENT_COLUMNS, CLIENTS)
+    empty = churn_totals(queues.slice(0, 0), clients.slice(0, 0))
+    assert empty.num_rows == 0 and empty.schema == CHURN_TOTALS_ARROW_SCHEMA
+    (only_clients,) = churn_totals(queues.slice(0, 0), clients).to_pylist()
+    assert only_clients["moves"] == [] and only_clients["queues_before"] == 0
+    assert only_clients["estimated_duplicates"] is None
+    (only_queues,) = churn_totals(queues, clients.slice(0, 0)).to_pylist()
+    assert only_queues["clients_joined"] == [] and only_queues["queues_moved"] == 2
+
+
+def test_any_row_order_same_figures():
+    queues = _table(QUEUE_COLUMNS, [*QUEUES, _q("h", AFTER, "b", 0, "x")])
+    clients = _table(CLIENT_COLUMNS, [*CLIENTS, _c("h", AFTER, "x")])
+    want = sorted(churn_totals(queues, clients).to_pylist(), key=lambda r: r["consumer_group"])
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        got = churn_totals(queues.take(rng.permutation(queues.num_rows)),
+                           clients.take(rng.permutation(clients.num_rows)))
+        assert sorted(got.to_pylist(), key=lambda r: r["consumer_group"]) == want
