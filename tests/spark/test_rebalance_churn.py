@@ -228,7 +228,7 @@ def _random_snapshots(seed: int):
     return a_rows, l_rows
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_pass_equals_the_spark_aggregations(spark, seed):
     from pyspark.sql import functions as F
 
