@@ -1,5 +1,5 @@
-"""Every per-group frame of a run hash-partitioned alike, so the reports' aggregations and
-joins find a group's rows where they already are.
+"""The assignment rows hash-partitioned by group, so the aggregations and joins on them find
+a group's rows where they already are.
 
 Each report is a per-group computation. When the assignment rows are partitioned by
 keys the aggregations and joins on them include, those need no shuffle of their own: a

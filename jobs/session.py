@@ -25,7 +25,7 @@ REQUIRED_CONF = {
     # still long. 100k characters keep the operators readable.
     "spark.sql.maxPlanStringLength": "100000",
     # a join reuses its sides' partitioning when both are hash-partitioned alike on some of
-    # its keys: the run partitions every per-group frame by (cluster, group) once
+    # its keys: the run partitions the assignment rows by (cluster, group) once
     # (jobs/colocate.py)
     "spark.sql.requireAllClusterKeysForCoPartition": "false",
 }
