@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rebalance_udfs.exact import first_of, nullable
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
 
@@ -61,13 +62,6 @@ def _codes(*columns: pa.Array | np.ndarray) -> tuple[np.ndarray, int]:
     return combined.astype(np.int64), n
 
 
-def _first_of(codes: np.ndarray, n: int) -> np.ndarray:
-    """The first row of each code 0..n-1."""
-    first = np.full(n, -1, np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    return first
-
-
 def _flags(codes: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
     """Per code 0..n-1: whether any of its rows is in `rows` (a boolean row mask)."""
     out = np.zeros(n, bool)
@@ -108,10 +102,6 @@ def _sole(lists: pa.ListArray) -> pa.Array:
     return pc.if_else(pa.array(lengths == 1), values, pa.scalar(None, names))
 
 
-def _nullable(values: np.ndarray, known: np.ndarray, type_: pa.DataType) -> pa.Array:
-    return pa.array(np.where(known, values, 0), type_, mask=~known)
-
-
 # -------------------------------------------------------------------------------- queues
 class _Queues:
     """Per distinct queue of a group on either side: presence, claimant sets, moves."""
@@ -120,7 +110,7 @@ class _Queues:
         topic, broker, queue_id = (_array(rows[c]) for c in ("topic", "broker_name",
                                                               "queue_id"))
         self.code, self.n = _codes(group, topic, broker, queue_id)
-        first = _first_of(self.code, self.n)
+        first = first_of(self.code, self.n)
         self.group = group[first]
         self.topic, self.broker, self.queue_id = (
             c.take(pa.array(first, pa.int64())) for c in (topic, broker, queue_id))
@@ -137,7 +127,7 @@ class _Queues:
         queue, side = self.code[claim], side[claim]
         client_code, self.names = _dictionary(client.filter(pa.array(claim)))
         pair, n_pairs = _codes(queue, client_code)
-        first = _first_of(pair, n_pairs)
+        first = first_of(pair, n_pairs)
         self.pair_queue, self.pair_client = queue[first], client_code[first]
         self.pair_before = _flags(pair, n_pairs, side == BEFORE)
         self.pair_after = _flags(pair, n_pairs, side == AFTER)
@@ -178,7 +168,7 @@ class _Queues:
         structs = pa.StructArray.from_arrays(
             [self.topic.take(taken), self.broker.take(taken), self.queue_id.take(taken),
              _sole(before), _sole(after), before, after,
-             _nullable(self.dup[order], known, pa.int64())],
+             nullable(self.dup[order], known, pa.int64())],
             names=[f.name for f in _MOVE_TYPE])
         group = self.group[order]
         offsets = np.r_[0, np.cumsum(np.bincount(group, minlength=n_groups))]
@@ -196,7 +186,7 @@ class _Clients:
     def __init__(self, rows: pa.Table, group: np.ndarray) -> None:
         client = _array(rows["client_id"])
         self.code, self.n = _codes(group, client)
-        first = _first_of(self.code, self.n)
+        first = first_of(self.code, self.n)
         self.group = group[first]
         self.client = client.take(pa.array(first, pa.int64()))
         side = _numpy(_array(rows[SIDE]), np.int8)
@@ -237,7 +227,7 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
     gets a row (it vanished, or it is new)."""
     keys = {k: pa.concat_arrays([_array(queues[k]), _array(clients[k])]) for k in GROUP_KEYS}
     group, n = _codes(*keys.values())
-    first = pa.array(_first_of(group, n), pa.int64())
+    first = pa.array(first_of(group, n), pa.int64())
     q = _Queues(queues.select(QUEUE_COLUMNS), group[:queues.num_rows])
     c = _Clients(clients.select(CLIENT_COLUMNS), group[queues.num_rows:])
     moves, dup_sum, dup_moves = q.moves(n)
@@ -255,9 +245,9 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
         "queues_removed": count(q, q.in_before & ~q.in_after),
         "queues_moved": count(q, q.moved),
         "moves": moves,
-        "estimated_duplicates": _nullable(dup_sum, dup_moves > 0, pa.int64()),
+        "estimated_duplicates": nullable(dup_sum, dup_moves > 0, pa.int64()),
         "duplicates_known_moves": pa.array(dup_moves, pa.int32()),
-        "_subscription": pa.array(_count(c.group[c.subscription], n) > 0),
-        "_strategy": pa.array(_count(c.group[c.strategy], n) > 0),
+        "_subscription": pa.array(_flags(c.group, n, c.subscription)),
+        "_strategy": pa.array(_flags(c.group, n, c.strategy)),
     }
     return pa.table(columns).cast(CHURN_TOTALS_ARROW_SCHEMA)

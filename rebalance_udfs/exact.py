@@ -1,5 +1,5 @@
 """Exact integer and decimal reductions over rows grouped by integer codes, for the
-per-bucket report kernels (`rebalance_udfs.group_figures`).
+per-bucket report kernels (`rebalance_udfs.group_figures`, `rebalance_udfs.churn`).
 
 Input rates are summed as Spark's decimal(38,9) (`reports.facts.EXACT_RATE`): here they
 travel as integer units of 1e-9, read straight from the Arrow decimal buffer and summed as
@@ -60,6 +60,20 @@ def decimal_array(units: np.ndarray, known: np.ndarray,
         words[:, 1] = low >> 63
     validity = pa.py_buffer(np.packbits(known, bitorder="little").tobytes())
     return pa.Array.from_buffers(type_, n, [validity, pa.py_buffer(words.tobytes())])
+
+
+def first_of(codes: np.ndarray, n: int) -> np.ndarray:
+    """The first row of each code 0..n-1."""
+    first = np.full(n, -1, np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    return first
+
+
+def nullable(values: np.ndarray, known: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """`values` where `known`, else null (what is not known may hold a reduction's
+    neutral value, out of the type's range)."""
+    known = np.asarray(known, dtype=bool)
+    return pa.array(np.where(known, values, 0), type_, mask=~known)
 
 
 def widened(values: np.ndarray, rows: int) -> np.ndarray:

@@ -30,7 +30,9 @@ from rebalance_udfs.exact import (
     Groups,
     decimal_array,
     decimal_units,
+    first_of,
     mean_half_up,
+    nullable,
 )
 from vocabulary.columns import BROKER, CLIENT, CLUSTERING, POP, SHARED_MODES
 from vocabulary.findings import (
@@ -75,13 +77,6 @@ def _codes(*columns: np.ndarray) -> tuple[np.ndarray, int]:
         combined, found = pd.factorize(combined * (len(uniques) + 1) + codes)
         n = len(found)
     return combined.astype(np.int64), (n if len(combined) else 0)
-
-
-def _first_of(codes: np.ndarray, n: int) -> np.ndarray:
-    """The first row of each code 0..n-1."""
-    first = np.full(n, -1, np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    return first
 
 
 def _pad(n: int, values: np.ndarray) -> np.ndarray:
@@ -143,13 +138,6 @@ def _take(array: pa.Array, index: np.ndarray) -> pa.Array:
     return array.take(pa.array(index, pa.int64()))
 
 
-def _nullable(values: np.ndarray, known: np.ndarray, type_: pa.DataType) -> pa.Array:
-    """`values` where `known`, else null (what is not known may hold a reduction's
-    neutral value, out of the type's range)."""
-    known = np.asarray(known, dtype=bool)
-    return pa.array(np.where(known, values, 0), type_, mask=~known)
-
-
 def _or_null(lists: pa.Array, present: np.ndarray) -> pa.Array:
     """`lists` with null where not `present` (Spark's collect_list over no rows)."""
     return pc.if_else(pa.array(np.asarray(present, dtype=bool)), lists,
@@ -172,12 +160,12 @@ def _spread_columns(fig: dict, count: np.ndarray, mean_lag: np.ndarray,
     """min / max / mean queues, lag and in_rate over the subscribing clients (`fig`'s
     `min_*`, `max_*`, `sum_*`), each null where its mask says the figure is not known."""
     return {
-        "min_queues": _nullable(fig["min_queues"], on, pa.int32()),
-        "max_queues": _nullable(fig["max_queues"], on, pa.int32()),
-        "mean_queues": _nullable(fig["sum_queues"] / count, on, pa.float64()),
-        "min_lag": _nullable(fig["min_lag"], lag_on, pa.int64()),
-        "max_lag": _nullable(fig["max_lag"], lag_on, pa.int64()),
-        "mean_lag": _nullable(mean_lag, lag_on, pa.float64()),
+        "min_queues": nullable(fig["min_queues"], on, pa.int32()),
+        "max_queues": nullable(fig["max_queues"], on, pa.int32()),
+        "mean_queues": nullable(fig["sum_queues"] / count, on, pa.float64()),
+        "min_lag": nullable(fig["min_lag"], lag_on, pa.int64()),
+        "max_lag": nullable(fig["max_lag"], lag_on, pa.int64()),
+        "mean_lag": nullable(mean_lag, lag_on, pa.float64()),
         "min_in_rate": decimal_array(fig["min_rate"], rate_on),
         "max_in_rate": decimal_array(fig["max_rate"], rate_on),
         "mean_in_rate": decimal_array(mean_rate, rate_on, MEAN_TYPE),
@@ -237,7 +225,7 @@ class _Pass:
         kept = np.flatnonzero(f_group >= 0)
         self.facts = facts.take(pa.array(kept, pa.int64()))
         self.f_group = f_group[kept]
-        first = _first_of(self.m_group, self.n_groups)
+        first = first_of(self.m_group, self.n_groups)
         self.group_key = [k[first] for k in m_keys]
         self._read_members()
         self._read_facts()
@@ -256,7 +244,7 @@ class _Pass:
         self.m_cc, nc = _codes(self.m_group, self.m_client)
         self.n_clients = nc
         clients = Groups(self.m_cc, nc)
-        first = _first_of(self.m_cc, nc)
+        first = first_of(self.m_cc, nc)
         self.c_group = self.m_group[first]
         self.c_id = self.m_client[first]
         self.c_clustering = clients.any(self.m_clustering)
@@ -333,7 +321,7 @@ class _Pass:
             "topics": self.c_topics,
             "queues": pa.array(queues, pa.int32()),
             "queues_by_topic": by_topic,
-            "lag": _nullable(total("lag_all"), total("lag_all_known") > 0, pa.int64()),
+            "lag": nullable(total("lag_all"), total("lag_all_known") > 0, pa.int64()),
             "in_rate": decimal_array(rate, total("rate_all_known") > 0),
             "contended_queues": pa.array(total("contended"), pa.int32()),
             "idle": pa.array(queues == 0),
@@ -364,7 +352,7 @@ class _Pass:
         claim facts joined on (group, topic, client), then summed per topic."""
         m_idx = np.flatnonzero(pd.notna(self.m_topic))
         mt, n_mt = _codes(self.m_group[m_idx], self.m_topic[m_idx], self.m_client[m_idx])
-        mt_first = m_idx[_first_of(mt, n_mt)]
+        mt_first = m_idx[first_of(mt, n_mt)]
         mt_clustering = Groups(mt, n_mt).any(self.m_clustering[m_idx])
         nf = len(self.f_group)
         j_group = np.r_[self.m_group[mt_first], self.f_group]
@@ -386,11 +374,11 @@ class _Pass:
         rate_units, rate_known_rows = self.f_rate["claim_rate"]
         rate = np.where(known(rate_known_rows), sums(rate_units), 0)
         # topics: (group, topic) of the joined rows
-        j_first = _first_of(j_codes, n_j)
+        j_first = first_of(j_codes, n_j)
         t_codes, n_t = _codes(j_group[j_first], j_topic[j_first])
         t = Groups(t_codes, n_t)
         keep = np.flatnonzero(t.any(j_member))  # topics some member subscribes
-        t_first = j_first[_first_of(t_codes, n_t)][keep]
+        t_first = j_first[first_of(t_codes, n_t)][keep]
         tg, topic = j_group[t_first], j_topic[t_first]
 
         def per_topic(values: np.ndarray, reduce: str = "sum") -> np.ndarray:
@@ -455,11 +443,11 @@ class _Pass:
         table = self._balance_table(tg, pa.array(topic, pa.string()), {
             "subscribing_clients": pa.array(subscribing, pa.int32()),
             "queues": pa.array(queues, pa.int32()),
-            "ideal_max": _nullable(ideal, has_sub, pa.int32()),
+            "ideal_max": nullable(ideal, has_sub, pa.int32()),
             "idle_clients": pa.array(f["idle_clients"], pa.int32()),
             "unconsumed_queues": pa.array(f["unconsumed_queues"], pa.int32()),
             "contended_queues": pa.array(f["contended_queues"], pa.int32()),
-            "lag_total": _nullable(f["lag_total"], f["lag_known"], pa.int64()),
+            "lag_total": nullable(f["lag_total"], f["lag_known"], pa.int64()),
             "in_rate_total": decimal_array(f["rate_total"], f["rate_known"]),
             **_spread_columns(f, count, f["sum_lag"] / count,
                               mean_half_up(f["sum_rate"], count), has_sub, lag_on, rate_on),
@@ -594,22 +582,22 @@ class _Pass:
         return self._balance_table(np.arange(n), pa.nulls(n, pa.string()), {
             "subscribing_clients": pa.array(subscribing, pa.int32()),
             "queues": pa.array(queues, pa.int32()),
-            "ideal_max": _nullable(ideal, has_sub, pa.int32()),
+            "ideal_max": nullable(ideal, has_sub, pa.int32()),
             "idle_clients": pa.array(load["idle_clients"], pa.int32()),
             "unconsumed_queues": pa.array(rollup["unconsumed_queues"], pa.int32()),
             "contended_queues": pa.array(rollup["contended_queues"], pa.int32()),
-            "lag_total": _nullable(rollup["lag_total"], rollup["lag_known"], pa.int64()),
+            "lag_total": nullable(rollup["lag_total"], rollup["lag_known"], pa.int64()),
             "in_rate_total": decimal_array(rollup["rate_total"], rollup["rate_known"]),
             # group rows: lag and rate spreads count unknown as 0 (as the Spark report did)
             **_spread_columns(load, count, mean_lag, mean_rate, has_load, has_load, has_load),
-            "pooled_max": _nullable(pooled, pooled_known, pa.int32()),
-            "skew": _nullable(skew, skew_known, pa.int32()),
+            "pooled_max": nullable(pooled, pooled_known, pa.int32()),
+            "skew": nullable(skew, skew_known, pa.int32()),
             "findings": _finding_lists(bits),
             "_topic_strategy_names": pa.nulls(n, pa.list_(pa.string())),
             "_empty_topics": _or_null(rollup["empty_topics"], rollup["has_topics"]),
             "_imbalanced_topics": _or_null(rollup["imbalanced_topics"], rollup["has_topics"]),
             "_top_lag_client": pa.array(load["top_lag"], pa.string()),
-            "_client_lag_sum": _nullable(load["lag_sum"], load["lag_sum_known"], pa.int64()),
+            "_client_lag_sum": nullable(load["lag_sum"], load["lag_sum_known"], pa.int64()),
             "_top_rate_client": pa.array(load["top_rate"], pa.string()),
             "_client_rate_sum": decimal_array(load["rate_sum"], load["rate_sum_known"]),
         }, gf)
