@@ -163,6 +163,35 @@ def _rows(assignments: DataFrame | None, load: DataFrame | None) -> DataFrame | 
     return out
 
 
+def linked_rows(assignments: DataFrame, consumer_load: DataFrame,
+                prior_assignments: DataFrame | None,
+                prior_load: DataFrame | None) -> tuple[DataFrame, DataFrame]:
+    """(pairs, linked rows) of rebalance_churn_report's arguments: the compared snapshots
+    (`churn_pairs`) and every assignment and client row of them (`link_rows`, `_kind`)."""
+    if prior_load is not None and prior_assignments is None:
+        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
+    times = [*SNAPSHOT_KEYS, "captured_at"]
+    prior_snapshots = prior_load if prior_load is not None else prior_assignments
+    pairs = churn_pairs(consumer_load.select(*times),
+                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
+    return pairs, link_rows(_rows(assignments, consumer_load),
+                            _rows(prior_assignments, prior_load), pairs)
+
+
+def in_table_shape(totals: DataFrame) -> DataFrame:
+    """The churn table's COLUMNS from per-group totals (CHURN_TOTALS columns with the
+    PAIR_COLUMNS): paused_queues and the triggers derived."""
+    triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
+        ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
+        ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),
+        ("STRATEGY_CHANGED", F.col("_strategy")),
+        ("SUBSCRIPTION_CHANGED", F.col("_subscription")),
+    )]))
+    return totals.select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
+                         F.col("queues_moved").alias("paused_queues"),
+                         triggers.alias("triggers")).select(*COLUMNS)
+
+
 def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
                            prior_assignments: DataFrame | None = None,
                            prior_load: DataFrame | None = None,
@@ -176,14 +205,7 @@ def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
     a prior predecessor would then look added. `buckets`: of the churn pass (default: the
     session's shuffle partitions).
     """
-    if prior_load is not None and prior_assignments is None:
-        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
-    times = [*SNAPSHOT_KEYS, "captured_at"]
-    prior_snapshots = prior_load if prior_load is not None else prior_assignments
-    pairs = churn_pairs(consumer_load.select(*times),
-                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
-    linked = link_rows(_rows(assignments, consumer_load),
-                       _rows(prior_assignments, prior_load), pairs)
+    pairs, linked = linked_rows(assignments, consumer_load, prior_assignments, prior_load)
     if buckets is None:
         buckets = int(assignments.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     queue_rows = linked.where(F.col("_kind") == QUEUE_ROW).select(
@@ -193,14 +215,5 @@ def rebalance_churn_report(assignments: DataFrame, consumer_load: DataFrame,
     client_rows = linked.where(F.col("_kind") == CLIENT_ROW).select(
         *GROUP_KEYS, SIDE, "client_id",
         F.to_json("topics").alias(TOPICS), F.to_json("strategies").alias(STRATEGIES))
-    totals = churn_pass(queue_rows, client_rows, buckets).join(
-        F.broadcast(pairs.select(*SNAPSHOT_KEYS, *PAIR_COLUMNS)), SNAPSHOT_KEYS)
-    triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
-        ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
-        ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),
-        ("STRATEGY_CHANGED", F.col("_strategy")),
-        ("SUBSCRIPTION_CHANGED", F.col("_subscription")),
-    )]))
-    return totals.select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
-                         F.col("queues_moved").alias("paused_queues"),
-                         triggers.alias("triggers")).select(*COLUMNS)
+    return in_table_shape(churn_pass(queue_rows, client_rows, buckets).join(
+        F.broadcast(pairs.select(*SNAPSHOT_KEYS, *PAIR_COLUMNS)), SNAPSHOT_KEYS))

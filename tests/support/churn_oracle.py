@@ -15,16 +15,14 @@ from reports.rebalance_churn import (
     AFTER,
     BEFORE,
     CLIENT_ROW,
-    COLUMNS,
     PAIR_COLUMNS,
     QUEUE_ROW,
-    _rows,
     _side,
-    churn_pairs,
-    link_rows,
+    in_table_shape,
+    linked_rows,
     queue_changes,
 )
-from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+from vocabulary.columns import GROUP_KEYS
 
 
 def _client_facts(linked: DataFrame) -> DataFrame:
@@ -94,34 +92,12 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
 
 
 def oracle_churn(assignments: DataFrame, consumer_load: DataFrame,
-                           prior_assignments: DataFrame | None = None,
-                           prior_load: DataFrame | None = None) -> DataFrame:
-    """Churn rows (COLUMNS) of the run's snapshots that have a predecessor.
-
-    `assignments` / `consumer_load`: this run's report rows; `prior_*`: rows of earlier
-    snapshots from the output tables (extra columns such as run_id are ignored), or None.
-    `prior_assignments` alone is enough (its claimants stand in for the clients, without
-    subscription / strategy triggers); `prior_load` alone is refused, since every queue of
-    a prior predecessor would then look added.
-    """
-    if prior_load is not None and prior_assignments is None:
-        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
-    times = [*SNAPSHOT_KEYS, "captured_at"]
-    prior_snapshots = prior_load if prior_load is not None else prior_assignments
-    pairs = churn_pairs(consumer_load.select(*times),
-                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
-    linked = link_rows(_rows(assignments, consumer_load),
-                       _rows(prior_assignments, prior_load), pairs)
-    totals = _group_totals(
+                 prior_assignments: DataFrame | None = None,
+                 prior_load: DataFrame | None = None) -> DataFrame:
+    """`reports.rebalance_churn.rebalance_churn_report`'s rows, its per-group figures from
+    the Spark aggregations (the linking and the table's shape are the report's own)."""
+    _, linked = linked_rows(assignments, consumer_load, prior_assignments, prior_load)
+    return in_table_shape(_group_totals(
         queue_changes(linked.where(F.col("_kind") == QUEUE_ROW), PAIR_COLUMNS),
         _client_facts(linked.where(F.col("_kind") == CLIENT_ROW)),
-    )
-    triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
-        ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
-        ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),
-        ("STRATEGY_CHANGED", F.col("_strategy")),
-        ("SUBSCRIPTION_CHANGED", F.col("_subscription")),
-    )]))
-    return totals.select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
-                         F.col("queues_moved").alias("paused_queues"),
-                         triggers.alias("triggers")).select(*COLUMNS)
+    ))
