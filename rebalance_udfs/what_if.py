@@ -410,9 +410,11 @@ def _queue_positions(queues: pd.DataFrame, clients: pd.DataFrame,
         clients[["g", "client_id", "i"]].rename(columns={"client_id": "owner"}),
         on=["g", "owner"], how="left")["i"]
     today = groups.set_index("g")["C"].reindex(queues["g"]).to_numpy(np.int64)
-    synthetic = _synthetic_number(queues["owner"].fillna("").to_numpy(object))
-    index = np.where(owner.notna(), owner.fillna(-1).to_numpy(np.int64),
-                     np.where(synthetic > 0, today + synthetic - 1, -1))
+    index = owner.fillna(-1).to_numpy(np.int64)
+    # an owner that is not one of today's clients may be spelled like a synthetic one
+    other = owner.isna().to_numpy(bool) & queues["owner"].notna().to_numpy(bool)
+    synthetic = _synthetic_number(queues["owner"].to_numpy(object)[other])
+    index[other] = np.where(synthetic > 0, today[other] + synthetic - 1, -1)
     return pd.DataFrame({
         "g": queues["g"].to_numpy(np.int64),
         "pos_group": queues.groupby("g", sort=False).cumcount().to_numpy(np.int64),
@@ -451,23 +453,41 @@ def _arithmetic(cands: pd.DataFrame, groups: pd.DataFrame,
     With n clients all subscribing every topic, a queue at position p of a topic of q_t
     queues (position P in the group's (topic, queue) order) goes to client
     * AVG, range: b = q_t // n, m = q_t % n: p // (b + 1) if p < m (b + 1), else
-      m + (p - m (b + 1)) // b (the first m clients hold blocks one larger; q_t <= n:
-      client p);
+      (p - m) // b (the first m clients hold blocks one larger; q_t <= n: client p);
     * AVG_BY_CIRCLE: p mod n;
     * roundrobin: P mod n (one pointer over the topics, no member skipped).
-    """
+    Each formula runs only on the pairs of the candidates that use it (one integer
+    division per pair: the sweep is tens of millions of pairs per bucket)."""
     row, queue = _pairs(cands, groups, positions)
     strategy = cands["strategy"].to_numpy(object)
-    n = cands["clients"].to_numpy(np.int64)[row]
+    n = cands["clients"].to_numpy(np.int64)
+    owner = np.empty(len(row), np.int64)
+    for names, formula in ((("AVG", "range"), _blocks), (("AVG_BY_CIRCLE",), _circle),
+                           (("roundrobin",), _round_robin)):
+        uses = np.isin(strategy, names)
+        if uses.all():
+            owner = formula(n[row], queue, positions)
+        elif uses.any():
+            at = uses[row]
+            owner[at] = formula(n[row[at]], queue[at], positions)
+    return _summarize(cands, groups, positions, row, queue, owner)
+
+
+def _blocks(n: np.ndarray, queue: np.ndarray, positions: pd.DataFrame) -> np.ndarray:
     p = positions["pos_topic"].to_numpy(np.int64)[queue]
     size = positions["topic_size"].to_numpy(np.int64)[queue]
-    b, m = size // n, size % n
-    cut = m * (b + 1)
-    blocks = np.where(p < cut, p // (b + 1), m + (p - cut) // np.maximum(b, 1))
-    owner = np.where(np.isin(strategy, ("AVG", "range"))[row], blocks,
-                     np.where((strategy == "AVG_BY_CIRCLE")[row], p % n,
-                              positions["pos_group"].to_numpy(np.int64)[queue] % n))
-    return _summarize(cands, groups, positions, row, queue, owner)
+    b = size // n
+    m = size - b * n
+    big = p < m * (b + 1)
+    return np.where(big, p, p - m) // np.where(big, b + 1, np.maximum(b, 1))
+
+
+def _circle(n: np.ndarray, queue: np.ndarray, positions: pd.DataFrame) -> np.ndarray:
+    return positions["pos_topic"].to_numpy(np.int64)[queue] % n
+
+
+def _round_robin(n: np.ndarray, queue: np.ndarray, positions: pd.DataFrame) -> np.ndarray:
+    return positions["pos_group"].to_numpy(np.int64)[queue] % n
 
 
 def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
@@ -525,7 +545,10 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
 
 def _summarize(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
                row: np.ndarray, queue: np.ndarray, owner: np.ndarray) -> pd.DataFrame:
-    """`_simulate`'s rows from the owner index of every (candidate row, queue) pair."""
+    """`_simulate`'s rows from the owner index of every (candidate row, queue) pair.
+
+    The pairs come candidate by candidate (`_pairs`), each candidate's in one block, so
+    the per-candidate sums are `reduceat`s over the blocks' starts."""
     gi = groups.set_index("g")
     g = cands["g"].to_numpy(np.int64)
     n = cands["clients"].to_numpy(np.int64)
@@ -537,13 +560,14 @@ def _summarize(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     mn = np.minimum.reduceat(load, first_client).astype(np.int64)
     idle = np.add.reduceat((load == 0).astype(np.int64), first_client)
 
+    first_pair = np.searchsorted(row, np.arange(len(n)))
     today = positions["owner"].to_numpy(np.int64)[queue]
-    moved = (today != -2) & (today != owner)
+    moved = (today != owner) & (today != -2)
     dup = positions["dup"].to_numpy(float)[queue]
     known = moved & ~np.isnan(dup)
-    moved_n = np.bincount(row, weights=moved, minlength=len(n)).astype(np.int64)
-    dup_known = np.bincount(row, weights=known, minlength=len(n))
-    dup_sum = np.bincount(row, weights=np.where(known, dup, 0.0), minlength=len(n))
+    moved_n = np.add.reduceat(moved, first_pair, dtype=np.int64)
+    dup_known = np.add.reduceat(known, first_pair, dtype=np.int64)
+    dup_sum = np.add.reduceat(np.where(known, dup, 0.0), first_pair)
     dups = np.where(dup_known > 0, dup_sum, np.nan)
     dups = np.where(moved_n == 0, 0.0, dups)
     labels = [f"{k} clients, {s}" + (f" ({int(v)} virtual nodes)" if s == "CONSISTENT_HASH"
