@@ -20,7 +20,6 @@ from pyspark.sql import functions as F
 
 from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_all, assign_candidates
-from jobs.colocate import by_group
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.persist import Persisted
@@ -33,6 +32,7 @@ from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
+from rebalance_udfs.spark.buckets import bucketed
 from reports.assignments import assignments_report, snapshot_times
 from reports.what_if import best_sentence
 from storage.delta import DeltaStore, Store, WriteResult
@@ -222,8 +222,10 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
     with ctx.steps.step("assign") as line:
-        assigned = persist(by_group(assignments_report(
-            assign_all(inputs, buckets, prior, has_sticky), times), buckets))
+        # bucketed by group once: the figures pass and the what-if find each bucket
+        # where it is (`rebalance_udfs.spark.buckets.bucketed`)
+        assigned = persist(bucketed(assignments_report(
+            assign_all(inputs, buckets, prior, has_sticky), times), buckets, GROUP_KEYS))
         counts = {"assignments": count_rows(assigned)}
         line.detail = row_counts({"assignments": sum(counts["assignments"].values())})
     candidates = None

@@ -51,10 +51,11 @@ class Persisted:
 
 @contextmanager
 def _static_plan_if_partitioned(df: DataFrame) -> Iterator[None]:
-    """A frame hash-partitioned by its own plan (`jobs.colocate`) is checkpointed without
-    adaptive execution: only then does the checkpoint keep its partitioning (an adaptive
-    plan's partitioning is not known when the checkpoint records it), so the queries that
-    read it need no shuffle of their own. Other frames keep adaptive execution."""
+    """A frame hash-partitioned by its own plan (the assignment rows, bucketed by group:
+    `rebalance_udfs.spark.buckets.bucketed`) is checkpointed without adaptive execution:
+    only then does the checkpoint keep its partitioning (an adaptive plan's partitioning is
+    not known when the checkpoint records it), so the queries that read it need no shuffle
+    of their own. Other frames keep adaptive execution."""
     spark = df.sparkSession
     try:
         partitioning = df._jdf.queryExecution().sparkPlan().outputPartitioning().toString()

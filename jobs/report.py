@@ -44,7 +44,9 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
     hypothetical assignments; its table is empty unless `compare`. `step(label)`: the
     context each materialized part runs in."""
     assignments = assigned.select(*ASSIGNMENT_COLUMNS)
-    # not colocated by group: the figures pass and the what-if bucket them themselves
+    # `assigned` is bucketed by group (`jobs.audit`): the facts aggregation, the figures
+    # pass and the what-if read each bucket where it is; the member rows are shuffled to
+    # their buckets by each pass
     members = inputs.members
     with step("group figures"):
         figures = persist(group_figures(client_topic_facts(assigned), members, buckets))

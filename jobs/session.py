@@ -24,10 +24,6 @@ REQUIRED_CONF = {
     # (jobs/persist.py) keep plans short now, and this bound stays for the plans that are
     # still long. 100k characters keep the operators readable.
     "spark.sql.maxPlanStringLength": "100000",
-    # a join reuses its sides' partitioning when both are hash-partitioned alike on some of
-    # its keys: the run partitions the assignment rows by (cluster, group) once
-    # (jobs/colocate.py)
-    "spark.sql.requireAllClusterKeysForCoPartition": "false",
 }
 
 

@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from rebalance_udfs.spark.buckets import BUCKET
 from vocabulary.columns import (
     CLAIM_STATUSES,
     CLUSTERING,
@@ -63,11 +64,17 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
     Clustering claims (OK, CONTENDED or SHARED): `claims`, `claim_lag`, `claim_rate`.
     Queue facts, summed per topic by the reports: `queues`, `unconsumed_queues`,
     `contended_queues`, `queue_lag` / `queue_lag_known`, `queue_rate` / `queue_rate_known`.
+
+    Rows bucketed by group (`rebalance_udfs.spark.buckets.bucketed`) keep their BUCKET: a
+    function of the group, it changes no group, and grouping by it too lets the
+    aggregation run where the rows are (no shuffle) and hand its partitioning on to the
+    figures pass.
     """
     lag, rate, status = F.col("lag"), exact_rate(F.col("in_rate")), F.col("status")
     claim = status.isin(*CLAIM_STATUSES)
     first = F.col(QUEUE_FIRST)
-    return assigned.groupBy(*KEYS).agg(
+    bucket = [BUCKET] if BUCKET in assigned.columns else []
+    return assigned.groupBy(*bucket, *KEYS).agg(
         F.count(F.lit(1)).cast("int").alias("rows"),
         F.sum(lag).alias("lag_all"), F.count(lag).cast("int").alias("lag_all_known"),
         F.sum(rate).alias("rate_all"), F.count(rate).cast("int").alias("rate_all_known"),

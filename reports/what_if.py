@@ -17,6 +17,10 @@ from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
 from vocabulary.schemas import WHAT_IF_SCHEMA
 
 MODES = ("all", "findings", "off")
+# the chosen groups are broadcast to the semi-joins up to this many (the assignment rows
+# then stay in their buckets, see `rebalance_udfs.spark.buckets.bucketed`); above it the
+# join shuffles
+BROADCAST_GROUPS = 500_000
 
 COLUMNS = ["snapshot_id", "cluster", "captured_at", *WHAT_IF_SCHEMA.fieldNames()[2:]]
 def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
@@ -30,6 +34,8 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
     if mode == "findings":
         groups = groups.where(F.size("findings") > 0)
     groups = groups.select(*GROUP_KEYS)
+    if groups.count() <= BROADCAST_GROUPS:
+        groups = F.broadcast(groups)
     rows = simulate(assigned.join(groups, GROUP_KEYS, "left_semi"),
                     members.join(groups, GROUP_KEYS, "left_semi"), buckets)
     return rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left").select(*COLUMNS)

@@ -23,6 +23,18 @@ def bucketed(df: DataFrame, buckets: int, keys: Sequence[str]) -> DataFrame:
     (`jobs.sizing`): adaptive execution coalesces a shuffle by bytes (at 10M rows it packed
     the what-if's 73 buckets into 3 tasks on 2 cores, one core idle half the stage), but it
     never coalesces a repartition to an explicit count. Both sides of a cogroup bucketed
-    alike are co-partitioned, so the grouping adds no second shuffle."""
+    alike are co-partitioned, so the grouping adds no second shuffle.
+
+    A frame that has BUCKET already is returned as it is: it was bucketed by this function
+    upstream, with the run's bucket count, and is still partitioned by it (the run's
+    assignment rows, materialized once by `jobs.audit`, feed the figures pass and the
+    what-if this way), so its rows are where their buckets are and stay there."""
+    if BUCKET in df.columns:
+        return df
     buckets = max(buckets, 1)
     return df.withColumn(BUCKET, bucket_of(buckets, keys)).repartition(buckets, BUCKET)
+
+
+def with_bucket(df: DataFrame, *columns: str) -> DataFrame:
+    """`df.select(*columns)`, keeping BUCKET when `df` has it (see `bucketed`)."""
+    return df.select(*columns, *([BUCKET] if BUCKET in df.columns else []))

@@ -16,7 +16,7 @@ from rebalance_udfs.group_figures import (
     MEMBER_COLUMNS,
     group_figures,
 )
-from rebalance_udfs.spark.buckets import BUCKET, bucketed
+from rebalance_udfs.spark.buckets import BUCKET, bucketed, with_bucket
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import GROUP_FIGURES_ARROW_SCHEMA, GROUP_FIGURES_SCHEMA
 
@@ -40,7 +40,7 @@ def figures(facts: DataFrame, members: DataFrame, buckets: int) -> DataFrame:
     """GROUP_FIGURES_SCHEMA rows of every group in `members`. `facts`:
     `reports.facts.client_topic_facts` of the assignment rows."""
     m = members.withColumn("variant", variant()).select(*MEMBER_COLUMNS)
-    return (bucketed(facts.select(*FACT_COLUMNS), buckets, GROUP_KEYS).groupBy(BUCKET)
+    return (bucketed(with_bucket(facts, *FACT_COLUMNS), buckets, GROUP_KEYS).groupBy(BUCKET)
             .cogroup(bucketed(m, buckets, GROUP_KEYS).groupBy(BUCKET))
             .applyInArrow(_body, GROUP_FIGURES_SCHEMA))
 

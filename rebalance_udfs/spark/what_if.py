@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from pyspark.sql import DataFrame
 
-from rebalance_udfs.spark.buckets import BUCKET, bucketed
+from rebalance_udfs.spark.buckets import BUCKET, bucketed, with_bucket
 from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import WHAT_IF_SCHEMA
@@ -29,7 +29,7 @@ def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
 def simulate(assigned: DataFrame, members: DataFrame, buckets: int) -> DataFrame:
     """WHAT_IF_SCHEMA rows of every group in `assigned` (assignment rows with offsets) and
     `members` (the same groups' member rows)."""
-    a = bucketed(assigned.select(*ASSIGNED_COLUMNS), buckets, GROUP_KEYS)
+    a = bucketed(with_bucket(assigned, *ASSIGNED_COLUMNS), buckets, GROUP_KEYS)
     m = bucketed(members.select(*WHAT_IF_MEMBER_COLUMNS), buckets, GROUP_KEYS)
     return (a.groupBy(BUCKET).cogroup(m.groupBy(BUCKET))
             .applyInPandas(_bucket_body, WHAT_IF_SCHEMA))

@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 from jobs.persist import Persisted
 from jobs.read import InputPaths, read_inputs
 from rebalance_udfs.spark.assign import assign
+from rebalance_udfs.spark.buckets import bucketed
 from rebalance_udfs.spark.group_figures import figures
 from reports.assignments import assignments_report, snapshot_times
 from reports.consumer_load import consumer_load_report
@@ -29,6 +30,7 @@ from storage.delta import DeltaStore
 from tests.e2e.test_cli_examples import _as_member_rows, all_cases
 from tests.support.balance_oracle import oracle_reports
 from tests.support.delta_inputs import write_inputs
+from vocabulary.columns import GROUP_KEYS
 
 pytestmark = pytest.mark.spark
 
@@ -44,7 +46,14 @@ def _both(spark, paths: dict[str, str]) -> tuple[dict[str, DataFrame], dict[str,
     times = persist(snapshot_times(inputs.queues))
     assigned = persist(assignments_report(
         assign(inputs.queues, inputs.members, inputs.offsets, BUCKETS), times))
-    pass_figures = persist(figures(client_topic_facts(assigned), inputs.members, BUCKETS))
+    # as the job has them: bucketed by group once, the facts aggregated in their buckets
+    in_buckets = persist(bucketed(assigned, BUCKETS, GROUP_KEYS))
+    facts = client_topic_facts(in_buckets)
+    pass_figures = figures(facts, inputs.members, BUCKETS)
+    # the assignment rows are not shuffled again: the members are the one side exchanged
+    plan = pass_figures._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("Exchange hashpartitioning") == 1, plan
+    pass_figures = persist(pass_figures)
     ours = {"consumer_load": consumer_load_report(pass_figures, times),
             "group_balance": group_balance_report(pass_figures, times)}
     return ours, oracle_reports(assigned, inputs.members, times)
