@@ -456,8 +456,8 @@ def _arithmetic(cands: pd.DataFrame, groups: pd.DataFrame,
       (p - m) // b (the first m clients hold blocks one larger; q_t <= n: client p);
     * AVG_BY_CIRCLE: p mod n;
     * roundrobin: P mod n (one pointer over the topics, no member skipped).
-    Each formula runs only on the pairs of the candidates that use it (one integer
-    division per pair: the sweep is tens of millions of pairs per bucket)."""
+    Each formula runs only on the pairs of the candidates that use it, with one integer
+    division per pair (a 10M-row benchmark bucket sweeps about 12 million pairs)."""
     row, queue = _pairs(cands, groups, positions)
     strategy = cands["strategy"].to_numpy(object)
     n = cands["clients"].to_numpy(np.int64)
@@ -548,7 +548,8 @@ def _summarize(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     """`_simulate`'s rows from the owner index of every (candidate row, queue) pair.
 
     The pairs come candidate by candidate (`_pairs`), each candidate's in one block, so
-    the per-candidate sums are `reduceat`s over the blocks' starts."""
+    the per-candidate sums are `reduceat`s over the blocks' starts. No block is empty: a
+    group without queues has no candidates."""
     gi = groups.set_index("g")
     g = cands["g"].to_numpy(np.int64)
     n = cands["clients"].to_numpy(np.int64)
@@ -562,7 +563,7 @@ def _summarize(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
 
     first_pair = np.searchsorted(row, np.arange(len(n)))
     today = positions["owner"].to_numpy(np.int64)[queue]
-    moved = (today != owner) & (today != -2)
+    moved = (today != -2) & (today != owner)
     dup = positions["dup"].to_numpy(float)[queue]
     known = moved & ~np.isnan(dup)
     moved_n = np.add.reduceat(moved, first_pair, dtype=np.int64)
