@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rebalance_udfs.exact import first_of, nullable
+from rebalance_udfs.exact import first_of, nullable, take
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
 
@@ -88,7 +88,7 @@ def _sorted_lists(owner: np.ndarray, n: int, codes: np.ndarray,
     order = np.lexsort((_ranks(names)[codes], owner))
     offsets = np.r_[0, np.cumsum(np.bincount(owner, minlength=n))]
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()),
-                                    names.take(pa.array(codes[order], pa.int64())))
+                                    take(names, codes[order]))
 
 
 def _sole(lists: pa.ListArray) -> pa.Array:
@@ -98,7 +98,7 @@ def _sole(lists: pa.ListArray) -> pa.Array:
         return pa.nulls(len(lists), names)
     lengths = _numpy(pc.list_value_length(lists))
     first = np.minimum(_numpy(lists.offsets)[:-1], len(lists.values) - 1)
-    values = lists.values.take(pa.array(first, pa.int64()))
+    values = take(lists.values, first)
     return pc.if_else(pa.array(lengths == 1), values, pa.scalar(None, names))
 
 
@@ -113,7 +113,7 @@ class _Queues:
         first = first_of(self.code, self.n)
         self.group = group[first]
         self.topic, self.broker, self.queue_id = (
-            c.take(pa.array(first, pa.int64())) for c in (topic, broker, queue_id))
+            take(c, first) for c in (topic, broker, queue_id))
         side = _numpy(_array(rows[SIDE]), np.int8)
         self.in_before = _flags(self.code, self.n, side == BEFORE)
         self.in_after = _flags(self.code, self.n, side == AFTER)
@@ -188,7 +188,7 @@ class _Clients:
         self.code, self.n = _codes(group, client)
         first = first_of(self.code, self.n)
         self.group = group[first]
-        self.client = client.take(pa.array(first, pa.int64()))
+        self.client = take(client, first)
         side = _numpy(_array(rows[SIDE]), np.int8)
         self.in_before = _flags(self.code, self.n, side == BEFORE)
         self.in_after = _flags(self.code, self.n, side == AFTER)
@@ -215,7 +215,7 @@ class _Clients:
         """Per group the sorted client ids where `keep`."""
         index = np.flatnonzero(keep)
         return _sorted_lists(self.group[index], n_groups, np.arange(len(index)),
-                             self.client.take(pa.array(index, pa.int64())))
+                             take(self.client, index))
 
 
 # ---------------------------------------------------------------------------------- pass

@@ -69,6 +69,11 @@ def first_of(codes: np.ndarray, n: int) -> np.ndarray:
     return first
 
 
+def take(array: pa.Array | pa.Table, index: np.ndarray) -> pa.Array | pa.Table:
+    """`array`'s rows at the positions `index` (numpy)."""
+    return array.take(pa.array(index, pa.int64()))
+
+
 def nullable(values: np.ndarray, known: np.ndarray, type_: pa.DataType) -> pa.Array:
     """`values` where `known`, else null (what is not known may hold a reduction's
     neutral value, out of the type's range)."""

@@ -33,6 +33,7 @@ from rebalance_udfs.exact import (
     first_of,
     mean_half_up,
     nullable,
+    take,
 )
 from vocabulary.columns import BROKER, CLIENT, CLUSTERING, POP, SHARED_MODES
 from vocabulary.findings import (
@@ -134,10 +135,6 @@ def _set_keys(lists: pa.ListArray) -> np.ndarray:
                       dtype=object)
 
 
-def _take(array: pa.Array, index: np.ndarray) -> pa.Array:
-    return array.take(pa.array(index, pa.int64()))
-
-
 def _or_null(lists: pa.Array, present: np.ndarray) -> pa.Array:
     """`lists` with null where not `present` (Spark's collect_list over no rows)."""
     return pc.if_else(pa.array(np.asarray(present, dtype=bool)), lists,
@@ -223,7 +220,7 @@ class _Pass:
         to_group[m_codes] = self.m_group
         f_group = to_group[f_codes]
         kept = np.flatnonzero(f_group >= 0)
-        self.facts = facts.take(pa.array(kept, pa.int64()))
+        self.facts = take(facts, kept)
         self.f_group = f_group[kept]
         first = first_of(self.m_group, self.n_groups)
         self.group_key = [k[first] for k in m_keys]
@@ -613,8 +610,8 @@ class _Pass:
             "topic": topic,
             "clients": pa.array(gf["clients"][g], pa.int32()),
             **columns,
-            "duplicate_ids": _take(gf["duplicate_ids"], g),
-            "strategies": _take(gf["strategies"], g),
-            "_unsupported": _take(gf["unsupported"], g),
+            "duplicate_ids": take(gf["duplicate_ids"], g),
+            "strategies": take(gf["strategies"], g),
+            "_unsupported": take(gf["unsupported"], g),
             "topic_sets": pa.array(gf["topic_sets"][g], pa.int64()),
         })
