@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from rebalance_udfs.spark.buckets import BUCKET
+from rebalance_udfs.spark.buckets import bucket_column
 from vocabulary.columns import (
     CLAIM_STATUSES,
     CLUSTERING,
@@ -73,8 +73,7 @@ def client_topic_facts(assigned: DataFrame) -> DataFrame:
     lag, rate, status = F.col("lag"), exact_rate(F.col("in_rate")), F.col("status")
     claim = status.isin(*CLAIM_STATUSES)
     first = F.col(QUEUE_FIRST)
-    bucket = [BUCKET] if BUCKET in assigned.columns else []
-    return assigned.groupBy(*bucket, *KEYS).agg(
+    return assigned.groupBy(*bucket_column(assigned), *KEYS).agg(
         F.count(F.lit(1)).cast("int").alias("rows"),
         F.sum(lag).alias("lag_all"), F.count(lag).cast("int").alias("lag_all_known"),
         F.sum(rate).alias("rate_all"), F.count(rate).cast("int").alias("rate_all_known"),

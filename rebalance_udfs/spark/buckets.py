@@ -35,6 +35,12 @@ def bucketed(df: DataFrame, buckets: int, keys: Sequence[str]) -> DataFrame:
     return df.withColumn(BUCKET, bucket_of(buckets, keys)).repartition(buckets, BUCKET)
 
 
+def bucket_column(df: DataFrame) -> list[str]:
+    """[BUCKET] when `df` was bucketed upstream (see `bucketed`), else []: what a select or
+    a grouping keeps so the rows stay known to be in their buckets."""
+    return [BUCKET] if BUCKET in df.columns else []
+
+
 def with_bucket(df: DataFrame, *columns: str) -> DataFrame:
-    """`df.select(*columns)`, keeping BUCKET when `df` has it (see `bucketed`)."""
-    return df.select(*columns, *([BUCKET] if BUCKET in df.columns else []))
+    """`df.select(*columns)`, keeping BUCKET when `df` has it."""
+    return df.select(*columns, *bucket_column(df))
