@@ -27,14 +27,13 @@ from jobs.preflight import check_output_root, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
-from jobs.report import compute_reports
+from jobs.report import WHAT_IF_LINES, compute_reports
 from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.buckets import bucketed
 from reports.assignments import assignments_report, snapshot_times
-from reports.what_if import best_sentence
 from storage.delta import DeltaStore, Store, WriteResult
 from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
 from vocabulary.contracts import REJECTS_SCHEMA
@@ -139,15 +138,15 @@ def _audit(ctx: _Run) -> RunResult:
             if prior.snapshots:
                 log.info("churn of the first snapshot(s) compared with %s from the output",
                          ", ".join(prior.snapshots))
-            tables, counts = _assign_and_report(ctx, inputs, times, prior, has_sticky, existing,
-                                                attempt_persist)
+            tables, counts, lines = _assign_and_report(ctx, inputs, times, prior, has_sticky,
+                                                       existing, attempt_persist)
             with ctx.steps.step("reports", "report rejects") as line:
                 counts["rejects"] = count_rows(rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
                 writes = _write(ctx, scope, tables, rejects, counts, times, baselines, prior)
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
-            worst = _worst_groups(tables["group_balance"], tables["what_if"])
+            worst = _worst_groups(tables["group_balance"], lines)
             churn_top = _top_churn(tables["rebalance_churn"])
             break
         except StalePrior as exc:
@@ -217,7 +216,8 @@ def _partitions(spark: SparkSession) -> int:
 def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
                        has_sticky: bool, existing: tuple[str, ...], persist: Persisted):
     """Assignment rows (materialized once), then every report, each counted per
-    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id."""
+    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id,
+    with the groups' what-if lines for the run's summary."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
@@ -235,13 +235,14 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     reports = compute_reports(
         inputs, assigned, times, prior, buckets, persist, config.what_if, candidates, compare,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None))
+    lines = reports.pop(WHAT_IF_LINES)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
     for name in (n for n in OUTPUT_TABLES if n in reports):
         with ctx.steps.step("reports", f"report {name}", point=None) as line:
             tables[name] = _stamp(persist(reports[name]), ctx.run_id)
             counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
-    return tables, counts
+    return tables, counts, lines
 
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,
@@ -299,10 +300,11 @@ def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
     return [r.asDict() for r in rows]
 
 
-def _worst_groups(balance: DataFrame, what_if: DataFrame | None = None,
+def _worst_groups(balance: DataFrame, lines: DataFrame | None = None,
                   limit: int = 10) -> list[dict]:
     """The groups most in need of attention, each at its latest snapshot, with their
-    what-if line (a handful of rows to the driver)."""
+    what-if line (`lines`: `reports.what_if.best_sentence`; a handful of rows to the
+    driver)."""
     severity = sum((F.coalesce(F.col(c), F.lit(0)) * w for c, w in SEVERITY_WEIGHTS.items()),
                    F.lit(0))
     latest = Window.partitionBy("cluster", "consumer_group").orderBy(
@@ -312,7 +314,7 @@ def _worst_groups(balance: DataFrame, what_if: DataFrame | None = None,
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit))
-    if what_if is not None:
-        rows = rows.join(best_sentence(what_if), GROUP_KEYS, "left").orderBy(
+    if lines is not None:
+        rows = rows.join(lines, GROUP_KEYS, "left").orderBy(
             F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
     return [r.asDict() for r in rows.collect()]

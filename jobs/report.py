@@ -27,7 +27,10 @@ from reports.facts import client_topic_facts
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import rebalance_churn_report
 from reports.strategy_comparison import strategy_comparison_report
-from reports.what_if import what_if_report, with_what_if
+from reports.what_if import best_sentence, what_if_report, with_what_if
+
+# compute_reports' entry that is not an output table: the groups' what-if lines
+WHAT_IF_LINES = "what_if_lines"
 
 
 def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior: Prior,
@@ -36,7 +39,8 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
                     compare: bool = False,
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
                     ) -> dict[str, DataFrame]:
-    """Every output table but rejects, as DataFrames (without run_id).
+    """Every output table but rejects, as DataFrames (without run_id), and under
+    WHAT_IF_LINES (not a table) each group's what-if line (`reports.what_if.best_sentence`).
 
     `assigned`: the assign step's rows with captured_at (persisted by the caller).
     `what_if`: which groups get what-if candidates (all, findings, off); their best change
@@ -59,13 +63,17 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
     balance = group_balance_report(figures, times, drift_groups)
     if what_if == "off":
         simulated = what_if_report(assigned, members, balance, times, buckets, "off")
+        lines = best_sentence(simulated)
     else:
         with step("balance figures"):
             balance = persist(balance)
         with step("what_if simulation"):
             simulated = persist(what_if_report(assigned, members, balance, times,
                                                buckets, what_if))
-        balance = with_what_if(balance, simulated)
+        with step("what_if lines"):
+            # one row per group: read by group_balance and by the run's summary
+            lines = persist(best_sentence(simulated))
+        balance = with_what_if(balance, lines)
     reports = {
         "assignments": assignments,
         "consumer_load": consumer_load,
@@ -74,6 +82,7 @@ def compute_reports(inputs: Inputs, assigned: DataFrame, times: DataFrame, prior
             assignments, consumer_load, prior.assignments, prior.consumer_load, buckets),
         "drift": drift,
         "what_if": simulated,
+        WHAT_IF_LINES: lines,
     }
     if candidates:
         comparison = strategy_comparison_report(candidates, inputs.queues, inputs.members)

@@ -41,14 +41,27 @@ def what_if_report(assigned: DataFrame, members: DataFrame, balance: DataFrame,
     return rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left").select(*COLUMNS)
 
 
+# what a what-if line says of the recommended candidate (`_sentence`)
+_SENTENCE_COLUMNS = ("split_by_topic", "clients", "candidate", "max_queues", "queues_moved")
+
+
 def best_sentence(what_if: DataFrame) -> DataFrame:
-    """Per group (GROUP_KEYS): `what_if_line`, the recommended change in words, e.g. "run
-    16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)"; null
-    when today's assignment is already the best candidate."""
-    today = (what_if.where(F.col("is_current"))
-             .select(*GROUP_KEYS, F.col("max_queues").alias("_today_max")))
-    best = what_if.where(F.col("recommended") & ~F.col("is_current")).join(today, GROUP_KEYS)
-    return best.select(*GROUP_KEYS, _sentence().alias("what_if_line"))
+    """Per group (GROUP_KEYS) with a better candidate than today's: `what_if_line`, the
+    recommended change in words, e.g. "run 16 clients, AVG (max 6 queues per client
+    instead of 16; 41 queues move once)".
+
+    One aggregation over the two rows of a group it reads (today's and the recommended
+    one; exactly one row of a group is recommended), not a join of the table with itself:
+    the table has tens of candidates per group (5.6 million rows at 10M assignment rows).
+    The result is a row per group, small enough to keep (`jobs.report`)."""
+    current, recommended = F.col("is_current"), F.col("recommended")
+    best = F.struct(*[F.col(c) for c in _SENTENCE_COLUMNS])
+    lines = (what_if.where(recommended | current).groupBy(*GROUP_KEYS).agg(
+        F.max(F.when(current, F.col("max_queues"))).alias("_today_max"),
+        F.first(F.when(recommended & ~current, best), ignorenulls=True).alias("_best")))
+    return (lines.where(F.col("_best").isNotNull())
+            .select(*GROUP_KEYS, "_today_max", "_best.*")
+            .select(*GROUP_KEYS, _sentence().alias("what_if_line")))
 
 
 def _sentence() -> Column:
@@ -61,11 +74,10 @@ def _sentence() -> Column:
                     n("queues_moved"), F.lit(" queues move once)"))
 
 
-def with_what_if(balance: DataFrame, what_if: DataFrame) -> DataFrame:
-    """group_balance with the best concrete change appended to the whole-group rows'
-    recommendation (columns unchanged)."""
-    line = best_sentence(what_if)
-    joined = balance.join(line, GROUP_KEYS, "left")
+def with_what_if(balance: DataFrame, lines: DataFrame) -> DataFrame:
+    """group_balance with the best concrete change (`lines`: `best_sentence` of the what_if
+    rows) appended to the whole-group rows' recommendation (columns unchanged)."""
+    joined = balance.join(lines, GROUP_KEYS, "left")
     add = F.col("topic").isNull() & F.col("what_if_line").isNotNull() & (F.size("findings") > 0)
     return joined.withColumn("recommendation", F.when(add, F.concat(
         F.col("recommendation"), F.lit(" What-if: "), F.col("what_if_line"), F.lit(".")))
