@@ -480,8 +480,10 @@ def spark_child(args) -> dict:
     paths = manifest["paths"]
     out = Path(args.work) / "out"
     shutil.rmtree(out, ignore_errors=True)
-    # the driver heap spark-submit.sh gives local runs (Spark's 1g default dies near 10M)
+    # the driver heap spark-submit.sh gives local runs (Spark's 1g default dies near 10M);
+    # the input splits as the job sizes them (jobs.audit._size), for the IO floor too
     conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
+            "spark.sql.files.minPartitionNum": str(args.shuffle_partitions),
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.memory": os.environ.get("REBALANCE_AUDIT_DRIVER_MEMORY", "4g")}
     conf.update(dict(kv.split("=", 1) for kv in args.conf))
