@@ -287,12 +287,15 @@ def _stamp(df: DataFrame, run_id: str) -> DataFrame:
 
 
 def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str) -> DataFrame:
-    """Row rejects of the inputs plus one row per missing input of a snapshot."""
+    """Row rejects of the inputs plus one row per missing input of a snapshot.
+
+    In as many partitions as Spark has cores: the rejects are a union of every input's
+    (the sum of their partitions, 128 at 10M), and each partition writes its own files."""
     rows = [n.reject_row() for n in notes if n.table is not None]
     rejects = inputs.rejects.select(*REJECTS_SCHEMA.fieldNames())
     if rows:
         rejects = rejects.unionByName(spark.createDataFrame(rows, REJECTS_SCHEMA))
-    return _stamp(rejects, run_id)
+    return _stamp(rejects.coalesce(max(1, spark.sparkContext.defaultParallelism)), run_id)
 
 
 def _capture_times(times: DataFrame) -> dict:

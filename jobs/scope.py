@@ -72,7 +72,12 @@ def _sources(inputs) -> DataFrame:
 
 def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     """Classify every snapshot the inputs hold (one Spark job, a few rows to the driver)."""
-    rows = (_sources(inputs).groupBy("table", "snapshot_id", "cluster", "usable")
+    sources = _sources(inputs)
+    # the inputs are read in the run's partitions (`jobs.audit._size`), and their union
+    # has the sum of them (256 tasks at 10M for an aggregate of a few rows): two tasks
+    # per core do the same scan with less overhead per task
+    sources = sources.coalesce(max(1, 2 * sources.sparkSession.sparkContext.defaultParallelism))
+    rows = (sources.groupBy("table", "snapshot_id", "cluster", "usable")
             .agg(F.count(F.lit(1)).alias("rows")).collect())
     usable: dict[str, dict[tuple, int]] = defaultdict(dict)
     clusters: dict[str | None, set] = defaultdict(set)

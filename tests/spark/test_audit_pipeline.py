@@ -177,3 +177,21 @@ def test_the_client_named_for_lag_skew_is_the_smallest_id_of_equal_ones(spark,
     whole = balance[balance["topic"].isna()].iloc[0]
     assert "LAG_SKEW" in whole["findings"]
     assert "By lag, client c1 carries 1,000 (50% of the group's total" in whole["recommendation"]
+
+
+def test_input_splits_follow_the_run_partitions_unless_set(spark) -> None:
+    """The input files are read in at least as many splits as the run has partitions
+    (the session's spark.sql.shuffle.partitions here: the test session sets 4)."""
+    from types import SimpleNamespace
+
+    from jobs.audit import _size
+
+    key = "spark.sql.files.minPartitionNum"
+    assert not spark.sparkContext.getConf().contains(key)
+    try:
+        _size(SimpleNamespace(spark=spark), 10_000_000)
+        # the session's own shuffle partitions win over the rule (40 for 10M rows)
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
+        assert spark.conf.get(key) == "4"
+    finally:
+        spark.conf.unset(key)
