@@ -312,8 +312,7 @@ def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
     return [r.asDict() for r in rows]
 
 
-def _worst_groups(balance: DataFrame, lines: DataFrame | None = None,
-                  limit: int = 10) -> list[dict]:
+def _worst_groups(balance: DataFrame, lines: DataFrame, limit: int = 10) -> list[dict]:
     """The groups most in need of attention, each at its latest snapshot, with their
     what-if line (`lines`: `reports.what_if.best_sentence`; a handful of rows to the
     driver)."""
@@ -326,7 +325,6 @@ def _worst_groups(balance: DataFrame, lines: DataFrame | None = None,
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit))
-    if lines is not None:
-        rows = rows.join(lines, GROUP_KEYS, "left").orderBy(
-            F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
+    rows = rows.join(lines, GROUP_KEYS, "left").orderBy(
+        F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
     return [r.asDict() for r in rows.collect()]

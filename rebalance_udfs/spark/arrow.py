@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rebalance_udfs.allocate import first_of_queue
+from rebalance_udfs.exact import take
 from vocabulary.columns import GROUP_KEYS, QUEUE_FIRST
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
 
@@ -86,7 +87,7 @@ def gather_assigned(queues: pa.Table, claims: pd.DataFrame) -> pa.Table:
     are taken from `queues` in Arrow; `queue_first` marks each queue's first row.
     """
     row = claims[ROW].to_numpy(np.int64) if len(claims) else np.empty(0, np.int64)
-    taken = queues.select(QUEUE_SIDE).take(pa.array(row))
+    taken = take(queues.select(QUEUE_SIDE), row)
     columns = {name: taken.column(name) for name in QUEUE_SIDE}
     columns[QUEUE_FIRST] = pa.array(first_of_queue(row), type=pa.bool_())
     for name in CLAIM_COLUMNS:
