@@ -13,12 +13,12 @@ list, virtual nodes): a group's calls share them, whatever topic they allocate.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from rebalance_udfs import md5
 from rebalance_udfs.batch import AllocationBatch
 from rebalance_udfs.positional import EMPTY_CLAIMS, Claims, expand_blocks, rocketmq_cid_index
 
@@ -27,26 +27,22 @@ MAX_VIRTUAL_NODES = 100_000
 of exhausting memory; real deployments use tens to hundreds. Input validation may reuse it."""
 
 _HASH_BITS = 32
-
-try:  # CPython's own MD5: for keys this short about half the cost per call of OpenSSL's
-    from _md5 import md5 as _md5
-except ImportError:  # an interpreter built without it
-    _md5 = hashlib.md5
+_NO_SUFFIX = md5.encode([""])
 
 
 def md5_prefix(keys: list[str] | np.ndarray) -> np.ndarray:
     """Upstream `MD5Hash.hash` of each key: first 4 MD5 bytes, unsigned big-endian (int64).
 
-    Distinct keys are hashed once each. Upstream hashes `key.getBytes()` in the platform
-    charset (UTF-8 on Linux, and everywhere since JDK 18), where an unpaired surrogate
-    becomes '?', as with errors="replace".
+    Distinct keys are hashed once each (`md5.first_words`). Upstream hashes
+    `key.getBytes()` in the platform charset (UTF-8 on Linux, and everywhere since JDK 18),
+    where an unpaired surrogate becomes '?', as with errors="replace".
     """
     codes, uniques = pd.factorize(pd.Series(keys, dtype=object))
     if len(uniques) == 0:
         return np.empty(len(codes), np.int64)
-    md5 = _md5
-    digests = b"".join([md5(k.encode("utf-8", "replace")).digest() for k in uniques])
-    hashes = np.frombuffer(digests, dtype=">u4").reshape(-1, 4)[:, 0].astype(np.int64)
+    rows = np.arange(len(uniques))
+    hashes = md5.first_words(md5.encode(list(uniques)), rows, _NO_SUFFIX,
+                             np.zeros(len(uniques), np.int64))
     return hashes[codes]
 
 
@@ -55,8 +51,8 @@ def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.nda
     first[j] + count[j], in `expand_blocks(first, count)` order.
 
     The nodes are most of a ring's hashing (tens of virtual nodes per client), so each
-    distinct id's keys 0 .. its largest k are hashed once, from the id's encoded bytes
-    and a shared table of `-<k>` suffixes: no string is formatted or factorized per node.
+    distinct id's keys 0 .. its largest k are hashed once, as the id's encoded bytes
+    followed by a shared table of `-<k>` suffixes: no string is formatted per node.
     Encoding the id alone is encoding the key: the suffix is ASCII."""
     first = np.asarray(first, np.int64)
     count = np.clip(np.asarray(count, np.int64), 0, None)
@@ -67,17 +63,11 @@ def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.nda
     # id with an unpaired surrogate does not have (its codes came out nondeterministic)
     index: dict[str, int] = {}
     codes = np.array([index.setdefault(str(c), len(index)) for c in ids], np.int64)
-    uniques = list(index)
-    need = np.zeros(len(uniques), np.int64)
+    need = np.zeros(len(index), np.int64)
     np.maximum.at(need, codes, np.where(count > 0, first + count, 0))
-    suffixes = [f"-{n}".encode() for n in range(int(need.max()))]
-    md5 = _md5
-    digests = b"".join([
-        md5(prefix + suffix).digest()
-        for prefix, n in zip([u.encode("utf-8", "replace") for u in uniques],
-                             need.tolist(), strict=True)
-        for suffix in suffixes[:n]])
-    table = np.frombuffer(digests, dtype=">u4").reshape(-1, 4)[:, 0].astype(np.int64)
+    suffixes = md5.encode([f"-{n}" for n in range(int(need.max()))])
+    node_id, node_k = expand_blocks(np.zeros(len(need), np.int64), need)
+    table = md5.first_words(md5.encode(list(index)), node_id, suffixes, node_k)
     return table[(np.cumsum(need) - need)[codes[member]] + k]
 
 

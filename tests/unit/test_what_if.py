@@ -151,7 +151,7 @@ def _random_bucket(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame
 @pytest.mark.parametrize("seed", range(6))
 def test_closed_form_rows_equal_the_kernels(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     assigned, members = _random_bucket(seed, 40)
-    computed: dict[str, int] = {"_arithmetic": 0, "_hash_ring": 0}
+    computed: dict[str, int] = {"_arithmetic": 0, "_blocks_sweep": 0, "_hash_ring": 0}
 
     def counting(name: str):
         real = getattr(what_if, name)
@@ -164,13 +164,44 @@ def test_closed_form_rows_equal_the_kernels(seed: int, monkeypatch: pytest.Monke
     for name in computed:
         monkeypatch.setattr(what_if, name, counting(name))
     closed = what_if.what_if_bucket(assigned, members)
-    assert computed["_arithmetic"] > 100 and computed["_hash_ring"] > 10
+    assert computed["_arithmetic"] > 100 and computed["_blocks_sweep"] > 100
+    assert computed["_hash_ring"] > 10
     monkeypatch.setattr(what_if, "_closed_form_applies",
                         lambda cands, *_: np.zeros(len(cands), dtype=bool))
     kernels = what_if.what_if_bucket(assigned, members)
     pd.testing.assert_frame_equal(closed, kernels)
     for group, rows in closed.groupby("consumer_group"):
         assert best_change(rows) == best_change(kernels[kernels["consumer_group"] == group])
+
+
+def test_a_block_client_index_never_decreases_as_clients_are_added() -> None:
+    # `_blocks_sweep` finds where a queue stays by bisection over the client count
+    size = np.repeat(np.arange(1, 301, dtype=np.int32), np.arange(1, 301))
+    p = (np.arange(len(size)) - np.repeat(np.cumsum(np.arange(1, 301)) - np.arange(1, 301),
+                                          np.arange(1, 301))).astype(np.int32)
+    previous = np.zeros(len(size), np.int64)
+    for n in range(1, 300):
+        owner = what_if._block_owner(np.full(len(size), n, np.int32), p, size)
+        assert (owner >= previous).all() and (owner < n).all()
+        previous = owner
+
+
+@pytest.mark.parametrize("strategy", ["AVG", "range"])
+def test_large_block_sweeps_equal_the_kernels(strategy: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Client counts up to 256 over topics of hundreds of queues (deep bisections), today's
+    owners shuffled so that queues stay and move at every count."""
+    assigned, members = _group([f"c{i:03d}" for i in range(90)], {"T": 230, "U": 7, "V": 64},
+                               strategy)
+    rng = np.random.default_rng(5)
+    owned = assigned["client_id"].notna().to_numpy()
+    assigned.loc[owned, "client_id"] = rng.permutation(assigned.loc[owned, "client_id"])
+    assigned.loc[rng.random(len(assigned)) < 0.2, "consumed_offset"] = None
+    closed = what_if_bucket(assigned, members)
+    assert closed["clients"].max() == 230 and (closed["queues_moved"].diff() != 0).any()
+    monkeypatch.setattr(what_if, "_closed_form_applies",
+                        lambda cands, *_: np.zeros(len(cands), dtype=bool))
+    pd.testing.assert_frame_equal(closed, what_if_bucket(assigned, members))
 
 
 def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
