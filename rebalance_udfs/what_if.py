@@ -22,10 +22,13 @@ today's clients, then synthetic ones, to the topics in topic order.
 Cost: the client-count sweep is most of the candidates (up to 256 per group), so whole-group
 candidates are not run through `allocate_bucket` where each queue's owner has a closed
 form once every candidate client subscribes every topic; their rows (loads, idle
-clients, moves, duplicates) follow from one numpy pass over (candidate, queue) pairs:
-* `_arithmetic`: AVG and Kafka range (contiguous blocks, the first q_t % n clients one
-  larger), AVG_BY_CIRCLE (position in the topic mod n), roundrobin (position in the
-  group's (topic, queue) order mod n);
+clients, moves, duplicates) follow from numpy passes:
+* `_blocks_sweep`: AVG and Kafka range (contiguous blocks, the first q_t % n clients one
+  larger), most of the sweep, in work per queue and per (candidate, topic): loads in
+  closed form, and the client counts where a queue stays with today's owner are one
+  interval (a queue's client index never decreases as clients are added);
+* `_arithmetic`: AVG_BY_CIRCLE (position in the topic mod n) and roundrobin (position in
+  the group's (topic, queue) order mod n), one pass over (candidate, queue) pairs;
 * `_hash_ring`: CONSISTENT_HASH — every node `<client_id>-<k>` and every queue of the group
   hashed once; candidate n routes through the nodes of its first n clients.
 That holds where a client's index in the hypothetical list is its position in the
