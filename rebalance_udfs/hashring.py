@@ -37,7 +37,12 @@ def md5_prefix(keys: list[str] | np.ndarray) -> np.ndarray:
     `key.getBytes()` in the platform charset (UTF-8 on Linux, and everywhere since JDK 18),
     where an unpaired surrogate becomes '?', as with errors="replace".
     """
-    codes, uniques = pd.factorize(pd.Series(keys, dtype=object))
+    # distinct keys by a dict: pandas' string table stops at a NUL ('' and '\x00' were one
+    # key) and compares UTF-8 buffers a key with an unpaired surrogate lacks
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64,
+                        count=len(keys))
+    uniques = list(index)
     if len(uniques) == 0:
         return np.empty(len(codes), np.int64)
     rows = np.arange(len(uniques))

@@ -33,3 +33,10 @@ def test_any_text_hashes_as_java_bytes(keys: list[str]) -> None:
     # unpaired surrogates become '?' as in Java's getBytes()
     assert md5_prefix(keys).tolist() == [_first_word(k.encode("utf-8", "replace"))
                                          for k in keys]
+
+
+def test_keys_that_differ_after_a_nul_hash_apart() -> None:
+    # found by the property above: pandas' string table had '' and '\x00' as one key
+    keys = ["", "\x00", "t\x00a", "t\x00b", "\ud800", "?"]
+    assert md5_prefix(keys).tolist() == [_first_word(k.encode("utf-8", "replace"))
+                                         for k in keys]
