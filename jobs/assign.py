@@ -1,5 +1,6 @@
 """Assign: every group's queues recomputed with the clients' own strategies, through the
-kernels' Spark glue (`rebalance_udfs`), and the hypothetical assignments the strategy
+kernels' Spark glue (`rebalance_udfs`), with the per-group reports computed in the same
+call (`rebalance_udfs.report_pass`), and the hypothetical assignments the strategy
 comparison weighs (every clustering member switched to one candidate strategy)."""
 
 from __future__ import annotations
@@ -9,25 +10,47 @@ from pyspark.sql import functions as F
 
 from jobs.prior import Prior
 from jobs.read import Inputs
+from rebalance_udfs.report_pass import OBSERVED
 from rebalance_udfs.spark.assign import assign
+from rebalance_udfs.spark.members import clustering
+from rebalance_udfs.spark.report_pass import assign_and_report, report
 from rebalance_udfs.spark.sticky import assign_sticky
 from rebalance_udfs.strategies import supported_strategies
-from reports.facts import clustering
-from vocabulary.columns import STICKY_STRATEGIES
+from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
 
 # what strategy_comparison weighs when not told otherwise
 DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 
 
-def assign_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool) -> DataFrame:
-    """Batch kernels for every strategy but Kafka's sticky assignors, which run snapshot
-    after snapshot per group from the previous assignment."""
+def assign_and_report_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool,
+                          what_if: str) -> DataFrame:
+    """Every group's assignment rows and per-group reports, packed
+    (`rebalance_udfs.spark.report_pass`): batch kernels and reports in one call per bucket
+    of groups. Groups with a member on a Kafka sticky assignor run snapshot after snapshot
+    from the previous assignment (`assign_sticky`; their other members through the batch
+    kernels, as ever), and their reports run over the rows of both."""
+    members = _with_observed(inputs.members, inputs.observed)
     if not has_sticky:
-        return assign(inputs.queues, inputs.members, inputs.offsets, buckets)
+        return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if)
     sticky = F.col("strategy").isin(*STICKY_STRATEGIES)
-    regular = assign(inputs.queues, inputs.members.where(~sticky), inputs.offsets, buckets)
-    return regular.unionByName(assign_sticky(inputs.queues, inputs.members.where(sticky),
-                                             inputs.offsets, buckets, prior.assignments))
+    chained = members.where(sticky).select(*GROUP_KEYS).distinct()
+    plain = members.join(chained, GROUP_KEYS, "left_anti")
+    members = members.join(chained, GROUP_KEYS, "left_semi")
+    rows = assign(inputs.queues, members.where(~sticky), inputs.offsets, buckets).unionByName(
+        assign_sticky(inputs.queues, members.where(sticky), inputs.offsets, buckets,
+                      prior.assignments))
+    return (assign_and_report(inputs.queues, plain, inputs.offsets, buckets, what_if)
+            .unionByName(report(rows, members, buckets, what_if)))
+
+
+def _with_observed(members: DataFrame, observed: DataFrame | None) -> DataFrame:
+    """Members with OBSERVED (their group has observed rows: the report pass simulates
+    its what-if candidates, since OBSERVED_DRIFT is known only after it)."""
+    if observed is None:
+        return members
+    seen = observed.select(*GROUP_KEYS).distinct().withColumn(OBSERVED, F.lit(True))
+    return (members.join(seen, GROUP_KEYS, "left")
+            .withColumn(OBSERVED, F.coalesce(F.col(OBSERVED), F.lit(False))))
 
 
 def with_strategy(members: DataFrame, strategy: str) -> DataFrame:

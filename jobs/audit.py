@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import faults
-from jobs.assign import DEFAULT_CANDIDATES, assign_all, assign_candidates
+from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all, assign_candidates
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.persist import Persisted
@@ -32,7 +32,7 @@ from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
-from rebalance_udfs.spark.buckets import bucketed
+from rebalance_udfs.spark.report_pass import assignment_rows
 from reports.assignments import assignments_report, snapshot_times
 from storage.delta import DeltaStore, Store, WriteResult
 from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
@@ -230,19 +230,20 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
-    with ctx.steps.step("assign") as line:
-        # bucketed by group once: the figures pass and the what-if find each bucket
-        # where it is (`rebalance_udfs.spark.buckets.bucketed`)
-        assigned = persist(bucketed(assignments_report(
-            assign_all(inputs, buckets, prior, has_sticky), times), buckets, GROUP_KEYS))
-        counts = {"assignments": count_rows(assigned)}
+    with ctx.steps.step("assign", "assign+report") as line:
+        # the kernels and every per-group report in one call per bucket of groups
+        packed = persist(assign_and_report_all(inputs, buckets, prior, has_sticky,
+                                               config.what_if))
+        assignments = assignments_report(assignment_rows(packed), times)
+        counts = {"assignments": count_rows(assignments)}
         line.detail = row_counts({"assignments": sum(counts["assignments"].values())})
     candidates = None
     if compare or "strategy_comparison" in existing:
         candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
                                        DEFAULT_CANDIDATES if compare else ("AVG",))
     reports = compute_reports(
-        inputs, assigned, times, prior, buckets, persist, config.what_if, candidates, compare,
+        inputs, packed, assignments, times, prior, buckets, persist, config.what_if,
+        candidates, compare,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None))
     lines = reports.pop(WHAT_IF_LINES)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
@@ -314,7 +315,7 @@ def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
 
 def _worst_groups(balance: DataFrame, lines: DataFrame, limit: int = 10) -> list[dict]:
     """The groups most in need of attention, each at its latest snapshot, with their
-    what-if line (`lines`: `reports.what_if.best_sentence`; a handful of rows to the
+    what-if line (`lines`: `rebalance_udfs.what_if_lines`; a handful of rows to the
     driver)."""
     severity = sum((F.coalesce(F.col(c), F.lit(0)) * w for c, w in SEVERITY_WEIGHTS.items()),
                    F.lit(0))
@@ -325,6 +326,18 @@ def _worst_groups(balance: DataFrame, lines: DataFrame, limit: int = 10) -> list
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit))
-    rows = rows.join(lines, GROUP_KEYS, "left").orderBy(
-        F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
-    return [r.asDict() for r in rows.collect()]
+    worst = [r.asDict() for r in rows.collect()]
+    if not worst:
+        return worst
+    # the lines of these few groups, looked up by value: `lines` and `balance` are read
+    # from the same unpacked rows of the pass, and Spark's analyzer fails to join them
+    # (conflicting attributes of the Arrow UDF's output)
+    wanted = F.lit(False)
+    for row in worst:
+        wanted = wanted | F.struct(*GROUP_KEYS).eqNullSafe(
+            F.struct(*[F.lit(row[k]) for k in GROUP_KEYS]))
+    found = {tuple(r[k] for k in GROUP_KEYS): r.what_if_line
+             for r in lines.where(wanted).collect()}
+    for row in worst:
+        row["what_if_line"] = found.get(tuple(row[k] for k in GROUP_KEYS))
+    return worst

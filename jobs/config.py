@@ -13,9 +13,8 @@ from typing import Any
 import yaml
 
 from storage.delta import ENGINES
+from vocabulary.columns import WHAT_IF_MODES
 from vocabulary.errors import ConfigError
-
-WHAT_IF_MODES = ("all", "findings", "off")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ nests the plans of everything before it (up to 32 MB of plan text per query at 1
 and Spark plans, matches against its cache and renders those trees again for every query.
 A checkpoint starts the next plan from its rows (`Scan ExistingRDD`). Measured at 1M rows on
 2 cores (`spark-submit.sh audit`, nothing else changed): 180 s → 143 s wall, the same
-output rows (rate sums aside: their last bits followed the row order, see reports.facts).
+output rows (rate sums aside: their last bits followed the row order, see
+rebalance_udfs.spark.rates).
 
 A checkpoint is computed when taken (`eager`): call it inside the step whose time it is.
 Each run owns its own `Persisted`, so two runs in one session never release each other's

@@ -1,7 +1,7 @@
 """Exact integer and decimal reductions over rows grouped by integer codes, for the
 per-bucket report kernels (`rebalance_udfs.group_figures`, `rebalance_udfs.churn`).
 
-Input rates are summed as Spark's decimal(38,9) (`reports.facts.EXACT_RATE`): here they
+Input rates are summed as Spark's decimal(38,9) (`rebalance_udfs.spark.rates.EXACT_RATE`): here they
 travel as integer units of 1e-9, read straight from the Arrow decimal buffer and summed as
 integers, so a sum is the same in any order and equals Spark's. Values or sums that do not
 fit an int64 switch to Python integers (exact, slower; rates that large do not occur in

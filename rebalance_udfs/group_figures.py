@@ -1,7 +1,7 @@
 """consumer_load and group_balance figures of one bucket of consumer groups, in one call.
 
-The pure function behind the group-figures UDF (`rebalance_udfs.spark.group_figures`). It
-receives a bucket's claim facts (`reports.facts.client_topic_facts`: one row per (group,
+Part of the report pass (`rebalance_udfs.report_pass`). It
+receives a bucket's claim facts (`rebalance_udfs.claim_facts`: one row per (group,
 topic, client) of the assignment rows, FACT_COLUMNS) and member rows (MEMBER_COLUMNS) and
 returns every consumer_load row and every group_balance row of those groups: figures and
 findings. Every figure is a per-group computation over rows already in the call, so Spark
@@ -237,7 +237,7 @@ class _Pass:
         mode = _strings(m, "allocation_mode")
         mode = np.where(pd.isna(mode), CLIENT, mode)
         self.m_clustering = np.where(pd.isna(model), CLUSTERING, model) == CLUSTERING
-        # clients: (group, client_id), the rows of `reports.facts.member_client_facts`
+        # clients: (group, client_id), one row per member client
         self.m_cc, nc = _codes(self.m_group, self.m_client)
         self.n_clients = nc
         clients = Groups(self.m_cc, nc)

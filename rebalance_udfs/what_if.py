@@ -43,12 +43,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix, node_hashes
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
+from rebalance_udfs.what_if_lines import LINE, what_if_lines
 from vocabulary.columns import BROADCASTING, CLAIM_STATUSES, CLUSTERING, GROUP_KEYS
 
 MAX_CLIENTS = 256
@@ -710,19 +712,9 @@ def _labels(n: np.ndarray, strategy: np.ndarray, vn: np.ndarray) -> np.ndarray:
 
 
 def best_change(rows: pd.DataFrame) -> str:
-    """The recommended candidate of one group in words (for tests and the summary)."""
-    best = rows[rows["recommended"]].iloc[0]
-    now = rows[rows["is_current"]].iloc[0]
-    return describe(best, int(now["max_queues"]))
-
-
-def describe(best: pd.Series, today_max: int) -> str:
-    """`run 16 clients (max 6 queues per client instead of 16; 41 queues move once)`."""
-    if best["is_current"]:
-        return "no simulated change lowers the max load below today's"
-    if best["split_by_topic"]:
-        what = f"split the group by topic ({best['clients']} clients)"
-    else:
-        what = f"run {best['candidate']}"
-    return (f"{what} (max {best['max_queues']} queues per client instead of {today_max}; "
-            f"{best['queues_moved']} queues move once)")
+    """The what-if line of one group's rows (`rebalance_udfs.what_if_lines`; for tests)."""
+    table = pa.Table.from_pandas(rows[[*GROUP_KEYS, "candidate", "clients", "max_queues",
+                                       "queues_moved", "split_by_topic", "is_current",
+                                       "recommended"]], preserve_index=False)
+    lines = what_if_lines(table).column(LINE).to_pylist()
+    return lines[0] if lines else "no simulated change lowers the max load below today's"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from vocabulary.columns import QUEUE_FIRST, SNAPSHOT_KEYS
+from vocabulary.columns import SNAPSHOT_KEYS
 
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "broker_name", "queue_id",
@@ -22,11 +22,9 @@ def snapshot_times(queues: DataFrame) -> DataFrame:
 
 
 def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
-    """Add lag and captured_at to the kernel output; lag is null unless both offsets are known.
-
-    COLUMNS plus the kernel's `queue_first` flag, which the shared aggregate
-    (`reports.facts`) reads; the table written is `.select(*COLUMNS)` of it."""
+    """Add lag and captured_at to the kernel output; lag is null unless both offsets are
+    known. The table's COLUMNS."""
     lag = F.col("max_offset") - F.col("committed_offset")
     return (assigned.withColumn("lag", lag)
             .join(F.broadcast(times), SNAPSHOT_KEYS, "left")
-            .select(*COLUMNS, QUEUE_FIRST))
+            .select(*COLUMNS))

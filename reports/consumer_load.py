@@ -7,8 +7,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from rebalance_udfs.spark.group_figures import load_rows
-from reports.facts import rate_out
+from rebalance_udfs.spark.rates import rate_out
 from vocabulary.columns import CLUSTERING, SNAPSHOT_KEYS
 
 COLUMNS = ["snapshot_id", "cluster", "captured_at", "consumer_group", "client_id",
@@ -31,8 +30,9 @@ def _not_null() -> dict[str, Column]:
 def consumer_load_report(figures: DataFrame, times: DataFrame) -> DataFrame:
     """Every member with its claims; `topics` are what it subscribes (for churn triggers).
 
-    `figures`: the group-figures pass (`rebalance_udfs.spark.group_figures.figures`)."""
-    rows = load_rows(figures).join(F.broadcast(times), SNAPSHOT_KEYS, "left")
+    `figures`: the report pass's consumer_load figures (`rebalance_udfs.report_pass`,
+    LOAD_FIGURES: rates still exact decimals)."""
+    rows = figures.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
     return rows.withColumns({
         "in_rate": rate_out(F.col("in_rate")),
         **{name: F.coalesce(F.col(name), default) for name, default in _not_null().items()},

@@ -7,8 +7,8 @@ everything by design and would only blur the figures). On the whole-group row,
 give — max(ceil(Q / S), max over topics of ceil(q_t / s_t)), exact for groups whose
 clients share one subscription — and `skew` is the actual max load minus it.
 
-The figures and findings come from the per-bucket kernel (`rebalance_udfs.group_figures`,
-one pass over a group's rows); this module adds observed drift, the capture time and the
+The figures and findings come from the report pass (`rebalance_udfs.group_figures`, in
+the call that assigns a group's queues); this module adds observed drift, the capture time and the
 recommendation's words, Spark expressions over one row each.
 """
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.spark.group_figures import balance_rows
-from reports.facts import rate_out
+from rebalance_udfs.report_pass import LINE_COLUMN
+from rebalance_udfs.spark.rates import rate_out
 from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
 from vocabulary.findings import FINDINGS, LAG_SKEW_FACTOR
 
 DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
                  "drift_not_expected"]
-# exact decimals while computed (reports.facts.EXACT_RATE), doubles in the table
+# exact decimals while computed (rebalance_udfs.spark.rates.EXACT_RATE), doubles in the table
 RATE_COLUMNS = ("in_rate_total", "min_in_rate", "max_in_rate", "mean_in_rate")
 COLUMNS = [
     "snapshot_id", "cluster", "captured_at", "consumer_group", "topic", "clients",
@@ -38,12 +38,13 @@ COLUMNS = [
 
 def group_balance_report(figures: DataFrame, times: DataFrame,
                          drift: DataFrame | None = None) -> DataFrame:
-    """group_balance rows (COLUMNS) of the group-figures pass (`figures`,
-    `rebalance_udfs.spark.group_figures.group_figures`); `drift`:
-    `reports.drift.drift_by_group` when observed holders are known."""
-    rows = with_drift(balance_rows(figures), drift)
+    """group_balance rows (COLUMNS) of the report pass's group_balance figures (`figures`,
+    `rebalance_udfs.report_pass`: rates still exact decimals, the group's what-if line
+    on its whole-group row); `drift`: `reports.drift.drift_by_group` when observed
+    holders are known."""
+    rows = with_drift(figures, drift)
     rows = rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
-    rows = rows.withColumn("recommendation", _recommendation())
+    rows = rows.withColumn("recommendation", with_what_if(_recommendation()))
     findings_type = rows.schema["findings"].dataType
     return rows.withColumns({
         **{c: rate_out(F.col(c)) for c in RATE_COLUMNS},
@@ -51,6 +52,15 @@ def group_balance_report(figures: DataFrame, times: DataFrame,
         "clients": F.coalesce(F.col("clients"), F.lit(0)),
         "findings": F.coalesce(F.col("findings"), F.array().cast(findings_type)),
     }).select(*COLUMNS)
+
+
+def with_what_if(recommendation: Column) -> Column:
+    """The recommendation of a whole-group row with findings, the group's best concrete
+    change appended: `... What-if: run 16 clients, AVG (max 6 queues ...).`"""
+    line = F.col(LINE_COLUMN)
+    add = F.col("topic").isNull() & line.isNotNull() & (F.size("findings") > 0)
+    return F.when(add, F.concat(recommendation, F.lit(" What-if: "), line, F.lit(".")))\
+        .otherwise(recommendation)
 
 
 def with_drift(rows: DataFrame, drift: DataFrame | None) -> DataFrame:

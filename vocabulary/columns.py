@@ -36,6 +36,9 @@ CLAIM_STATUSES = (OK, CONTENDED, SHARED)
 STICKY, COOPERATIVE_STICKY = "sticky", "cooperative-sticky"
 STICKY_STRATEGIES = (STICKY, COOPERATIVE_STICKY)
 
+# --- which groups get what-if candidates (reports.what_if) -----------------------------------
+WHAT_IF_MODES = ("all", "findings", "off")
+
 # MessageQueue.queueId (and a Kafka partition) is a Java int
 MAX_QUEUE_ID = 2**31 - 1
 

@@ -49,6 +49,7 @@ WHAT_IF_SCHEMA = T.StructType([
     T.StructField("is_current", T.BooleanType(), False),
     T.StructField("recommended", T.BooleanType(), False),
 ])
+WHAT_IF_ARROW_SCHEMA = to_arrow_schema(WHAT_IF_SCHEMA)
 
 # the drift table (columns DRIFT_COLUMNS): one row per drifting queue
 DRIFT_SCHEMA = T.StructType([
@@ -101,12 +102,19 @@ BALANCE_FIGURES = T.StructType([
     T.StructField("duplicate_ids", _STRINGS), T.StructField("strategies", _STRINGS),
     T.StructField("_unsupported", _STRINGS), T.StructField("topic_sets", T.LongType()),
 ])
+# the report pass's group_balance rows: the figures and, on a whole-group row, the group's
+# what-if line (`rebalance_udfs.what_if_lines`)
+BALANCE_FIGURES_WITH_LINE = T.StructType([*BALANCE_FIGURES.fields,
+                                          T.StructField("_what_if_line", T.StringType())])
 GROUP_FIGURES_SCHEMA = T.StructType([
     T.StructField("_table", T.ByteType(), False),
     T.StructField("load", LOAD_FIGURES),
     T.StructField("balance", BALANCE_FIGURES),
 ])
 GROUP_FIGURES_ARROW_SCHEMA = to_arrow_schema(GROUP_FIGURES_SCHEMA)
+LOAD_FIGURES_ARROW_SCHEMA = to_arrow_schema(LOAD_FIGURES)
+BALANCE_FIGURES_ARROW_SCHEMA = to_arrow_schema(BALANCE_FIGURES)
+BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA = to_arrow_schema(BALANCE_FIGURES_WITH_LINE)
 
 # the churn pass (`rebalance_udfs.churn`): one row per (later snapshot, cluster, group) of
 # a compared pair; rebalance_churn adds the pair's times and the triggers. Nullability as

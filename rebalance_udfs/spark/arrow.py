@@ -74,9 +74,21 @@ def run_kernel(queues: pa.Table, key_columns: Sequence[str], members: pd.DataFra
                kernel: Kernel) -> pa.Table:
     """`kernel(keys, members)` on the `key_columns` of `queues` (plus `_row`, the row's
     index), its claims gathered into assignment rows (see `gather_assigned`)."""
+    return gather_assigned(queues, kernel_claims(queues, key_columns, members, kernel))
+
+
+def kernel_claims(queues: pa.Table, key_columns: Sequence[str], members: pd.DataFrame,
+                  kernel: Kernel) -> pd.DataFrame:
+    """The claims `kernel(keys, members)` returns: `_row` (the claimed queue's row in
+    `queues`), client_id, strategy, status, grouped by queue."""
     keys = queues.select(list(key_columns)).to_pandas()
     keys[ROW] = np.arange(len(keys), dtype=np.int64)
-    return gather_assigned(queues, kernel(keys, members))
+    return kernel(keys, members)
+
+
+def claimed_rows(claims: pd.DataFrame) -> np.ndarray:
+    """The queue row (`_row`) of every claim, as int64 positions."""
+    return claims[ROW].to_numpy(np.int64) if len(claims) else np.empty(0, np.int64)
 
 
 def gather_assigned(queues: pa.Table, claims: pd.DataFrame) -> pa.Table:
@@ -86,7 +98,7 @@ def gather_assigned(queues: pa.Table, claims: pd.DataFrame) -> pa.Table:
     grouped by queue with the row that carries the queue's status first. The queue columns
     are taken from `queues` in Arrow; `queue_first` marks each queue's first row.
     """
-    row = claims[ROW].to_numpy(np.int64) if len(claims) else np.empty(0, np.int64)
+    row = claimed_rows(claims)
     taken = take(queues.select(QUEUE_SIDE), row)
     columns = {name: taken.column(name) for name in QUEUE_SIDE}
     columns[QUEUE_FIRST] = pa.array(first_of_queue(row), type=pa.bool_())

@@ -9,7 +9,7 @@ Arrow body).
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
@@ -55,25 +55,35 @@ def assign(
     queues: DataFrame, members: DataFrame, offsets: DataFrame | None, buckets: int
 ) -> DataFrame:
     """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes,
-    for members whose strategy has a batch kernel (not the sticky assignors).
+    for members whose strategy has a batch kernel (not the sticky assignors)."""
+    member_cols = members.select(*MEMBER_COLUMNS,
+                                 *[c for c in MODE_COLUMNS if c in members.columns])
+    return (
+        bucketed(queue_rows(queues, members, offsets), buckets, GROUP_KEYS).groupBy(BUCKET)
+        .cogroup(bucketed(member_cols, buckets, GROUP_KEYS).groupBy(BUCKET))
+        .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
+    )
+
+
+def queue_rows(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
+               *extra: Column) -> DataFrame:
+    """The queue rows a bucket's kernel call receives: the readable queues of every
+    (group, topic) some member subscribes (with the `extra` columns), and the groups'
+    offsets rows beside them.
 
     The offsets rows travel with the queue rows in one shuffle to the groups' buckets and
     are joined to them inside the kernel's call (`attach_offsets`, a hash join per
     bucket): a Spark join would sort all the queue rows and all the offsets rows on their
     six keys first (10M rows: 25 s of sorting)."""
     units = with_offsets(_units(queues, members), None)
-    if offsets is not None:
-        units = (units.withColumn(OFFSET_ROW, F.lit(False))
-                 .unionByName(offsets.select(*GROUP_KEYS, "topic", "broker_name", "queue_id",
-                                             *OFFSETS, F.lit(True).alias(OFFSET_ROW)),
-                              allowMissingColumns=True))
-    member_cols = members.select(*MEMBER_COLUMNS,
-                                 *[c for c in MODE_COLUMNS if c in members.columns])
-    return (
-        bucketed(units, buckets, GROUP_KEYS).groupBy(BUCKET)
-        .cogroup(bucketed(member_cols, buckets, GROUP_KEYS).groupBy(BUCKET))
-        .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
-    )
+    if extra:
+        units = units.select("*", *extra)
+    if offsets is None:
+        return units
+    return (units.withColumn(OFFSET_ROW, F.lit(False))
+            .unionByName(offsets.select(*GROUP_KEYS, "topic", "broker_name", "queue_id",
+                                        *OFFSETS, F.lit(True).alias(OFFSET_ROW)),
+                         allowMissingColumns=True))
 
 
 def with_offsets(units: DataFrame, offsets: DataFrame | None) -> DataFrame:

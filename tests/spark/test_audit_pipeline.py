@@ -151,7 +151,7 @@ def test_a_rate_that_is_not_a_finite_number_counts_as_unknown(spark) -> None:
 
     from pyspark.sql import functions as F
 
-    from reports.facts import exact_rate
+    from rebalance_udfs.spark.rates import exact_rate
 
     rates = spark.createDataFrame([(0.1,), (float("nan"),), (float("inf"),), (1e30,), (None,)],
                                   "in_rate double")

@@ -1,9 +1,11 @@
-"""The group-figures pass (`rebalance_udfs.group_figures`, one pandas call per bucket)
-against the Spark aggregations it replaced (`tests/support/balance_oracle.py`): the same
-consumer_load and group_balance rows, exactly, on every upstream example, the demo
-cluster, and random groups built to hit the edge cases (rates that are not exact in
-binary, unknown lags and rates, broadcasting and POP members, duplicated client ids,
-members that subscribe nothing, CONFIG claims on topics nobody subscribes)."""
+"""The report pass's figures (`rebalance_udfs.report_pass`: claim facts and group figures
+in the call that assigns the queues) against the Spark aggregations they replaced
+(`tests/support/facts_oracle.py`, `tests/support/balance_oracle.py`): the same
+consumer_load and group_balance rows, exactly, on every upstream example and random
+groups built to hit the edge cases (rates that are not exact in binary, unknown lags and
+rates, broadcasting and POP members, duplicated client ids, members that subscribe
+nothing, CONFIG claims on topics nobody subscribes) — computed in the assigning call, as
+for most groups, and over rows assigned elsewhere, as for sticky groups."""
 
 from __future__ import annotations
 
@@ -20,52 +22,58 @@ from pyspark.sql import types as T
 from jobs.persist import Persisted
 from jobs.read import InputPaths, read_inputs
 from rebalance_udfs.spark.assign import assign
-from rebalance_udfs.spark.buckets import bucketed
-from rebalance_udfs.spark.group_figures import figures
-from reports.assignments import assignments_report, snapshot_times
+from rebalance_udfs.spark.report_pass import assign_and_report, assignment_rows, report, unpack
+from reports.assignments import snapshot_times
 from reports.consumer_load import consumer_load_report
-from reports.facts import client_topic_facts
 from reports.group_balance import group_balance_report
 from storage.delta import DeltaStore
 from tests.e2e.test_cli_examples import _as_member_rows, all_cases
 from tests.support.balance_oracle import oracle_reports
 from tests.support.delta_inputs import write_inputs
-from vocabulary.columns import GROUP_KEYS
+from vocabulary.columns import SNAPSHOT_KEYS
 
 pytestmark = pytest.mark.spark
 
 BUCKETS = 3
 
 
-def _both(spark, paths: dict[str, str]) -> tuple[dict[str, DataFrame], dict[str, DataFrame]]:
-    """(pass, oracle) tables of the inputs at `paths`."""
+def _both(spark, paths: dict[str, str]) -> tuple[list[dict[str, DataFrame]],
+                                                 dict[str, DataFrame]]:
+    """(pass tables both ways, oracle tables) of the inputs at `paths`."""
     persist = Persisted()
     inputs = read_inputs(DeltaStore(spark, "offline"),
                          InputPaths(paths["queues"], paths["members"], paths.get("offsets")),
                          (), persist)
     times = persist(snapshot_times(inputs.queues))
-    assigned = persist(assignments_report(
-        assign(inputs.queues, inputs.members, inputs.offsets, BUCKETS), times))
-    # as the job has them: bucketed by group once, the facts aggregated in their buckets
-    in_buckets = persist(bucketed(assigned, BUCKETS, GROUP_KEYS))
-    facts = client_topic_facts(in_buckets)
-    pass_figures = figures(facts, inputs.members, BUCKETS)
-    # the assignment rows are not shuffled again: the members are the one side exchanged
-    plan = pass_figures._jdf.queryExecution().executedPlan().toString()
-    assert plan.count("Exchange hashpartitioning") == 1, plan
-    pass_figures = persist(pass_figures)
-    ours = {"consumer_load": consumer_load_report(pass_figures, times),
-            "group_balance": group_balance_report(pass_figures, times)}
-    return ours, oracle_reports(assigned, inputs.members, times)
+    assigned = persist(assign(inputs.queues, inputs.members, inputs.offsets, BUCKETS))
+    one_pass = persist(assign_and_report(inputs.queues, inputs.members, inputs.offsets,
+                                         BUCKETS, "off"))
+    # the assigning call's rows are the kernel's
+    assert_df_equality(assignment_rows(one_pass), assigned, ignore_row_order=True)
+    apart = persist(report(assigned, inputs.members, BUCKETS, "off"))
+    ours = [{"consumer_load": consumer_load_report(unpack(packed, "consumer_load"), times),
+             "group_balance": group_balance_report(unpack(packed, "group_balance"), times)}
+            for packed in (one_pass, apart)]
+    lag = F.col("max_offset") - F.col("committed_offset")
+    rows = assigned.withColumn("lag", lag).join(times, SNAPSHOT_KEYS, "left")
+    return ours, oracle_reports(rows, inputs.members, times)
 
 
-def _assert_same(ours: dict[str, DataFrame], oracle: dict[str, DataFrame]) -> None:
-    for name in ("consumer_load", "group_balance"):
-        assert ours[name].columns == oracle[name].columns, name
-        assert [(f.dataType, f.nullable) for f in ours[name].schema] == \
-            [(f.dataType, f.nullable) for f in oracle[name].schema], name
-        assert_df_equality(_comparable(ours[name]), _comparable(oracle[name]),
-                           ignore_row_order=True)
+def _assert_same(passes: list[dict[str, DataFrame]], oracle: dict[str, DataFrame]) -> None:
+    for ours in passes:
+        for name in ("consumer_load", "group_balance"):
+            assert ours[name].columns == oracle[name].columns, name
+            assert [_declared(f) for f in ours[name].schema] == \
+                [_declared(f) for f in oracle[name].schema], name
+            # nullability compared above
+            assert_df_equality(_comparable(ours[name]), _comparable(oracle[name]),
+                               ignore_row_order=True, ignore_nullable=True)
+
+
+def _declared(field: T.StructField) -> tuple:
+    """A column's type and nullability; the recommendation is nullable in the table (the
+    what-if line is appended to it, the oracle has none)."""
+    return field.dataType, field.nullable or field.name == "recommendation"
 
 
 def _comparable(df: DataFrame) -> DataFrame:

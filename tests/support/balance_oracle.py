@@ -11,7 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from reports.facts import client_topic_facts, clustering, rate_out
+from rebalance_udfs.spark.members import clustering
+from rebalance_udfs.spark.rates import rate_out
 from reports.group_balance import (
     COLUMNS,
     DRIFT_COLUMNS,
@@ -19,6 +20,7 @@ from reports.group_balance import (
     _in_contract_order,
     _recommendation,
 )
+from tests.support.facts_oracle import client_topic_facts
 from vocabulary.columns import (
     BROKER,
     CLIENT,
@@ -95,7 +97,7 @@ def consumer_load_report(facts: DataFrame, member_clients: DataFrame,
                          times: DataFrame) -> DataFrame:
     """Every member with its claims; `topics` are what it subscribes (for churn triggers).
 
-    `facts` / `member_clients`: `reports.facts.client_topic_facts` of the assignment rows
+    `facts` / `member_clients`: `client_topic_facts` of the assignment rows
     and `member_client_facts` of the member rows."""
     clients = member_clients.select(
         *CLIENT_KEYS, "strategies",
@@ -227,7 +229,7 @@ def _codes(*pairs: tuple[Column, str]) -> Column:
 def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                          member_clients: DataFrame, times: DataFrame,
                          drift: DataFrame | None = None) -> DataFrame:
-    """`facts`, `member_topics`, `member_clients`: `reports.facts.client_topic_facts` of
+    """`facts`, `member_topics`, `member_clients`: `client_topic_facts` of
     the assignment rows, `member_topic_facts` and `member_client_facts` of the members;
     `drift`: `reports.drift.drift_by_group` when observed holders are known."""
     group_facts = _group_facts(member_clients)

@@ -1,5 +1,7 @@
-"""The what-if kernel in Spark: one cogrouped pandas call per bucket of groups simulates
-every candidate of every group in it (`rebalance_udfs.what_if.what_if_bucket`)."""
+"""The what-if kernel as a separate Spark pass, before the report pass computed it in the
+assigning call (`rebalance_udfs.report_pass`), kept as its oracle: one cogrouped pandas
+call per bucket of groups, the rows and their conversions Spark's own
+(`applyInPandas`)."""
 
 from __future__ import annotations
 

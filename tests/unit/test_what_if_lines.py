@@ -3,12 +3,10 @@ groups whose best candidate is today's assignment have none."""
 
 from __future__ import annotations
 
-import pytest
+import pyarrow as pa
 
-from reports.what_if import best_sentence
-from vocabulary.schemas import WHAT_IF_SCHEMA
-
-pytestmark = pytest.mark.spark
+from rebalance_udfs.what_if_lines import LINE, what_if_lines
+from vocabulary.schemas import WHAT_IF_ARROW_SCHEMA
 
 
 def _row(group: str, candidate: str, clients: int, max_queues: int, moved: int, *,
@@ -17,7 +15,7 @@ def _row(group: str, candidate: str, clients: int, max_queues: int, moved: int, 
             moved, 0, current, recommended)
 
 
-def test_lines_of_the_recommended_candidates(spark) -> None:
+def test_lines_of_the_recommended_candidates() -> None:
     rows = [
         # a better client count: recommended, today's row listed after it
         _row("better", "4 clients, AVG", 4, 2, 3, recommended=True),
@@ -30,11 +28,17 @@ def test_lines_of_the_recommended_candidates(spark) -> None:
         _row("split", "today: 2 clients, AVG", 2, 5, 0, current=True),
         _row("split", "5 clients, AVG", 5, 2, 4, split=True, recommended=True),
     ]
-    lines = best_sentence(spark.createDataFrame(rows, WHAT_IF_SCHEMA).repartition(3))
-    got = {r.consumer_group: r.what_if_line for r in lines.collect()}
+    table = pa.Table.from_pylist([dict(zip(WHAT_IF_ARROW_SCHEMA.names, r, strict=True))
+                                  for r in rows], schema=WHAT_IF_ARROW_SCHEMA)
+    lines = what_if_lines(table).to_pylist()
+    got = {r["consumer_group"]: r[LINE] for r in lines}
     assert got == {
         "better": "run 4 clients, AVG (max 2 queues per client instead of 4; "
                   "3 queues move once)",
         "split": "split the group by topic, each topic with its own clients (5 clients in "
                  "all) (max 2 queues per client instead of 5; 4 queues move once)",
     }
+
+
+def test_no_rows_no_lines() -> None:
+    assert what_if_lines(WHAT_IF_ARROW_SCHEMA.empty_table()).num_rows == 0

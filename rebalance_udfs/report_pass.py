@@ -1,0 +1,140 @@
+"""Every per-group report of one bucket of consumer groups, from its assignment rows and
+member rows, in one call: the pure function behind the assign-and-report UDF.
+
+The kernels already hold a bucket's groups whole, and each report is a per-group
+computation, so they run where the rows are, one after the other:
+
+1. the claim facts of the assignment rows (`rebalance_udfs.claim_facts`);
+2. consumer_load and group_balance figures and findings (`rebalance_udfs.group_figures`);
+3. the what-if candidates (`rebalance_udfs.what_if`) of the groups the run simulates:
+   every group (`all`), those whose whole-group row has a finding (`findings`; groups
+   with observed rows too, when the run has them: OBSERVED_DRIFT is known only after
+   the drift comparison, so those groups are simulated and the rows of the ones without
+   a finding dropped in Spark), or none (`off`);
+4. each simulated group's what-if line (`rebalance_udfs.what_if_lines`), on its
+   whole-group balance row, for the recommendation and the run's summary.
+
+No Spark here (testable with plain Arrow tables); the Spark glue is
+`rebalance_udfs.spark.report_pass`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rebalance_udfs.claim_facts import ROW_COLUMNS, claim_facts
+from rebalance_udfs.group_figures import BALANCE, LOAD, group_figures
+from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
+from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+from rebalance_udfs.what_if_lines import LINE, what_if_lines
+from vocabulary.columns import GROUP_KEYS, WHAT_IF_MODES
+from vocabulary.schemas import (
+    BALANCE_FIGURES_ARROW_SCHEMA,
+    BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA,
+    LOAD_FIGURES_ARROW_SCHEMA,
+    WHAT_IF_ARROW_SCHEMA,
+)
+
+# members: a group with observed rows (a candidate for OBSERVED_DRIFT, see above)
+OBSERVED = "_observed"
+# what the pass reads of the member rows (OBSERVED too, when the run has observed rows)
+MEMBER_COLUMNS = list(dict.fromkeys([*FIGURE_MEMBER_COLUMNS, *WHAT_IF_MEMBER_COLUMNS]))
+# what it reads of the assignment rows
+ASSIGNMENT_COLUMNS = list(dict.fromkeys([*ROW_COLUMNS, *ASSIGNED_COLUMNS]))
+# group_balance figures: the group's what-if line (`rebalance_udfs.what_if_lines`)
+LINE_COLUMN = "_what_if_line"
+# the tables it returns
+TABLES = ("consumer_load", "group_balance", "what_if")
+SCHEMAS = dict(zip(TABLES, (LOAD_FIGURES_ARROW_SCHEMA, BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA,
+                            WHAT_IF_ARROW_SCHEMA), strict=True))
+
+_WHAT_IF_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew",
+                 "queues_moved")
+
+
+def report_bucket(rows: pa.Table, members: pa.Table, what_if: str) -> dict[str, pa.Table]:
+    """consumer_load and group_balance figures (rates still exact decimals) and what-if
+    rows of the groups in `members`, each table in its schema (`SCHEMAS`).
+
+    `rows`: the bucket's assignment rows (ASSIGNMENT_COLUMNS); `members`: its member rows
+    (MEMBER_COLUMNS); `what_if`: one of WHAT_IF_MODES."""
+    if what_if not in WHAT_IF_MODES:
+        raise ValueError(f"what_if must be one of {WHAT_IF_MODES}, not {what_if!r}")
+    figures = group_figures(claim_facts(rows.select(ROW_COLUMNS)),
+                            members.select(FIGURE_MEMBER_COLUMNS))
+    load = _struct_rows(figures, LOAD, "load", LOAD_FIGURES_ARROW_SCHEMA)
+    balance = _struct_rows(figures, BALANCE, "balance", BALANCE_FIGURES_ARROW_SCHEMA)
+    simulated = _what_if(rows, members, _simulated_groups(balance, members, what_if))
+    return {"consumer_load": load,
+            "group_balance": _with_lines(balance, what_if_lines(simulated)),
+            "what_if": simulated}
+
+
+def _struct_rows(figures: pa.Table, code: int, name: str, schema: pa.Schema) -> pa.Table:
+    """The rows of one table of the figures pass's (`_table`, load, balance) output."""
+    rows = figures.filter(pc.equal(figures.column("_table"), code)).column(name)
+    struct = rows.combine_chunks()
+    table = pa.Table.from_arrays(struct.flatten(), names=[f.name for f in struct.type])
+    return table.select(schema.names).cast(schema)
+
+
+def _with_lines(balance: pa.Table, lines: pa.Table) -> pa.Table:
+    """`balance` with LINE_COLUMN: its group's what-if line on a whole-group row."""
+    n = balance.num_rows
+    at = pa.array(np.arange(n, dtype=np.int64))
+    whole = balance.select(GROUP_KEYS).append_column("_at", at).filter(
+        pc.is_null(balance.column("topic")))
+    matched = whole.join(lines, GROUP_KEYS, join_type="inner", use_threads=False)
+    source = np.full(n, -1, np.int64)
+    source[matched.column("_at").to_numpy()] = np.arange(matched.num_rows)
+    line = matched.column(LINE).take(pa.array(source, mask=source < 0))
+    return balance.append_column(LINE_COLUMN, line).cast(
+        BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA)
+
+
+def _simulated_groups(balance: pa.Table, members: pa.Table, what_if: str) -> pa.Table:
+    """GROUP_KEYS of the groups whose what-if candidates the run computes."""
+    if what_if == "off":
+        return balance.select(GROUP_KEYS).slice(0, 0)
+    whole = balance.filter(pc.is_null(balance.column("topic")))
+    if what_if == "findings":
+        found = pc.greater(pc.fill_null(pc.list_value_length(whole.column("findings")), 0), 0)
+        chosen = whole.filter(found).select(GROUP_KEYS)
+        if OBSERVED in members.column_names:
+            seen = members.filter(pc.fill_null(members.column(OBSERVED), False))
+            chosen = pa.concat_tables([chosen, seen.select(GROUP_KEYS)])
+        return chosen.group_by(GROUP_KEYS, use_threads=False).aggregate([])
+    return whole.select(GROUP_KEYS)
+
+
+def _what_if(rows: pa.Table, members: pa.Table, chosen: pa.Table) -> pa.Table:
+    """what_if rows (WHAT_IF_ARROW_SCHEMA) of the `chosen` groups."""
+    if not chosen.num_rows:
+        return WHAT_IF_ARROW_SCHEMA.empty_table()
+    assigned = _of_groups(rows.select(ASSIGNED_COLUMNS), chosen)
+    simulated = _of_groups(members.select(WHAT_IF_MEMBER_COLUMNS), chosen)
+    out = what_if_bucket(_pandas(assigned), _pandas(simulated))
+    for col in _WHAT_IF_INTS:
+        out[col] = out[col].astype("int32")
+    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
+        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
+    for col in ("split_by_topic", "is_current", "recommended"):
+        out[col] = out[col].astype(bool)
+    return pa.Table.from_pandas(out[WHAT_IF_ARROW_SCHEMA.names], schema=WHAT_IF_ARROW_SCHEMA,
+                                preserve_index=False)
+
+
+def _of_groups(table: pa.Table, groups: pa.Table) -> pa.Table:
+    """The rows of `table` whose group is in `groups` (GROUP_KEYS, distinct), in order."""
+    index = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    keyed = table.select(GROUP_KEYS).append_column("_at", index)
+    at = keyed.join(groups, GROUP_KEYS, join_type="left semi", use_threads=False)
+    return table.take(pa.array(np.sort(at.column("_at").to_numpy()), pa.int64()))
+
+
+def _pandas(table: pa.Table) -> pd.DataFrame:
+    """As a pandas UDF receives it (nullable integers as floats, strings as objects)."""
+    return table.to_pandas(date_as_object=True)

@@ -1,0 +1,160 @@
+"""The report pass without Spark (`rebalance_udfs.report_pass`, `rebalance_udfs.claim_facts`):
+hand-checked claim facts, the edge cases of their sums, which groups get what-if
+candidates, and the packing of its tables (`rebalance_udfs.spark.report_pass.pack`).
+The Spark tests hold the pass equal to the aggregations it replaced on random groups
+(tests/spark/test_group_figures.py, tests/spark/test_what_if_paths.py)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from rebalance_udfs.claim_facts import claim_facts, key_codes, lag_of
+from rebalance_udfs.exact import RATE_TYPE
+from rebalance_udfs.report_pass import OBSERVED, report_bucket
+from rebalance_udfs.spark.report_pass import CODES, TABLE, _read_streams, pack
+from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
+
+
+def _rows(rows: list[dict]) -> pa.Table:
+    """Assignment rows of one queue per dict (the report pass's ASSIGNMENT_COLUMNS)."""
+    def col(name: str, type_: pa.DataType, default=None) -> pa.Array:
+        return pa.array([r.get(name, default) for r in rows], type_)
+
+    base = {"snapshot_id": "s", "cluster": "c"}
+    rows = [{**base, **r} for r in rows]
+    return pa.table({
+        **{k: col(k, pa.string()) for k in ("snapshot_id", "cluster", "consumer_group",
+                                            "topic", "broker_name", "client_id",
+                                            "broker_room")},
+        "queue_id": col("queue_id", pa.int32(), 0),
+        "status": col("status", pa.string(), "OK"),
+        "lag": col("lag", pa.int64()),
+        "rate": pa.array([None if r.get("rate") is None else Decimal(r["rate"])
+                          for r in rows], RATE_TYPE),
+        "queue_first": col("queue_first", pa.bool_(), True),
+        "committed_offset": col("committed_offset", pa.int64()),
+        "consumed_offset": col("consumed_offset", pa.int64()),
+    })
+
+
+def _members(rows: list[dict]) -> pa.Table:
+    base = {"snapshot_id": "s", "cluster": "c", "strategy": "AVG", "variant": "AVG|[]"}
+    rows = [{**base, **r} for r in rows]
+    names = ["snapshot_id", "cluster", "consumer_group", "client_id", "topic", "strategy",
+             "variant", "message_model", "client_room", "client_addr", "allocation_mode"]
+    table = pa.table({n: pa.array([r.get(n) for r in rows], pa.string()) for n in names})
+    table = table.append_column("virtual_nodes", pa.array([None] * len(rows), pa.int32()))
+    if any(OBSERVED in r for r in rows):
+        table = table.append_column(OBSERVED, pa.array([r.get(OBSERVED, False) for r in rows]))
+    return table
+
+
+def _facts(rows: pa.Table) -> dict:
+    out = claim_facts(rows)
+    return {(r["consumer_group"], r["topic"], r["client_id"]): r for r in out.to_pylist()}
+
+
+def test_claim_facts_count_claims_queues_and_exact_sums() -> None:
+    rows = _rows([
+        # queue 0: contended by a and b (first row carries the queue's facts)
+        {"consumer_group": "g", "topic": "t", "queue_id": 0, "client_id": "a",
+         "status": "CONTENDED", "lag": 5, "rate": "0.1"},
+        {"consumer_group": "g", "topic": "t", "queue_id": 0, "client_id": "b",
+         "status": "CONTENDED", "lag": 5, "rate": "0.1", "queue_first": False},
+        # queue 1: a alone, lag unknown, rate 0.2 (0.1 + 0.2 is exactly 0.3 here)
+        {"consumer_group": "g", "topic": "t", "queue_id": 1, "client_id": "a",
+         "rate": "0.2"},
+        # queue 2: nobody (null client), lag 7
+        {"consumer_group": "g", "topic": "t", "queue_id": 2, "client_id": None,
+         "status": "UNCONSUMED", "lag": 7},
+        # a broadcast row: counted as the client's row, not as a claim
+        {"consumer_group": "g", "topic": "t", "queue_id": 1, "client_id": "z",
+         "status": "BROADCAST", "lag": 3, "queue_first": False},
+    ])
+    f = _facts(rows)
+    a, b, none, z = (f[("g", "t", c)] for c in ("a", "b", None, "z"))
+    assert (a["rows"], a["claims"], a["contended"], a["queues"]) == (2, 2, 1, 2)
+    assert (a["lag_all"], a["lag_all_known"], a["claim_lag"]) == (5, 1, 5)
+    assert a["rate_all"] == Decimal("0.300000000") and a["rate_all_known"] == 2
+    assert (a["contended_queues"], a["queue_lag"], a["queue_lag_known"]) == (1, 5, 1)
+    assert (b["queues"], b["claims"], b["queue_lag"], b["queue_rate"]) == (0, 1, None, None)
+    assert (none["unconsumed_queues"], none["claims"], none["queue_lag"]) == (1, 0, 7)
+    assert none["rate_all"] is None and none["rate_all_known"] == 0
+    assert (z["rows"], z["claims"], z["claim_lag"], z["lag_all"]) == (1, 0, None, 3)
+
+
+def test_sums_beyond_their_type_fail_as_spark_does() -> None:
+    big = 2**62
+    rows = _rows([{"consumer_group": "g", "topic": "t", "queue_id": i, "client_id": "a",
+                   "lag": big} for i in range(2)])
+    with pytest.raises(OverflowError):
+        claim_facts(rows)
+    # sums that fit are exact even when the int64 fast path cannot be used
+    fine = _rows([{"consumer_group": "g", "topic": "t", "queue_id": i, "client_id": "a",
+                   "lag": v} for i, v in enumerate((big, -big + 1, 5))])
+    assert claim_facts(fine).column("lag_all").to_pylist() == [6]
+    with pytest.raises(OverflowError):
+        lag_of(pa.array([2**63 - 1]), pa.array([-1]))
+    assert lag_of(pa.array([10, None]), pa.array([3, 1])).to_pylist() == [7, None]
+
+
+def test_key_codes_tell_null_from_every_value() -> None:
+    table = pa.table({"a": ["x", "x", None, "x"], "b": [None, "", "", None]})
+    codes, n = key_codes(table, ["a", "b"])
+    assert n == 3 and codes[0] == codes[3] and len({*codes[:3]}) == 3
+
+
+def _two_groups() -> tuple[pa.Table, pa.Table]:
+    """g1: 2 clients, 4 queues, balanced; g2: client b idle (one queue)."""
+    rows = _rows([
+        *[{"consumer_group": "g1", "topic": "t", "broker_name": "b0", "queue_id": i,
+           "client_id": "a" if i < 2 else "b"} for i in range(4)],
+        {"consumer_group": "g2", "topic": "t", "broker_name": "b0", "queue_id": 0,
+         "client_id": "a"},
+    ])
+    members = _members([{"consumer_group": g, "client_id": c, "topic": "t",
+                         "client_addr": c} for g in ("g1", "g2") for c in ("a", "b")])
+    return rows, members
+
+
+def _simulated(tables: dict) -> set[str]:
+    return set(tables["what_if"].column("consumer_group").to_pylist())
+
+
+def test_what_if_runs_for_the_chosen_groups() -> None:
+    rows, members = _two_groups()
+    findings = report_bucket(rows, members, "findings")
+    whole = [r for r in findings["group_balance"].to_pylist() if r["topic"] is None]
+    assert {r["consumer_group"]: r["findings"] for r in whole} == \
+        {"g1": [], "g2": ["IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES"]}
+    assert _simulated(findings) == {"g2"}
+    assert _simulated(report_bucket(rows, members, "all")) == {"g1", "g2"}
+    assert report_bucket(rows, members, "off")["what_if"].num_rows == 0
+    # a group with observed rows may get OBSERVED_DRIFT later: simulated too
+    observed = _members([{"consumer_group": g, "client_id": c, "topic": "t",
+                          "client_addr": c, OBSERVED: g == "g1"}
+                         for g in ("g1", "g2") for c in ("a", "b")])
+    assert _simulated(report_bucket(rows, observed, "findings")) == {"g1", "g2"}
+    assert len(findings["consumer_load"]) == 4
+    with pytest.raises(ValueError):
+        report_bucket(rows, members, "some")
+
+
+def test_packed_tables_come_back_whole() -> None:
+    rows, members = _two_groups()
+    tables = report_bucket(rows, members, "all")
+    assigned = pa.table({f.name: pa.array([], f.type) for f in ASSIGNED_ARROW_SCHEMA},
+                        schema=ASSIGNED_ARROW_SCHEMA)
+    packed = pack(assigned, tables)
+    assert packed.num_rows == 3  # one row per table with rows, no assignment rows here
+    for name, table in tables.items():
+        blob = packed.filter(pc.equal(packed.column(TABLE), CODES[name]))
+        back = pa.Table.from_batches(list(_read_streams(iter(
+            blob.select(["_blob"]).to_batches()))))
+        assert back.equals(table), name
+    empty = pack(assigned, {name: t.slice(0, 0) for name, t in tables.items()})
+    assert empty.num_rows == 0
