@@ -18,14 +18,18 @@ in fresh subprocesses so that peak memory is clean:
   API, and CPU seconds split into JVM, Python workers (UDFs) and driver Python;
 * kernel — `rebalance_udfs.allocate.allocate_bucket` in one process without Spark on the
   same rows, over as many hash buckets of groups as the job uses (kernel calls timed
-  only), plus the whole UDF body (`allocate_arrow`: Arrow -> pandas -> kernel -> Arrow);
+  only), plus the whole UDF body (`allocate_arrow`: Arrow -> pandas -> kernel -> Arrow),
+  and the bare pass: the report pass's body as the job's assign step runs it (the
+  kernels, claim facts, figures, what-if of the groups with findings and churn; Arrow in,
+  packed Arrow out) per bucket of (cluster, group);
 * row_baseline — a plain (non-Arrow, non-pandas) Python UDF doing the textbook
   per-client AVG loop, on a sample of groups, scaled to the full size; the estimate of
   a row-at-a-time job is the IO floor plus that scaled UDF time;
 * memory — peak RSS (VmHWM) of the driver Python, the driver JVM and the Python workers.
 
 It prints a table and writes `benchmarks/results/<timestamp>.json` with every figure,
-the ratios (job / IO floor in wall and CPU seconds, assign stage / bare kernel, the UDF's
+the ratios (job / IO floor in wall and CPU seconds, assign stage / bare pass and / bare
+kernel, the UDF's
 Python CPU / the bare UDF body, row UDF / bare kernel, row-at-a-time job / job, driver peak
 memory of the largest size / the smallest) and the load average. The machine is shared:
 CPU seconds (JVM by thread kind: tasks, JIT, GC, driver; Python workers; driver Python)
@@ -648,19 +652,60 @@ def kernel_frames(paths: dict):
     return qu, members
 
 
+def pass_frames(queues, members, raw_members):
+    """The report pass's inputs beside the kernel's (`rebalance_udfs.spark.report_pass`):
+    the queue rows with their rate as a decimal, the member rows with what the reports
+    read, and each snapshot's predecessor. For timing: the rate and `variant` are made
+    here by Arrow, not by Spark's casts (the same sizes, not always the same digits)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_COLUMNS
+    from rebalance_udfs.spark.report_pass import RATE
+
+    queues = queues.append_column(
+        RATE, pc.cast(queues["in_rate"], pa.decimal128(38, 9), safe=False))
+    raw = raw_members.filter(pc.is_in(raw_members["strategy"], pa.array(
+        members["strategy"].unique())))
+    extra = {"variant": raw["strategy"]}
+    for name in ("allocation_mode", "message_model", "client_room", "client_addr"):
+        if name not in members.column_names:
+            extra[name] = (raw[name] if name in raw.column_names
+                           else pa.nulls(raw.num_rows, pa.string()))
+    for name, column in extra.items():
+        members = members.append_column(name, column)
+    members = members.select(list(dict.fromkeys([*members.column_names, *REPORT_COLUMNS])))
+    times = queues.group_by(["cluster", "snapshot_id"]).aggregate([]).sort_by(
+        [("cluster", "ascending"), ("snapshot_id", "ascending")])
+    cluster, snapshot = times["cluster"].to_pylist(), times["snapshot_id"].to_pylist()
+    pairs = [(c, s, snapshot[i - 1]) for i, (c, s) in enumerate(zip(cluster, snapshot,
+                                                                      strict=True))
+             if i and cluster[i - 1] == c]
+    pairs = pa.table({"cluster": [p[0] for p in pairs], "snapshot_id": [p[1] for p in pairs],
+                      "previous_snapshot_id": [p[2] for p in pairs],
+                      "previous_in_run": [True] * len(pairs)})
+    return queues, members, pairs
+
+
 def kernel_child(args) -> dict:
     import numpy as np
     import pandas as pd
     import pyarrow as pa
+    from deltalake import DeltaTable
 
     from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
     from rebalance_udfs.spark.arrow import QUEUE_SIDE
     from rebalance_udfs.spark.assign import allocate_arrow
+    from rebalance_udfs.spark.churn import BUCKET_KEYS, History
+    from rebalance_udfs.spark.report_pass import _allocate, _reported
     from vocabulary.columns import GROUP_KEYS
 
     manifest = json.loads(Path(args.manifest).read_text())
     t = time.perf_counter()
     queues, members = kernel_frames(manifest["paths"])
+    pass_queues, pass_members, pairs = pass_frames(
+        queues, members, DeltaTable(manifest["paths"]["members"]).to_pyarrow_table())
+    pass_body = _reported("findings", History(pairs), _allocate)
     prepare_s = time.perf_counter() - t
 
     def bucket_ids(table: pa.Table) -> np.ndarray:
@@ -671,6 +716,18 @@ def kernel_child(args) -> dict:
     queues = queues.select(QUEUE_SIDE)
     reset_peak_rss(os.getpid())
     kernel_s, body_s, out_rows, per_bucket = 0.0, 0.0, 0, []
+    # the report pass's body per bucket of (cluster, group), as the job runs it: the
+    # kernels, facts, figures, what-if (findings) and churn, Arrow in, packed Arrow out
+    pass_s, pass_rows = 0.0, 0
+    pq_bucket = _bucket_of(pass_queues, BUCKET_KEYS, args.buckets)
+    pm_bucket = _bucket_of(pass_members, BUCKET_KEYS, args.buckets)
+    for b in range(args.buckets):
+        qb = _with_bucket(pass_queues.filter(pa.array(pq_bucket == b)))
+        mb = _with_bucket(pass_members.filter(pa.array(pm_bucket == b)))
+        t = time.perf_counter()
+        pass_rows += pass_body(qb, mb).num_rows
+        pass_s += time.perf_counter() - t
+    del pass_queues, pass_members
     for b in range(args.buckets):
         qb = queues.filter(pa.array(q_bucket == b))
         mb = members.filter(pa.array(m_bucket == b))
@@ -695,6 +752,7 @@ def kernel_child(args) -> dict:
               "prepare_s": round(prepare_s, 1), "queue_rows": queues.num_rows,
               "member_rows": members.num_rows, "output_rows": out_rows,
               "kernel_s": round(kernel_s, 2), "udf_body_s": round(body_s, 2),
+              "pass_s": round(pass_s, 2), "pass_output_rows": pass_rows,
               "per_bucket": per_bucket,
               "peak_rss_mb": _mb(proc_status_kb(os.getpid(), "VmHWM"))}
     if queues.num_rows <= args.all_at_once_max:
@@ -705,6 +763,19 @@ def kernel_child(args) -> dict:
         allocate_bucket(q_keys, m_frame)
         result["all_at_once_kernel_s"] = round(time.perf_counter() - t, 2)
     return result
+
+
+def _bucket_of(table, keys: list[str], buckets: int):
+    import pandas as pd
+
+    frame = table.select(keys).to_pandas()
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy() % buckets
+
+
+def _with_bucket(table):
+    import pyarrow as pa
+
+    return table.append_column("_bucket", pa.array([0] * table.num_rows, pa.int32()))
 
 
 # =========================================================================== parent
@@ -784,6 +855,9 @@ def ratios(sizes: dict) -> dict:
             if floor:
                 row["job_over_io_floor"] = round(job / floor["total"], 2)
                 row["job_over_io_floor_cpu"] = round(_cpu(audit) / _cpu(floor), 2)
+            if kernel.get("pass_s"):
+                # the assign step runs the kernels and every per-group report in one call
+                row["assign_over_bare_pass"] = round(t["assign"] / kernel["pass_s"], 2)
             if kernel.get("kernel_s"):
                 row["assign_over_bare_kernel"] = round(t["assign"] / kernel["kernel_s"], 1)
                 row["assign_over_udf_body"] = round(t["assign"] / kernel["udf_body_s"], 1)
@@ -822,7 +896,7 @@ def _fmt(value, width: int = 10) -> str:
 def table(results: dict) -> str:
     """Seconds (wall), peak memory (MB) and ratios, one line per size."""
     cols = ["size", "asg rows", "IO floor", "audit", "read", "assign", "reports", "write",
-            "kernel", "UDF body", "row UDF", "py drv MB", "JVM MB", "worker MB"]
+            "kernel", "UDF body", "bare pass", "row UDF", "py drv MB", "JVM MB", "worker MB"]
     lines = ["seconds (wall clock) and peak RSS",
              " ".join(_fmt(c) for c in cols)]
     for size, r in results["sizes"].items():
@@ -833,11 +907,13 @@ def table(results: dict) -> str:
         vals = [size, f"{rows:,}" if rows else None, s.get("io_floor", {}).get("total"),
                 t["total"] - t.get("session", 0.0) if t else None, t.get("read"),
                 t.get("assign"), t.get("reports"), t.get("write"), k.get("kernel_s"),
-                k.get("udf_body_s"), s.get("row_baseline", {}).get("udf_scaled_s"),
+                k.get("udf_body_s"), k.get("pass_s"),
+                s.get("row_baseline", {}).get("udf_scaled_s"),
                 mem.get("python_driver_peak_mb"), mem.get("jvm_driver_peak_mb"),
                 mem.get("python_workers_peak_mb")]
         lines.append(" ".join(_fmt(v) for v in vals))
     rcols = [("job_over_io_floor", "job/floor"), ("job_over_io_floor_cpu", "(CPU)"),
+             ("assign_over_bare_pass", "asg/pass"),
              ("assign_over_bare_kernel", "asg/kernel"), ("udf_python_cpu_over_udf_body",
                                                          "UDF CPU/bd"),
              ("row_udf_over_bare_kernel", "rowUDF/krn"), ("row_baseline_over_job",

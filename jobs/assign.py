@@ -12,6 +12,7 @@ from jobs.prior import Prior
 from jobs.read import Inputs
 from rebalance_udfs.report_pass import OBSERVED
 from rebalance_udfs.spark.assign import assign
+from rebalance_udfs.spark.churn import BUCKET_KEYS, History
 from rebalance_udfs.spark.members import clustering
 from rebalance_udfs.spark.report_pass import assign_and_report, report
 from rebalance_udfs.spark.sticky import assign_sticky
@@ -23,24 +24,34 @@ DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 
 
 def assign_and_report_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool,
-                          what_if: str) -> DataFrame:
+                          what_if: str, history: History) -> DataFrame:
     """Every group's assignment rows and per-group reports, packed
     (`rebalance_udfs.spark.report_pass`): batch kernels and reports in one call per bucket
-    of groups. Groups with a member on a Kafka sticky assignor run snapshot after snapshot
-    from the previous assignment (`assign_sticky`; their other members through the batch
-    kernels, as ever), and their reports run over the rows of both."""
+    of groups, churn against `history`. Groups with a member on a Kafka sticky assignor
+    in any snapshot of the run run snapshot after snapshot from the previous assignment
+    (`assign_sticky`; their other members through the batch kernels, as ever), and their
+    reports run over the rows of both."""
     members = _with_observed(inputs.members, inputs.observed)
     if not has_sticky:
-        return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if)
+        return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if,
+                                 history)
     sticky = F.col("strategy").isin(*STICKY_STRATEGIES)
-    chained = members.where(sticky).select(*GROUP_KEYS).distinct()
-    plain = members.join(chained, GROUP_KEYS, "left_anti")
-    members = members.join(chained, GROUP_KEYS, "left_semi")
+    # by (cluster, group): churn compares a group's snapshots in one of the two passes
+    chained = members.where(sticky).select(*BUCKET_KEYS).distinct()
+
+    def part(how: str) -> History:
+        def rows(df: DataFrame | None) -> DataFrame | None:
+            return None if df is None else df.join(chained, BUCKET_KEYS, how)
+        return History(history.pairs, rows(history.assignments), rows(history.consumer_load))
+
+    plain = members.join(chained, BUCKET_KEYS, "left_anti")
+    members = members.join(chained, BUCKET_KEYS, "left_semi")
     rows = assign(inputs.queues, members.where(~sticky), inputs.offsets, buckets).unionByName(
         assign_sticky(inputs.queues, members.where(sticky), inputs.offsets, buckets,
                       prior.assignments))
-    return (assign_and_report(inputs.queues, plain, inputs.offsets, buckets, what_if)
-            .unionByName(report(rows, members, buckets, what_if)))
+    return (assign_and_report(inputs.queues, plain, inputs.offsets, buckets, what_if,
+                              part("left_anti"))
+            .unionByName(report(rows, members, buckets, what_if, part("left_semi"))))
 
 
 def _with_observed(members: DataFrame, observed: DataFrame | None) -> DataFrame:

@@ -27,13 +27,14 @@ from jobs.preflight import check_output_root, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
-from jobs.report import WHAT_IF_LINES, compute_reports
+from jobs.report import WHAT_IF_LINES, compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
-from rebalance_udfs.spark.report_pass import assignment_rows
+from rebalance_udfs.spark.report_pass import assignment_rows, pass_counts
 from reports.assignments import assignments_report, snapshot_times
+from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
 from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
 from vocabulary.contracts import REJECTS_SCHEMA
@@ -224,33 +225,45 @@ def _partitions(spark: SparkSession) -> int:
 
 def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
                        has_sticky: bool, existing: tuple[str, ...], persist: Persisted):
-    """Assignment rows (materialized once), then every report, each counted per
+    """The assign-and-report pass (materialized once), then every table, each counted per
     (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id,
-    with the groups' what-if lines for the run's summary."""
+    with the groups' what-if lines for the run's summary.
+
+    The pass's tables are read from its packed rows when written (a decode per bucket),
+    counted by the pass itself; the other tables are materialized and counted here."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
-    with ctx.steps.step("assign", "assign+report") as line:
+    with ctx.steps.step("assign") as line:
         # the kernels and every per-group report in one call per bucket of groups
+        history, pairs = churn_history(member_snapshots(inputs.members, times),
+                                       prior.assignments, prior.consumer_load)
         packed = persist(assign_and_report_all(inputs, buckets, prior, has_sticky,
-                                               config.what_if))
+                                               config.what_if, history))
+        counts = pass_counts(packed)
+        counts["rebalance_churn"] = counts.pop("churn")
+        if simulates_more(inputs, config.what_if):
+            counts.pop("what_if")  # filtered by the groups' findings after the pass
+        line.detail = ("kernels and per-group reports, "
+                       + row_counts({"assignments": sum(counts["assignments"].values())}))
         assignments = assignments_report(assignment_rows(packed), times)
-        counts = {"assignments": count_rows(assignments)}
-        line.detail = row_counts({"assignments": sum(counts["assignments"].values())})
     candidates = None
     if compare or "strategy_comparison" in existing:
         candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
                                        DEFAULT_CANDIDATES if compare else ("AVG",))
     reports = compute_reports(
-        inputs, packed, assignments, times, prior, buckets, persist, config.what_if,
+        inputs, packed, assignments, times, pairs, buckets, persist, config.what_if,
         candidates, compare,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None))
     lines = reports.pop(WHAT_IF_LINES)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
     for name in (n for n in OUTPUT_TABLES if n in reports):
         with ctx.steps.step("reports", f"report {name}", point=None) as line:
-            tables[name] = _stamp(persist(reports[name]), ctx.run_id)
-            counts[name] = count_rows(tables[name])
+            if name in counts:  # the pass's: counted there, read from its rows when written
+                tables[name] = _stamp(reports[name], ctx.run_id)
+            else:
+                tables[name] = _stamp(persist(reports[name]), ctx.run_id)
+                counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
     return tables, counts, lines
 

@@ -12,7 +12,10 @@ computation, so they run where the rows are, one after the other:
    the drift comparison, so those groups are simulated and the rows of the ones without
    a finding dropped in Spark), or none (`off`);
 4. each simulated group's what-if line (`rebalance_udfs.what_if_lines`), on its
-   whole-group balance row, for the recommendation and the run's summary.
+   whole-group balance row, for the recommendation and the run's summary;
+5. churn against each group's previous snapshot (`rebalance_udfs.churn_link`,
+   `rebalance_udfs.churn`): the bucket holds every snapshot of its groups, and the
+   predecessor's rows from the output come along.
 
 No Spark here (testable with plain Arrow tables); the Spark glue is
 `rebalance_udfs.spark.report_pass`.
@@ -25,6 +28,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rebalance_udfs.churn import churn_totals
+from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, churn_inputs
+from rebalance_udfs.churn_link import ROW_COLUMNS as CHURN_ROW_COLUMNS
 from rebalance_udfs.claim_facts import ROW_COLUMNS, claim_facts
 from rebalance_udfs.group_figures import BALANCE, LOAD, group_figures
 from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
@@ -34,6 +40,7 @@ from vocabulary.columns import GROUP_KEYS, WHAT_IF_MODES
 from vocabulary.schemas import (
     BALANCE_FIGURES_ARROW_SCHEMA,
     BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA,
+    CHURN_TOTALS_ARROW_SCHEMA,
     LOAD_FIGURES_ARROW_SCHEMA,
     WHAT_IF_ARROW_SCHEMA,
 )
@@ -43,24 +50,30 @@ OBSERVED = "_observed"
 # what the pass reads of the member rows (OBSERVED too, when the run has observed rows)
 MEMBER_COLUMNS = list(dict.fromkeys([*FIGURE_MEMBER_COLUMNS, *WHAT_IF_MEMBER_COLUMNS]))
 # what it reads of the assignment rows
-ASSIGNMENT_COLUMNS = list(dict.fromkeys([*ROW_COLUMNS, *ASSIGNED_COLUMNS]))
+ASSIGNMENT_COLUMNS = list(dict.fromkeys([*ROW_COLUMNS, *ASSIGNED_COLUMNS,
+                                         *CHURN_ROW_COLUMNS]))
 # group_balance figures: the group's what-if line (`rebalance_udfs.what_if_lines`)
 LINE_COLUMN = "_what_if_line"
-# the tables it returns
-TABLES = ("consumer_load", "group_balance", "what_if")
+# the tables it returns (churn: the totals per compared group, given the pairs)
+TABLES = ("consumer_load", "group_balance", "what_if", "churn")
 SCHEMAS = dict(zip(TABLES, (LOAD_FIGURES_ARROW_SCHEMA, BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA,
-                            WHAT_IF_ARROW_SCHEMA), strict=True))
+                            WHAT_IF_ARROW_SCHEMA, CHURN_TOTALS_ARROW_SCHEMA), strict=True))
 
 _WHAT_IF_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew",
                  "queues_moved")
 
 
-def report_bucket(rows: pa.Table, members: pa.Table, what_if: str) -> dict[str, pa.Table]:
-    """consumer_load and group_balance figures (rates still exact decimals) and what-if
-    rows of the groups in `members`, each table in its schema (`SCHEMAS`).
+def report_bucket(rows: pa.Table, members: pa.Table, what_if: str,
+                  pairs: pa.Table | None = None, prior_rows: pa.Table | None = None,
+                  prior_clients: pa.Table | None = None) -> dict[str, pa.Table]:
+    """consumer_load and group_balance figures (rates still exact decimals), what-if rows
+    and, given `pairs`, churn totals of the groups in the bucket, each table in its
+    schema (`SCHEMAS`).
 
     `rows`: the bucket's assignment rows (ASSIGNMENT_COLUMNS); `members`: its member rows
-    (MEMBER_COLUMNS); `what_if`: one of WHAT_IF_MODES."""
+    (MEMBER_COLUMNS); `what_if`: one of WHAT_IF_MODES; `pairs`, `prior_rows`,
+    `prior_clients`: the compared snapshots and the predecessor's rows from the output
+    (`rebalance_udfs.churn_link.churn_inputs`)."""
     if what_if not in WHAT_IF_MODES:
         raise ValueError(f"what_if must be one of {WHAT_IF_MODES}, not {what_if!r}")
     figures = group_figures(claim_facts(rows.select(ROW_COLUMNS)),
@@ -68,9 +81,14 @@ def report_bucket(rows: pa.Table, members: pa.Table, what_if: str) -> dict[str, 
     load = _struct_rows(figures, LOAD, "load", LOAD_FIGURES_ARROW_SCHEMA)
     balance = _struct_rows(figures, BALANCE, "balance", BALANCE_FIGURES_ARROW_SCHEMA)
     simulated = _what_if(rows, members, _simulated_groups(balance, members, what_if))
-    return {"consumer_load": load,
-            "group_balance": _with_lines(balance, what_if_lines(simulated)),
-            "what_if": simulated}
+    tables = {"consumer_load": load,
+              "group_balance": _with_lines(balance, what_if_lines(simulated)),
+              "what_if": simulated}
+    if pairs is not None:
+        tables["churn"] = churn_totals(*churn_inputs(
+            rows.select(CHURN_ROW_COLUMNS), load.select(CLIENT_ROW_COLUMNS), prior_rows,
+            prior_clients, pairs))
+    return tables
 
 
 def _struct_rows(figures: pa.Table, code: int, name: str, schema: pa.Schema) -> pa.Table:

@@ -2,22 +2,28 @@
 allocates the bucket's queues and computes every per-group report from the result
 (`rebalance_udfs.report_pass`), so a group's rows are shuffled and converted once.
 
-A Spark query returns rows of one schema, and the pass returns four tables. The
+Buckets are by (cluster, consumer_group): every snapshot of a group is in one call, so
+churn compares it with its predecessor there; the predecessor's rows from the output
+tables (`History`) ride along, marked PRIOR, with the queue rows and the member rows.
+
+A Spark query returns rows of one schema, and the pass returns several tables. The
 assignment rows, its bulk, are the query's rows (PACKED_SCHEMA: the assignment columns
 and `_table` ASSIGNMENTS); each other table comes out as one Arrow IPC stream per bucket
 in a row of its own (`_table` its code, `_blob` the stream), which `unpack` turns back
 into rows. Padding every row with the other tables' columns, as one struct per table
 would, costs more than the tables themselves (a what-if row would carry about 300 bytes
-of null consumer_load and group_balance columns).
+of null consumer_load and group_balance columns). A last stream per bucket holds every
+table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records them, and
+no table has to be materialized to be counted.
 
 Groups with a sticky assignor get their assignment rows from another kernel
 (`rebalance_udfs.spark.sticky`): `report` runs the same reports over such rows, bucketed
-by group, and returns them packed alike.
+alike, and returns them packed alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -26,6 +32,8 @@ from pyspark.sql import types as T
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS as KERNEL_MEMBER_COLUMNS
 from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, PAIR_KEYS
+from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from rebalance_udfs.claim_facts import lag_of
 from rebalance_udfs.exact import take
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
@@ -38,22 +46,36 @@ from rebalance_udfs.spark.arrow import (
 )
 from rebalance_udfs.spark.assign import queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, bucketed
+from rebalance_udfs.spark.churn import (
+    BUCKET_KEYS,
+    History,
+    no_history,
+    split_prior,
+    with_prior,
+)
 from rebalance_udfs.spark.members import variant
 from rebalance_udfs.spark.rates import exact_rate
-from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS
+from vocabulary.columns import MODE_COLUMNS
 from vocabulary.schemas import (
     ASSIGNED_ARROW_SCHEMA,
     ASSIGNED_SCHEMA,
     BALANCE_FIGURES_WITH_LINE,
+    CHURN_TOTALS_SCHEMA,
     LOAD_FIGURES,
     WHAT_IF_SCHEMA,
 )
 
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
-CODES = {name: code for code, name in enumerate(TABLES, start=1)}
-SPARK_SCHEMAS = dict(zip(TABLES, (LOAD_FIGURES, BALANCE_FIGURES_WITH_LINE, WHAT_IF_SCHEMA),
-                         strict=True))
+COUNTS = "counts"
+CODES = {name: code for code, name in enumerate([*TABLES, COUNTS], start=1)}
+COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
+                              T.StructField("snapshot_id", T.StringType()),
+                              T.StructField("cluster", T.StringType()),
+                              T.StructField("rows", T.LongType(), False)])
+SPARK_SCHEMAS = dict(zip([*TABLES, COUNTS],
+                         (LOAD_FIGURES, BALANCE_FIGURES_WITH_LINE, WHAT_IF_SCHEMA,
+                          CHURN_TOTALS_SCHEMA, COUNTS_SCHEMA), strict=True))
 PACKED_SCHEMA = T.StructType([*ASSIGNED_SCHEMA.fields,
                               T.StructField(TABLE, T.ByteType(), False),
                               T.StructField(BLOB, T.BinaryType(), True)])
@@ -62,12 +84,16 @@ _PACKED_ARROW = pa.schema([*ASSIGNED_ARROW_SCHEMA, pa.field(TABLE, pa.int8(), Fa
 # the rows' in_rate as an exact decimal (`rebalance_udfs.spark.rates`), made in Spark
 RATE = "_rate"
 
+Counts = dict[tuple[str | None, str | None], int]
+
 
 # ------------------------------------------------------------------------ packing tables
 def pack(assigned: pa.Table, tables: dict[str, pa.Table]) -> pa.Table:
     """Assignment rows (ASSIGNED_ARROW_SCHEMA) and the other tables of a bucket as
     PACKED_SCHEMA rows: a table with rows becomes one row holding its IPC stream (its
-    assignment columns hold placeholders where they are declared not null)."""
+    assignment columns hold placeholders where they are declared not null), and a last
+    one holds the rows of each (COUNTS)."""
+    tables = {**tables, COUNTS: _counts({"assignments": assigned, **tables})}
     codes, blobs = [], []
     for name, table in tables.items():
         if table.num_rows:
@@ -87,6 +113,24 @@ def pack(assigned: pa.Table, tables: dict[str, pa.Table]) -> pa.Table:
     side = pa.table({**filler, TABLE: pa.array(codes, pa.int8()),
                      BLOB: pa.array(blobs, pa.binary())})
     return pa.concat_tables([rows.cast(_PACKED_ARROW), side.cast(_PACKED_ARROW)])
+
+
+def _counts(tables: dict[str, pa.Table]) -> pa.Table:
+    """Rows per (table, snapshot_id, cluster) of `tables`."""
+    parts = []
+    for name, table in tables.items():
+        if table.num_rows:
+            n = table.group_by(["snapshot_id", "cluster"], use_threads=False).aggregate(
+                [([], "count_all")])
+            parts.append(pa.table({"table": pa.array([name] * n.num_rows, pa.string()),
+                                   "snapshot_id": n.column("snapshot_id"),
+                                   "cluster": n.column("cluster"),
+                                   "rows": n.column("count_all")}))
+    schema = pa.schema([pa.field("table", pa.string(), False), ("snapshot_id", pa.string()),
+                        ("cluster", pa.string()), pa.field("rows", pa.int64(), False)])
+    if not parts:
+        return schema.empty_table()
+    return pa.concat_tables(parts, promote_options="permissive").cast(schema)
 
 
 def _placeholder(type_: pa.DataType):
@@ -109,6 +153,17 @@ def unpack(packed: DataFrame, name: str) -> DataFrame:
             .mapInArrow(_read_streams, SPARK_SCHEMAS[name]))
 
 
+def pass_counts(packed: DataFrame) -> dict[str, Counts]:
+    """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
+    included (a few rows per bucket to the driver)."""
+    out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES)}
+    totals = unpack(packed, COUNTS).groupBy("table", "snapshot_id", "cluster").agg(
+        F.sum("rows").alias("rows"))
+    for r in totals.collect():
+        out[r.table][(r.snapshot_id, r.cluster)] = int(r.rows)
+    return out
+
+
 def _read_streams(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         for blob in batch.column(0):
@@ -128,29 +183,39 @@ def _report_rows(assigned: pa.Table, rate: pa.Array | pa.ChunkedArray) -> pa.Tab
             .append_column("rate", rate))
 
 
-def assign_and_report_body(what_if: str):
-    """The UDF body of `assign_and_report`: one bucket's queue rows (with their offsets
-    rows, `attach_offsets`) and member rows in, its packed tables out."""
+Body = Callable[[pa.Table, pa.Table], pa.Table]
+
+
+def _reported(what_if: str, history: History | None,
+              assign: Callable[[pa.Table, pa.Table], tuple[pa.Table, pa.Table]]) -> Body:
+    """A UDF body: `assign(queue side, members)` gives the bucket's assignment rows and
+    their reports' rows (`_report_rows`); the reports are computed and all packed."""
+    pairs = history.pairs.select(PAIR_KEYS) if history is not None else None
+    prior_load = history is not None and history.consumer_load is not None
+
     def body(queues: pa.Table, members: pa.Table) -> pa.Table:
-        queues = attach_offsets(queues.drop_columns([BUCKET]))
-        members = members.drop_columns([BUCKET])
-        claims = kernel_claims(queues, QUEUE_COLUMNS, _kernel_members(members),
-                               allocate_bucket)
-        assigned = gather_assigned(queues, claims)
-        rate = take(queues.column(RATE), claimed_rows(claims))
-        return pack(assigned, report_bucket(_report_rows(assigned, rate), members, what_if))
+        queues, prior_rows = split_prior(queues, PRIOR_ROW_COLUMNS)
+        members, prior_clients = split_prior(members, CLIENT_ROW_COLUMNS)
+        assigned, rows = assign(queues, members)
+        tables = report_bucket(rows, members, what_if, pairs, prior_rows,
+                               prior_clients if prior_load else None)
+        return pack(assigned, tables)
     return body
 
 
-def report_body(what_if: str):
-    """The UDF body of `report`: one bucket's assignment rows (with RATE) and member rows
-    in, the same rows and the bucket's reports packed out."""
-    def body(rows: pa.Table, members: pa.Table) -> pa.Table:
-        assigned = rows.select(ASSIGNED_ARROW_SCHEMA.names).cast(ASSIGNED_ARROW_SCHEMA)
-        members = members.drop_columns([BUCKET])
-        return pack(assigned, report_bucket(_report_rows(assigned, rows.column(RATE)),
-                                            members, what_if))
-    return body
+def _allocate(queues: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """The batch kernels on one bucket's queue rows (with their offsets rows,
+    `attach_offsets`)."""
+    queues = attach_offsets(queues)
+    claims = kernel_claims(queues, QUEUE_COLUMNS, _kernel_members(members), allocate_bucket)
+    assigned = gather_assigned(queues, claims)
+    return assigned, _report_rows(assigned, take(queues.column(RATE), claimed_rows(claims)))
+
+
+def _given(rows: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """Assignment rows computed elsewhere (with RATE), as they are."""
+    assigned = rows.select(ASSIGNED_ARROW_SCHEMA.names).cast(ASSIGNED_ARROW_SCHEMA)
+    return assigned, _report_rows(assigned, rows.column(RATE))
 
 
 def report_members(members: DataFrame) -> DataFrame:
@@ -161,24 +226,31 @@ def report_members(members: DataFrame) -> DataFrame:
     return members.withColumn("variant", variant()).select(*wanted)
 
 
-def report(assigned: DataFrame, members: DataFrame, buckets: int, what_if: str
-           ) -> DataFrame:
+def _packed(queue_side: DataFrame, members: DataFrame, buckets: int, body: Body,
+            history: History | None) -> DataFrame:
+    prior = history or no_history()
+    queue_side = with_prior(queue_side, prior.assignments, PRIOR_ROW_COLUMNS)
+    member_side = with_prior(report_members(members), prior.consumer_load,
+                             CLIENT_ROW_COLUMNS)
+    return (bucketed(queue_side, buckets, BUCKET_KEYS).groupBy(BUCKET)
+            .cogroup(bucketed(member_side, buckets, BUCKET_KEYS).groupBy(BUCKET))
+            .applyInArrow(body, PACKED_SCHEMA))
+
+
+def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
+                      buckets: int, what_if: str, history: History | None = None
+                      ) -> DataFrame:
+    """PACKED_SCHEMA rows of every group of `members` (none with a sticky assignor): its
+    assignment rows (`allocate_bucket`) and its reports (`report_bucket`; churn when
+    `history` is given), one call per bucket of groups."""
+    rows = queue_rows(queues, members, offsets, exact_rate(F.col("in_rate")).alias(RATE))
+    return _packed(rows, members, buckets, _reported(what_if, history, _allocate), history)
+
+
+def report(assigned: DataFrame, members: DataFrame, buckets: int, what_if: str,
+           history: History | None = None) -> DataFrame:
     """PACKED_SCHEMA rows of assignment rows computed elsewhere (ASSIGNED_SCHEMA, e.g. the
     sticky kernel's): the rows themselves and their groups' reports (`report_bucket`)."""
     rows = assigned.select(*ASSIGNED_SCHEMA.fieldNames(),
                            exact_rate(F.col("in_rate")).alias(RATE))
-    return (bucketed(rows, buckets, GROUP_KEYS).groupBy(BUCKET)
-            .cogroup(bucketed(report_members(members), buckets, GROUP_KEYS).groupBy(BUCKET))
-            .applyInArrow(report_body(what_if), PACKED_SCHEMA))
-
-
-
-def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-                      buckets: int, what_if: str) -> DataFrame:
-    """PACKED_SCHEMA rows of every group of `members` (none with a sticky assignor): its
-    assignment rows (`allocate_bucket`) and its reports (`report_bucket`), one call per
-    bucket of groups."""
-    rows = queue_rows(queues, members, offsets, exact_rate(F.col("in_rate")).alias(RATE))
-    return (bucketed(rows, buckets, GROUP_KEYS).groupBy(BUCKET)
-            .cogroup(bucketed(report_members(members), buckets, GROUP_KEYS).groupBy(BUCKET))
-            .applyInArrow(assign_and_report_body(what_if), PACKED_SCHEMA))
+    return _packed(rows, members, buckets, _reported(what_if, history, _given), history)

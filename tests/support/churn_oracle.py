@@ -1,9 +1,11 @@
-"""The Spark-aggregation rebalance_churn this project ran before the per-bucket churn
-pass (`rebalance_udfs.churn`): kept as the tests' independent oracle.
+"""The Spark rebalance_churn this project ran before churn moved into the report pass
+(`rebalance_udfs.churn_link`, `rebalance_udfs.churn`): kept as the tests' independent
+oracle, its linking (one broadcast join of every row with the pairs' links) and its
+figures (one aggregation per queue, one per client and one per group) both Spark's.
 
-`oracle_churn(...)` takes rebalance_churn_report's arguments and gives its rows as one
-aggregation per queue, one per client and one per group computed them;
-tests/spark/test_rebalance_churn.py holds the pass equal to it on random snapshots.
+`oracle_churn(...)` takes rebalance_churn_report's arguments and gives its rows;
+tests/spark/test_rebalance_churn.py holds the report pass and rebalance_churn_report
+equal to it on random snapshots.
 """
 
 from __future__ import annotations
@@ -11,18 +13,55 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from reports.rebalance_churn import (
-    AFTER,
-    BEFORE,
-    CLIENT_ROW,
-    PAIR_COLUMNS,
-    QUEUE_ROW,
-    _side,
-    in_table_shape,
-    linked_rows,
-    queue_changes,
-)
-from vocabulary.columns import GROUP_KEYS
+from rebalance_udfs.churn import AFTER, BEFORE
+from reports.rebalance_churn import PAIR_COLUMNS, churn_pairs, in_table_shape
+from reports.strategy_comparison import ROW_COLUMNS, _side, link_rows, queue_changes
+from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+
+CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
+QUEUE_ROW, CLIENT_ROW = "queue", "client"
+
+_STRINGS = "array<string>"
+
+
+def _rows(assignments: DataFrame | None, load: DataFrame | None) -> DataFrame | None:
+    """Assignment rows (queue facts) and client rows in one frame, tagged by `_kind`.
+
+    consumer_load lists every member with its topics and strategies; without it (prior
+    tables only) the assignments' claimants stand in, topics / strategies unknown."""
+    frames = []
+    if assignments is not None:
+        frames.append(assignments.select(*ROW_COLUMNS).withColumn("_kind", F.lit(QUEUE_ROW)))
+    if load is not None:
+        clients = load.select(*CLIENT_COLUMNS)
+    elif assignments is not None:
+        clients = (assignments.where(F.col("client_id").isNotNull())
+                   .select(*GROUP_KEYS, "client_id").distinct()
+                   .select("*", F.lit(None).cast(_STRINGS).alias("topics"),
+                           F.lit(None).cast(_STRINGS).alias("strategies")))
+    else:
+        return None
+    frames.append(clients.withColumn("_kind", F.lit(CLIENT_ROW)))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame, allowMissingColumns=True)
+    return out
+
+
+def linked_rows(assignments: DataFrame, consumer_load: DataFrame,
+                prior_assignments: DataFrame | None,
+                prior_load: DataFrame | None) -> tuple[DataFrame, DataFrame]:
+    """(pairs, linked rows) of rebalance_churn_report's arguments: the compared snapshots
+    (`churn_pairs`) and every assignment and client row of them (`link_rows`, `_kind`)."""
+    if prior_load is not None and prior_assignments is None:
+        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
+    times = [*SNAPSHOT_KEYS, "captured_at"]
+    prior_snapshots = prior_load if prior_load is not None else prior_assignments
+    pairs = churn_pairs(consumer_load.select(*times),
+                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
+    return pairs, link_rows(_rows(assignments, consumer_load),
+                            _rows(prior_assignments, prior_load), pairs)
+
 
 
 def _client_facts(linked: DataFrame) -> DataFrame:

@@ -15,7 +15,7 @@ import pytest
 from rebalance_udfs.claim_facts import claim_facts, key_codes, lag_of
 from rebalance_udfs.exact import RATE_TYPE
 from rebalance_udfs.report_pass import OBSERVED, report_bucket
-from rebalance_udfs.spark.report_pass import CODES, TABLE, _read_streams, pack
+from rebalance_udfs.spark.report_pass import CODES, COUNTS, TABLE, _read_streams, pack
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
 
 
@@ -150,11 +150,46 @@ def test_packed_tables_come_back_whole() -> None:
     assigned = pa.table({f.name: pa.array([], f.type) for f in ASSIGNED_ARROW_SCHEMA},
                         schema=ASSIGNED_ARROW_SCHEMA)
     packed = pack(assigned, tables)
-    assert packed.num_rows == 3  # one row per table with rows, no assignment rows here
-    for name, table in tables.items():
+    # one row per table with rows and one of their counts; no assignment rows here
+    assert packed.num_rows == 4
+
+    def back(name: str) -> pa.Table:
         blob = packed.filter(pc.equal(packed.column(TABLE), CODES[name]))
-        back = pa.Table.from_batches(list(_read_streams(iter(
+        return pa.Table.from_batches(list(_read_streams(iter(
             blob.select(["_blob"]).to_batches()))))
-        assert back.equals(table), name
+
+    for name, table in tables.items():
+        assert back(name).equals(table), name
+    assert sorted(back(COUNTS).to_pylist(), key=lambda r: r["table"]) == [
+        {"table": name, "snapshot_id": "s", "cluster": "c", "rows": tables[name].num_rows}
+        for name in sorted(tables)]
     empty = pack(assigned, {name: t.slice(0, 0) for name, t in tables.items()})
     assert empty.num_rows == 0
+
+
+def test_churn_compares_each_snapshot_with_its_predecessor() -> None:
+    """s1 in the output (prior rows), s2 and s3 in the run: b joins at s2 and takes queue
+    1 from a (committed 10, consumed 14: 4 duplicates); nothing changes at s3."""
+    def snapshot(snap: str, owners: list[str]) -> pa.Table:
+        return _rows([{"snapshot_id": snap, "consumer_group": "g", "topic": "t",
+                       "broker_name": "b0", "queue_id": i, "client_id": c,
+                       "committed_offset": 10, "consumed_offset": 14}
+                      for i, c in enumerate(owners)])
+
+    rows = pa.concat_tables([snapshot("s2", ["a", "b"]), snapshot("s3", ["a", "b"])])
+    members = _members([{"snapshot_id": s, "consumer_group": "g", "client_id": c,
+                         "topic": "t", "client_addr": c} for s in ("s2", "s3")
+                        for c in ("a", "b")])
+    prior = snapshot("s1", ["a", "a"])
+    pairs = pa.table({"cluster": ["c", "c"], "snapshot_id": ["s2", "s3"],
+                      "previous_snapshot_id": ["s1", "s2"], "previous_in_run": [False, True]})
+    churn = {r["snapshot_id"]: r for r in
+             report_bucket(rows, members, "off", pairs, prior, None)["churn"].to_pylist()}
+    s2, s3 = churn["s2"], churn["s3"]
+    assert (s2["clients_before"], s2["clients_after"], s2["clients_joined"]) == (1, 2, ["b"])
+    assert (s2["queues_moved"], s2["estimated_duplicates"]) == (1, 4)
+    assert [(m["queue_id"], m["from_client"], m["to_client"]) for m in s2["moves"]] == \
+        [(1, "a", "b")]
+    # prior clients known only by their claims: topics unknown, no subscription change
+    assert not s2["_subscription"]
+    assert (s3["queues_moved"], s3["clients_joined"], s3["clients_left"]) == (0, [], [])
