@@ -27,16 +27,16 @@ from jobs.preflight import check_output_root, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
-from jobs.report import WHAT_IF_LINES, compute_reports, member_snapshots, simulates_more
+from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
-from rebalance_udfs.spark.report_pass import assignment_rows, pass_counts
+from rebalance_udfs.spark.report_pass import assignment_rows, pass_counts, side_rows
 from reports.assignments import assignments_report, snapshot_times
 from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
-from vocabulary.columns import GROUP_KEYS, STICKY_STRATEGIES
+from vocabulary.columns import STICKY_STRATEGIES
 from vocabulary.contracts import REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -45,6 +45,10 @@ log = logging.getLogger("rebalance_audit")
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
                  "strategy_comparison", "drift", "what_if", "rejects")
+# the pass's tables the run's summary reads after writing them: materialized once
+SUMMARIZED = ("group_balance", "rebalance_churn")
+# a group's what-if line at the end of its recommendation (reports.group_balance)
+WHAT_IF_LINE = r" What-if: (.*)\.$"
 # written when asked for, and then always replaced: a re-run without them must not leave
 # an earlier run's rows beside this run's other tables
 OPTIONAL_TABLES = ("strategy_comparison",)
@@ -139,16 +143,18 @@ def _audit(ctx: _Run) -> RunResult:
             if prior.snapshots:
                 log.info("churn of the first snapshot(s) compared with %s from the output",
                          ", ".join(prior.snapshots))
-            tables, counts, lines = _assign_and_report(ctx, inputs, times, prior, has_sticky,
-                                                       existing, attempt_persist)
+            tables, counts = _assign_and_report(ctx, inputs, times, prior, has_sticky,
+                                                existing, attempt_persist)
             with ctx.steps.step("reports", "report rejects") as line:
                 counts["rejects"] = count_rows(rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
                 writes = _write(ctx, scope, tables, rejects, counts, times, baselines, prior)
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
-            worst = _worst_groups(tables["group_balance"], lines)
-            churn_top = _top_churn(tables["rebalance_churn"])
+            with ctx.steps.step("summary", point=None) as line:
+                worst = _worst_groups(tables["group_balance"])
+                churn_top = _top_churn(tables["rebalance_churn"])
+                line.detail = f"{len(worst)} group(s) that need attention"
             break
         except StalePrior as exc:
             if attempt == PRIOR_ATTEMPTS:
@@ -226,11 +232,11 @@ def _partitions(spark: SparkSession) -> int:
 def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
                        has_sticky: bool, existing: tuple[str, ...], persist: Persisted):
     """The assign-and-report pass (materialized once), then every table, each counted per
-    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id,
-    with the groups' what-if lines for the run's summary.
+    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id.
 
-    The pass's tables are read from its packed rows when written (a decode per bucket),
-    counted by the pass itself; the other tables are materialized and counted here."""
+    The pass's tables are counted by the pass itself and read from its packed rows when
+    written (a decode per bucket); those the summary reads again (SUMMARIZED) and the
+    other tables are materialized, the others counted here."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
@@ -240,7 +246,10 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                                        prior.assignments, prior.consumer_load)
         packed = persist(assign_and_report_all(inputs, buckets, prior, has_sticky,
                                                config.what_if, history))
-        counts = pass_counts(packed)
+        # the side tables' rows apart: each table read from them scans a few rows per
+        # bucket, not the assignment rows too
+        side = persist(side_rows(packed))
+        counts = pass_counts(side)
         counts["rebalance_churn"] = counts.pop("churn")
         if simulates_more(inputs, config.what_if):
             counts.pop("what_if")  # filtered by the groups' findings after the pass
@@ -252,20 +261,21 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
                                        DEFAULT_CANDIDATES if compare else ("AVG",))
     reports = compute_reports(
-        inputs, packed, assignments, times, pairs, buckets, persist, config.what_if,
+        inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
         candidates, compare,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None))
-    lines = reports.pop(WHAT_IF_LINES)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
     for name in (n for n in OUTPUT_TABLES if n in reports):
         with ctx.steps.step("reports", f"report {name}", point=None) as line:
-            if name in counts:  # the pass's: counted there, read from its rows when written
+            if name in counts and name not in SUMMARIZED:
+                # the pass's, counted there: read from its rows when written
                 tables[name] = _stamp(reports[name], ctx.run_id)
             else:
                 tables[name] = _stamp(persist(reports[name]), ctx.run_id)
-                counts[name] = count_rows(tables[name])
+                if name not in counts:
+                    counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
-    return tables, counts, lines
+    return tables, counts
 
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,
@@ -326,10 +336,10 @@ def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
     return [r.asDict() for r in rows]
 
 
-def _worst_groups(balance: DataFrame, lines: DataFrame, limit: int = 10) -> list[dict]:
+def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
     """The groups most in need of attention, each at its latest snapshot, with their
-    what-if line (`lines`: `rebalance_udfs.what_if_lines`; a handful of rows to the
-    driver)."""
+    what-if line (the end of the recommendation, `reports.group_balance.with_what_if`; a
+    handful of rows to the driver)."""
     severity = sum((F.coalesce(F.col(c), F.lit(0)) * w for c, w in SEVERITY_WEIGHTS.items()),
                    F.lit(0))
     latest = Window.partitionBy("cluster", "consumer_group").orderBy(
@@ -339,18 +349,6 @@ def _worst_groups(balance: DataFrame, lines: DataFrame, limit: int = 10) -> list
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit))
-    worst = [r.asDict() for r in rows.collect()]
-    if not worst:
-        return worst
-    # the lines of these few groups, looked up by value: `lines` and `balance` are read
-    # from the same unpacked rows of the pass, and Spark's analyzer fails to join them
-    # (conflicting attributes of the Arrow UDF's output)
-    wanted = F.lit(False)
-    for row in worst:
-        wanted = wanted | F.struct(*GROUP_KEYS).eqNullSafe(
-            F.struct(*[F.lit(row[k]) for k in GROUP_KEYS]))
-    found = {tuple(r[k] for k in GROUP_KEYS): r.what_if_line
-             for r in lines.where(wanted).collect()}
-    for row in worst:
-        row["what_if_line"] = found.get(tuple(row[k] for k in GROUP_KEYS))
-    return worst
+    line = F.regexp_extract("recommendation", WHAT_IF_LINE, 1)
+    rows = rows.withColumn("what_if_line", F.when(line != "", line))
+    return [r.asDict() for r in rows.collect()]

@@ -19,7 +19,6 @@ from pyspark.sql import functions as F
 
 from jobs.persist import Persist
 from jobs.read import Inputs
-from rebalance_udfs.report_pass import LINE_COLUMN
 from rebalance_udfs.spark.report_pass import unpack
 from reports.consumer_load import consumer_load_report
 from reports.drift import drift_by_group, drift_report
@@ -27,10 +26,7 @@ from reports.group_balance import group_balance_report
 from reports.rebalance_churn import churn_table
 from reports.strategy_comparison import strategy_comparison_report
 from reports.what_if import what_if_report
-from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
-
-# compute_reports' entry that is not an output table: the groups' what-if lines
-WHAT_IF_LINES = "what_if_lines"
+from vocabulary.columns import SNAPSHOT_KEYS
 
 
 def member_snapshots(members: DataFrame, times: DataFrame) -> DataFrame:
@@ -53,12 +49,11 @@ def compute_reports(inputs: Inputs, packed: DataFrame, assignments: DataFrame,
                     compare: bool = False,
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
                     ) -> dict[str, DataFrame]:
-    """Every output table but rejects, as DataFrames (without run_id), and under
-    WHAT_IF_LINES (not a table) each group's what-if line (`rebalance_udfs.what_if_lines`,
-    read by the run's summary).
+    """Every output table but rejects, as DataFrames (without run_id).
 
-    `packed`: the assign-and-report pass's rows (`jobs.assign.assign_and_report_all`, run
-    with `what_if`; persisted by the caller); `assignments`: its assignment rows as the
+    `packed`: the assign-and-report pass's side rows (`jobs.assign.assign_and_report_all`,
+    run with `what_if`, then `side_rows`; persisted by the caller); `assignments`: its
+    assignment rows as the
     table has them; `pairs`: the snapshots churn compares, with their times
     (`reports.rebalance_churn.churn_history`). `what_if`: which groups got what-if
     candidates (all, findings, off); their best change is quoted in the group_balance
@@ -70,8 +65,7 @@ def compute_reports(inputs: Inputs, packed: DataFrame, assignments: DataFrame,
         with step("drift"):
             drift = persist(drift)
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
-    figures = unpack(packed, "group_balance")
-    balance = group_balance_report(figures, times, drift_groups)
+    balance = group_balance_report(unpack(packed, "group_balance"), times, drift_groups)
     decide = simulates_more(inputs, what_if)
     if decide:  # the groups' findings decide which what-if rows the table keeps
         with step("group_balance"):
@@ -84,8 +78,6 @@ def compute_reports(inputs: Inputs, packed: DataFrame, assignments: DataFrame,
         "drift": drift,
         "what_if": what_if_report(unpack(packed, "what_if"), times,
                                   balance if decide else None),
-        WHAT_IF_LINES: figures.where(F.col(LINE_COLUMN).isNotNull()).select(
-            *GROUP_KEYS, F.col(LINE_COLUMN).alias("what_if_line")),
     }
     if candidates:
         comparison = strategy_comparison_report(candidates, inputs.queues, inputs.members)

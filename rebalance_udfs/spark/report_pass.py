@@ -146,9 +146,16 @@ def assignment_rows(packed: DataFrame) -> DataFrame:
     return packed.where(F.col(TABLE) == ASSIGNMENTS).select(*ASSIGNED_SCHEMA.fieldNames())
 
 
+def side_rows(packed: DataFrame) -> DataFrame:
+    """The rows of a packed frame that hold side tables (a few per bucket): what
+    `unpack` and `pass_counts` read, kept apart from the assignment rows so that reading
+    a table does not scan them."""
+    return packed.where(F.col(TABLE) != ASSIGNMENTS).select(TABLE, BLOB)
+
+
 def unpack(packed: DataFrame, name: str) -> DataFrame:
     """The rows of table `name` (one of `rebalance_udfs.report_pass.TABLES`) of a packed
-    frame, in its Spark schema (`SPARK_SCHEMAS`)."""
+    frame or its `side_rows`, in its Spark schema (`SPARK_SCHEMAS`)."""
     return (packed.where(F.col(TABLE) == CODES[name]).select(BLOB)
             .mapInArrow(_read_streams, SPARK_SCHEMAS[name]))
 
