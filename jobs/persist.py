@@ -11,6 +11,8 @@ output rows (rate sums aside: their last bits followed the row order, see
 rebalance_udfs.spark.rates).
 
 A checkpoint is computed when taken (`eager`): call it inside the step whose time it is.
+A lazy one is computed by the first action that reads it, which stores its rows as it
+scans them: validation's key aggregate materializes the input rows in its own scan.
 Each run owns its own `Persisted`, so two runs in one session never release each other's
 frames.
 """
@@ -18,14 +20,19 @@ frames.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-# what validation and the reports take: materialize a frame for the rest of the run
-Persist = Callable[[DataFrame], DataFrame]
+
+class Persist(Protocol):
+    """What validation and the reports take: materialize a frame for the rest of the run
+    (`eager=False`: by the first action that reads it, in that action's own scan)."""
+
+    def __call__(self, df: DataFrame, eager: bool = True) -> DataFrame: ...
 
 log = logging.getLogger("rebalance_audit")
 
@@ -42,11 +49,11 @@ class Persisted:
     def __init__(self) -> None:
         self._frames: list[DataFrame] = []
 
-    def __call__(self, df: DataFrame) -> DataFrame:
+    def __call__(self, df: DataFrame, eager: bool = True) -> DataFrame:
         if any(df is frame for frame in self._frames):  # already materialized by this run
             return df
         with _static_plan_if_partitioned(df):
-            df = df.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+            df = df.localCheckpoint(eager=eager, storageLevel=StorageLevel.DISK_ONLY)
         self._frames.append(df)
         return df
 

@@ -106,7 +106,9 @@ def _split(
         F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
         for c in cols
     ])
-    rows = persist(df.withColumn("_reason", reason))
+    # materialized by the key aggregate below, its first action: one scan of the input
+    # serves both (the rows checkpointed first and then aggregated were two)
+    rows = persist(df.withColumn("_reason", reason), eager=False)
     shared = _shared_keys(rows, key, row_hash)
     shared_keys = shared.count() if shared is not None else 0
     if shared_keys == 0:
