@@ -548,11 +548,6 @@ def spark_child(args) -> dict:
 
     # 2. the audit job, peaks reset so they are the audit's own
     mem["peak_reset"] = reset_peak_rss(jvm_pid) and reset_peak_rss(os.getpid())
-    # the JVM's RSS never shrinks after the IO floor grew its heap: the heap pools' own
-    # peaks, reset here, are the audit's
-    pools = spark._jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
-    for pool in pools:
-        pool.resetPeakUsage()
     sc.setJobGroup("audit", "audit job")
     started = time.time()
     config = AuditConfig(queues=paths["queues"], members=paths["members"],
@@ -568,9 +563,6 @@ def spark_child(args) -> dict:
                            "spark": ui.summary("audit", _steps(res.timings, started))}
         mem["python_driver_peak_mb"] = _mb(proc_status_kb(os.getpid(), "VmHWM"))
         mem["jvm_driver_peak_mb"] = _mb(proc_status_kb(jvm_pid, "VmHWM"))
-        mem["jvm_heap_peak_mb"] = round(sum(
-            p.getPeakUsage().getUsed() for p in pools
-            if str(p.getType().toString()) == "Heap memory") / 2**20, 1)
         mem["python_workers_peak_mb"] = result["audit"]["cpu"]["python_worker_peak_rss_mb"]
     except Exception as exc:
         result["audit_failed_after_s"] = round(time.time() - started, 1)
@@ -889,9 +881,6 @@ def ratios(sizes: dict) -> dict:
             f"python_{key}": round(large["python_driver_peak_mb"]
                                    / small["python_driver_peak_mb"], 2),
             f"jvm_{key}": round(large["jvm_driver_peak_mb"] / small["jvm_driver_peak_mb"], 2),
-            **({f"jvm_heap_{key}": round(large["jvm_heap_peak_mb"]
-                                         / small["jvm_heap_peak_mb"], 2)}
-               if large.get("jvm_heap_peak_mb") and small.get("jvm_heap_peak_mb") else {}),
         }
     return out
 

@@ -34,7 +34,12 @@ from rebalance_udfs.churn_link import ROW_COLUMNS as CHURN_ROW_COLUMNS
 from rebalance_udfs.claim_facts import ROW_COLUMNS, claim_facts
 from rebalance_udfs.group_figures import BALANCE, LOAD, group_figures
 from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
-from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+from rebalance_udfs.what_if import (
+    ASSIGNED_COLUMNS,
+    WHAT_IF_MEMBER_COLUMNS,
+    typed,
+    what_if_bucket,
+)
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
 from vocabulary.columns import GROUP_KEYS, WHAT_IF_MODES
 from vocabulary.schemas import (
@@ -58,10 +63,6 @@ LINE_COLUMN = "_what_if_line"
 TABLES = ("consumer_load", "group_balance", "what_if", "churn")
 SCHEMAS = dict(zip(TABLES, (LOAD_FIGURES_ARROW_SCHEMA, BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA,
                             WHAT_IF_ARROW_SCHEMA, CHURN_TOTALS_ARROW_SCHEMA), strict=True))
-
-_WHAT_IF_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew",
-                 "queues_moved")
-
 
 def report_bucket(rows: pa.Table, members: pa.Table, what_if: str,
                   pairs: pa.Table | None = None, prior_rows: pa.Table | None = None,
@@ -134,13 +135,7 @@ def _what_if(rows: pa.Table, members: pa.Table, chosen: pa.Table) -> pa.Table:
         return WHAT_IF_ARROW_SCHEMA.empty_table()
     assigned = _of_groups(rows.select(ASSIGNED_COLUMNS), chosen)
     simulated = _of_groups(members.select(WHAT_IF_MEMBER_COLUMNS), chosen)
-    out = what_if_bucket(_pandas(assigned), _pandas(simulated))
-    for col in _WHAT_IF_INTS:
-        out[col] = out[col].astype("int32")
-    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
-        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
-    for col in ("split_by_topic", "is_current", "recommended"):
-        out[col] = out[col].astype(bool)
+    out = typed(what_if_bucket(_pandas(assigned), _pandas(simulated)))
     return pa.Table.from_pandas(out[WHAT_IF_ARROW_SCHEMA.names], schema=WHAT_IF_ARROW_SCHEMA,
                                 preserve_index=False)
 

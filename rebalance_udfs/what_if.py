@@ -711,6 +711,20 @@ def _labels(n: np.ndarray, strategy: np.ndarray, vn: np.ndarray) -> np.ndarray:
     return np.array(text, dtype=object)[codes]
 
 
+def typed(rows: pd.DataFrame) -> pd.DataFrame:
+    """`what_if_bucket`'s rows in the table's types: counts int32, virtual_nodes and
+    estimated_duplicates nullable integers, flags bool."""
+    rows = rows.copy()
+    for col in ("clients", "max_queues", "min_queues", "idle_clients", "skew",
+                "queues_moved"):
+        rows[col] = rows[col].astype("int32")
+    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
+        rows[col] = pd.array(pd.to_numeric(rows[col], errors="coerce").round(), dtype=dtype)
+    for col in ("split_by_topic", "is_current", "recommended"):
+        rows[col] = rows[col].astype(bool)
+    return rows
+
+
 def best_change(rows: pd.DataFrame) -> str:
     """The what-if line of one group's rows (`rebalance_udfs.what_if_lines`; for tests)."""
     table = pa.Table.from_pandas(rows[[*GROUP_KEYS, "candidate", "clients", "max_queues",

@@ -14,9 +14,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from rebalance_udfs.churn import AFTER, BEFORE
-from reports.rebalance_churn import PAIR_COLUMNS, churn_pairs, in_table_shape
+from reports.rebalance_churn import PAIR_COLUMNS, churn_history, in_table_shape
 from reports.strategy_comparison import ROW_COLUMNS, _side, link_rows, queue_changes
-from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+from vocabulary.columns import GROUP_KEYS
 
 CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
 QUEUE_ROW, CLIENT_ROW = "queue", "client"
@@ -53,12 +53,7 @@ def linked_rows(assignments: DataFrame, consumer_load: DataFrame,
                 prior_load: DataFrame | None) -> tuple[DataFrame, DataFrame]:
     """(pairs, linked rows) of rebalance_churn_report's arguments: the compared snapshots
     (`churn_pairs`) and every assignment and client row of them (`link_rows`, `_kind`)."""
-    if prior_load is not None and prior_assignments is None:
-        raise ValueError("rebalance_churn_report: prior_load needs prior_assignments too")
-    times = [*SNAPSHOT_KEYS, "captured_at"]
-    prior_snapshots = prior_load if prior_load is not None else prior_assignments
-    pairs = churn_pairs(consumer_load.select(*times),
-                        prior_snapshots.select(*times) if prior_snapshots is not None else None)
+    _, pairs = churn_history(consumer_load, prior_assignments, prior_load)
     return pairs, link_rows(_rows(assignments, consumer_load),
                             _rows(prior_assignments, prior_load), pairs)
 

@@ -9,23 +9,20 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from rebalance_udfs.spark.buckets import BUCKET, bucketed, with_bucket
-from rebalance_udfs.what_if import ASSIGNED_COLUMNS, WHAT_IF_MEMBER_COLUMNS, what_if_bucket
+from rebalance_udfs.what_if import (
+    ASSIGNED_COLUMNS,
+    WHAT_IF_MEMBER_COLUMNS,
+    typed,
+    what_if_bucket,
+)
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import WHAT_IF_SCHEMA
-
-_INTS = ("clients", "max_queues", "min_queues", "idle_clients", "skew", "queues_moved")
 
 
 def _bucket_body(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     """The UDF body: one bucket of groups in, their candidate rows out (WHAT_IF_SCHEMA)."""
     out = what_if_bucket(assigned.drop(columns=BUCKET), members.drop(columns=BUCKET))
-    for col in _INTS:
-        out[col] = out[col].astype("int32")
-    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
-        out[col] = pd.array(pd.to_numeric(out[col], errors="coerce").round(), dtype=dtype)
-    for col in ("split_by_topic", "is_current", "recommended"):
-        out[col] = out[col].astype(bool)
-    return out[WHAT_IF_SCHEMA.fieldNames()]
+    return typed(out)[WHAT_IF_SCHEMA.fieldNames()]
 
 
 def simulate(assigned: DataFrame, members: DataFrame, buckets: int) -> DataFrame:
