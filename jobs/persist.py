@@ -64,11 +64,12 @@ class Persisted:
 
 @contextmanager
 def _static_plan_if_partitioned(df: DataFrame) -> Iterator[None]:
-    """A frame hash-partitioned by its own plan (the assignment rows, bucketed by group:
-    `rebalance_udfs.spark.buckets.bucketed`) is checkpointed without adaptive execution:
+    """A frame hash-partitioned by its own plan is checkpointed without adaptive execution:
     only then does the checkpoint keep its partitioning (an adaptive plan's partitioning is
     not known when the checkpoint records it), so the queries that read it need no shuffle
-    of their own. Other frames keep adaptive execution."""
+    of their own. Other frames keep adaptive execution. (Today that frame is the report
+    pass's output, bucketed by group, and no query reads it by bucket any more: whether
+    adaptive execution would plan the pass better is not measured.)"""
     spark = df.sparkSession
     try:
         partitioning = df._jdf.queryExecution().sparkPlan().outputPartitioning().toString()
