@@ -78,6 +78,27 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
             for c in CONTRACTS[table] if c.required]
 
 
+# pandas and numpy, which the kernels run on, end a string at its first NUL: 'c' and
+# 'c\x00' would be one client (numpy also drops trailing NULs, so 'c\x00' alone gets no
+# rank). No RocketMQ or Kafka name has one in practice; a row with one is rejected, never
+# audited as another row's key.
+NUL = "\x00"
+
+
+def _nul_checks(table: str) -> list[tuple[Column, str]]:
+    """A NUL in any text of the row (strategy_params keys and values too)."""
+    checks = []
+    for c in CONTRACTS[table]:
+        column = F.col(c.name)
+        if isinstance(c.type, T.StringType):
+            checks.append((F.instr(column, NUL) > 0, f"{c.name} contains a NUL character"))
+        elif isinstance(c.type, T.MapType):
+            has_nul = F.exists(F.array_union(F.map_keys(column), F.map_values(column)),
+                               lambda v: F.instr(v, NUL) > 0)
+            checks.append((has_nul, f"{c.name} contains a NUL character"))
+    return checks
+
+
 def _queue_id_checks() -> list[tuple[Column, str]]:
     return [(F.col("queue_id") < 0, "queue_id is negative"),
             (F.col("queue_id") > MAX_QUEUE_ID, "queue_id does not fit an int")]
@@ -170,6 +191,7 @@ def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFra
     reason = _reasons(
         *_required_null_checks("queues"),
         *_queue_id_checks(),
+        *_nul_checks("queues"),
     )
     good, bad = _split(df, "queues", reason,
                        ["snapshot_id", "cluster", "topic", "broker_name", "queue_id"], persist)
@@ -222,6 +244,7 @@ def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
          "allocation_mode must be one of " + ", ".join(ALLOCATION_MODES)),
         (F.col("pop_share_raw").isNotNull() & F.col("pop_share_queue_num").isNull(),
          "strategy_params.pop_share_queue_num is not an integer"),
+        *_nul_checks("members"),
     )
     # One row per client per topic; a second row that differs (other strategy) is a
     # second process sharing the id only when client_addr differs, so addr is in the key.
@@ -236,6 +259,7 @@ def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
     reason = _reasons(
         *_required_null_checks("offsets"),
         *_queue_id_checks(),
+        *_nul_checks("offsets"),
     )
     good, bad = _split(df, "offsets", reason,
                        ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
@@ -248,6 +272,7 @@ def validate_observed(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataF
     reason = _reasons(
         *_required_null_checks("observed"),
         *_queue_id_checks(),
+        *_nul_checks("observed"),
     )
     good, bad = _split(df, "observed", reason,
                        ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",

@@ -118,6 +118,43 @@ def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> 
     assert reasons["i"] == "strategy_params.virtual_nodes is above 100000"
 
 
+def test_rows_with_a_nul_in_any_text_are_rejected_naming_the_column(spark) -> None:
+    # the kernels' pandas and numpy end a string at a NUL: 'a' and 'a\x00' would be one
+    # client, so such a row is rejected instead of audited as another row's key
+    members_schema = ("snapshot_id string, cluster string, consumer_group string, "
+                      "client_id string, topic string, strategy string, "
+                      "strategy_params map<string,string>")
+    members = [
+        ("s", "c", "g", "a", "t", "AVG", None),
+        ("s", "c", "g", "a\x00", "t", "AVG", None),
+        ("s", "c", "g\x00x", "b", "t", "AVG", None),
+        ("s", "c", "g", "d", "t", "MACHINE_ROOM", {"rooms": "r1,\x00r2"}),
+        ("s", "c", "g", "e", "t", "AVG", {"x\x00": "1"}),
+        ("s", "c", "g", "f", "t", "AVG", {"rooms": None}),
+    ]
+    good, bad = validate_members(
+        conform(spark.createDataFrame(members, members_schema), "members"), Persisted())
+    assert sorted(r.client_id for r in good.collect()) == ["a", "f"]
+    assert sorted((json.loads(r.row_json)["client_id"], r.reason) for r in bad.collect()) == [
+        ("a\x00", "client_id contains a NUL character"),
+        ("b", "consumer_group contains a NUL character"),
+        ("d", "strategy_params contains a NUL character"),
+        ("e", "strategy_params contains a NUL character"),
+    ]
+    queues = [("s", "c", "t", "b", 0), ("s", "c", "t\x00", "b", 0), ("s\x00", "c", "t", "b", 1)]
+    good, bad = validate_queues(
+        conform(spark.createDataFrame(queues, QUEUE_SCHEMA), "queues"), Persisted())
+    assert good.count() == 1
+    assert sorted(r.reason for r in bad.collect()) == [
+        "snapshot_id contains a NUL character", "topic contains a NUL character"]
+    offsets_schema = ("snapshot_id string, cluster string, consumer_group string, "
+                      "topic string, broker_name string, queue_id int")
+    good, bad = validate_offsets(conform(spark.createDataFrame(
+        [("s", "c", "g", "t", "b\x00", 0)], offsets_schema), "offsets"), Persisted())
+    assert good.count() == 0
+    assert [r.reason for r in bad.collect()] == ["broker_name contains a NUL character"]
+
+
 def test_offsets_validation(spark) -> None:
     schema = ("snapshot_id string, cluster string, consumer_group string, topic string, "
               "broker_name string, queue_id int, committed_offset long")
