@@ -204,6 +204,22 @@ def test_large_block_sweeps_equal_the_kernels(strategy: str,
     pd.testing.assert_frame_equal(closed, what_if_bucket(assigned, members))
 
 
+def test_large_ring_sweeps_equal_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CONSISTENT_HASH sweep up to 120 clients (long walks from each queue's hash to
+    client 0's nodes; consistent hashing moves a few more queues at every count), chunks
+    of a few candidates each (a ring's candidates split over chunks walk only as far as
+    the chunk's smallest count)."""
+    assigned, members = _group([f"10.0.0.{i}@9876" for i in range(40)], {"T": 120, "U": 9},
+                               "CONSISTENT_HASH", virtual_nodes=5)
+    monkeypatch.setattr(what_if, "CHUNK_ROWS", 700)
+    closed = what_if_bucket(assigned, members)
+    ring = closed[closed["strategy"] == "CONSISTENT_HASH"]
+    assert ring["clients"].max() == 120 and ring["queues_moved"].nunique() > 20
+    monkeypatch.setattr(what_if, "_closed_form_applies",
+                        lambda cands, *_: np.zeros(len(cands), dtype=bool))
+    pd.testing.assert_frame_equal(closed, what_if_bucket(assigned, members))
+
+
 def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
     """Splits always; client counts above today's when an id sorts after `~whatif-0001`;
     groups with an empty client id; refused virtual-node counts."""
