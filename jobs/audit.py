@@ -247,8 +247,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         packed = persist(assign_and_report_all(inputs, buckets, prior, has_sticky,
                                                config.what_if, history))
         # the side tables' rows apart: each table read from them scans a few rows per
-        # bucket, not the assignment rows too
-        side = persist(side_rows(packed))
+        # bucket, not the assignment rows too; stored by the scan that counts the tables
+        # (one scan of the packed rows, not two: 10M, 4.9 + 3.0 s)
+        side = persist(side_rows(packed), eager=False)
         counts = pass_counts(side)
         counts["rebalance_churn"] = counts.pop("churn")
         if simulates_more(inputs, config.what_if):
