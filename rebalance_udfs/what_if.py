@@ -611,7 +611,7 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     The candidates of a ring differ only in how many clients they keep (its first n), so
     a queue is routed once per ring, not once per candidate: walking the ring from the
     queue's hash, the nodes whose client index is below every earlier one's (the
-    *records*, at most a few dozen) are the only owners any candidate can get, and
+    *records*, about ln n of them on average) are the only owners any candidate can get, and
     candidate n takes the first record below n. The walk stops at the first record below
     the ring's smallest n in the chunk: a ring of one candidate takes one step. (Each
     candidate routed through its own copy of the ring was 12 times the nodes of the
@@ -642,8 +642,8 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
                                             smallest[item_ring])
     order = np.argsort(records_item, kind="stable")  # per item, in walking order
     records_client = records_client[order]
-    records_start = np.cumsum(np.bincount(records_item, minlength=len(at))) - np.bincount(
-        records_item, minlength=len(at))
+    per_item = np.bincount(records_item, minlength=len(at))
+    records_start = np.cumsum(per_item) - per_item
     row, queue = _pairs(cands, groups, positions)
     item = first_item[ring_of[row]] + (queue - first_queue[ring_of[row]])
     owner = np.empty(len(row), np.int64)
