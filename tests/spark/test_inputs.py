@@ -141,12 +141,14 @@ def test_rows_with_a_nul_in_any_text_are_rejected_naming_the_column(spark) -> No
         ("d", "strategy_params contains a NUL character"),
         ("e", "strategy_params contains a NUL character"),
     ]
-    queues = [("s", "c", "t", "b", 0), ("s", "c", "t\x00", "b", 0), ("s\x00", "c", "t", "b", 1)]
+    queues = [("s", "c", "t", "b", 0), ("s", "c", "t\x00", "b", 0), ("s\x00", "c", "t", "b", 1),
+              ("s", "c", None, "b\x00", 2)]
     good, bad = validate_queues(
         conform(spark.createDataFrame(queues, QUEUE_SCHEMA), "queues"), Persisted())
     assert good.count() == 1
-    assert sorted(r.reason for r in bad.collect()) == [
-        "snapshot_id contains a NUL character", "topic contains a NUL character"]
+    assert sorted(r.reason for r in bad.collect()) == [  # every failed check, in order
+        "snapshot_id contains a NUL character", "topic contains a NUL character",
+        "topic is null; broker_name contains a NUL character"]
     offsets_schema = ("snapshot_id string, cluster string, consumer_group string, "
                       "topic string, broker_name string, queue_id int")
     good, bad = validate_offsets(conform(spark.createDataFrame(
