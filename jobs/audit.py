@@ -34,6 +34,7 @@ from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.report_pass import assignment_rows, pass_counts, side_rows
 from reports.assignments import assignments_report, snapshot_times
+from reports.group_balance import what_if_line
 from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
 from vocabulary.columns import STICKY_STRATEGIES
@@ -47,8 +48,6 @@ OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_chu
                  "strategy_comparison", "drift", "what_if", "rejects")
 # the pass's tables the run's summary reads after writing them: materialized once
 SUMMARIZED = ("group_balance", "rebalance_churn")
-# a group's what-if line at the end of its recommendation (reports.group_balance)
-WHAT_IF_LINE = r" What-if: (.*)\.$"
 # written when asked for, and then always replaced: a re-run without them must not leave
 # an earlier run's rows beside this run's other tables
 OPTIONAL_TABLES = ("strategy_comparison",)
@@ -350,6 +349,5 @@ def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit))
-    line = F.regexp_extract("recommendation", WHAT_IF_LINE, 1)
-    rows = rows.withColumn("what_if_line", F.when(line != "", line))
+    rows = rows.withColumn("what_if_line", what_if_line(F.col("recommendation")))
     return [r.asDict() for r in rows.collect()]

@@ -54,13 +54,22 @@ def group_balance_report(figures: DataFrame, times: DataFrame,
     }).select(*COLUMNS)
 
 
+_WHAT_IF_PREFIX = " What-if: "
+
+
 def with_what_if(recommendation: Column) -> Column:
     """The recommendation of a whole-group row with findings, the group's best concrete
     change appended: `... What-if: run 16 clients, AVG (max 6 queues ...).`"""
     line = F.col(LINE_COLUMN)
     add = F.col("topic").isNull() & line.isNotNull() & (F.size("findings") > 0)
-    return F.when(add, F.concat(recommendation, F.lit(" What-if: "), line, F.lit(".")))\
+    return F.when(add, F.concat(recommendation, F.lit(_WHAT_IF_PREFIX), line, F.lit(".")))\
         .otherwise(recommendation)
+
+
+def what_if_line(recommendation: Column) -> Column:
+    """The what-if line `with_what_if` appended to a recommendation, or null."""
+    line = F.regexp_extract(recommendation, rf"{_WHAT_IF_PREFIX}(.*)\.$", 1)
+    return F.when(line != "", line)
 
 
 def with_drift(rows: DataFrame, drift: DataFrame | None) -> DataFrame:
