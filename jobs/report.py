@@ -42,7 +42,7 @@ def simulates_more(inputs: Inputs, what_if: str) -> bool:
     return inputs.observed is not None and what_if == "findings"
 
 
-def compute_reports(inputs: Inputs, packed: DataFrame, assignments: DataFrame,
+def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     times: DataFrame, pairs: DataFrame, buckets: int, persist: Persist,
                     what_if: str = "findings",
                     candidates: dict[str, DataFrame] | None = None,
@@ -51,10 +51,9 @@ def compute_reports(inputs: Inputs, packed: DataFrame, assignments: DataFrame,
                     ) -> dict[str, DataFrame]:
     """Every output table but rejects, as DataFrames (without run_id).
 
-    `packed`: the assign-and-report pass's side rows (`jobs.assign.assign_and_report_all`,
+    `side`: the assign-and-report pass's side rows (`jobs.assign.assign_and_report_all`,
     run with `what_if`, then `side_rows`; persisted by the caller); `assignments`: its
-    assignment rows as the
-    table has them; `pairs`: the snapshots churn compares, with their times
+    assignment rows as the table has them; `pairs`: the snapshots churn compares, with their times
     (`reports.rebalance_churn.churn_history`). `what_if`: which groups got what-if
     candidates (all, findings, off); their best change is quoted in the group_balance
     recommendation. `candidates`: the strategy comparison's hypothetical assignments; its
@@ -65,18 +64,18 @@ def compute_reports(inputs: Inputs, packed: DataFrame, assignments: DataFrame,
         with step("drift"):
             drift = persist(drift)
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
-    balance = group_balance_report(unpack(packed, "group_balance"), times, drift_groups)
+    balance = group_balance_report(unpack(side, "group_balance"), times, drift_groups)
     decide = simulates_more(inputs, what_if)
     if decide:  # the groups' findings decide which what-if rows the table keeps
         with step("group_balance"):
             balance = persist(balance)
     reports = {
         "assignments": assignments,
-        "consumer_load": consumer_load_report(unpack(packed, "consumer_load"), times),
+        "consumer_load": consumer_load_report(unpack(side, "consumer_load"), times),
         "group_balance": balance,
-        "rebalance_churn": churn_table(unpack(packed, "churn"), pairs),
+        "rebalance_churn": churn_table(unpack(side, "churn"), pairs),
         "drift": drift,
-        "what_if": what_if_report(unpack(packed, "what_if"), times,
+        "what_if": what_if_report(unpack(side, "what_if"), times,
                                   balance if decide else None),
     }
     if candidates:
