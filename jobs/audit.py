@@ -200,7 +200,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         times = ctx.persist(snapshot_times(inputs.queues))
         has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)) \
             .limit(1).count() > 0
-        rejects = ctx.persist(_rejects(ctx.spark, read, scope.notes, ctx.run_id))
+        rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)
         line.detail = (f"{len(scope.audited)} snapshot(s) audited"
                        + (f", {len(scope.not_audited)} not" if scope.not_audited else ""))
     return inputs, scope, rejects, times, has_sticky
@@ -311,10 +311,8 @@ def _stamp(df: DataFrame, run_id: str) -> DataFrame:
 
 
 def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str) -> DataFrame:
-    """Row rejects of the inputs plus one row per missing input of a snapshot.
-
-    In as many partitions as Spark has cores: the rejects are a union of every input's
-    (the sum of their partitions, 128 at 10M), and each partition writes its own files."""
+    """Row rejects of the inputs (materialized by `read_inputs`) plus one row per missing
+    input of a snapshot."""
     rows = [n.reject_row() for n in notes if n.table is not None]
     rejects = inputs.rejects.select(*REJECTS_SCHEMA.fieldNames())
     if rows:

@@ -31,6 +31,9 @@ class Inputs:
     offsets: DataFrame | None
     rejects: DataFrame
     observed: DataFrame | None = None
+    # (table, snapshot_id, cluster) of every row read from queues, members and offsets,
+    # usable or not, straight from the files (`jobs.scope` subtracts the rejects)
+    read_keys: DataFrame | None = None
 
     def limited_to(self, snapshots: list[str]) -> Inputs:
         """The usable rows of these snapshots (rejects stay whole: they are all written)."""
@@ -41,7 +44,7 @@ class Inputs:
             return keep(df) if df is not None else None
 
         return Inputs(keep(self.queues), keep(self.members), maybe(self.offsets), self.rejects,
-                      maybe(self.observed))
+                      maybe(self.observed), self.read_keys)
 
 
 @dataclass(frozen=True)
@@ -62,22 +65,36 @@ def input_rows(store: Store, paths: InputPaths) -> dict[str, int | None]:
 
 def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = (),
                 persist: Persist | None = None) -> Inputs:
-    """Read, conform and validate the inputs; limit them to `snapshots` when given."""
+    """Read, conform and validate the inputs; limit them to `snapshots` when given.
+
+    The rejects are materialized here, by one scan of the validated rows once the key
+    aggregates have stored them (the scope, the `runs` counts and the write read them),
+    in as many partitions as Spark has cores: they are a union of every input's (the sum
+    of their partitions, 128 at 10M), and each partition writes its own files."""
     persist = persist or Persisted()
 
     def load(path: str, name: str) -> DataFrame:
         df = conform(store.read(path, name), name)
         return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
 
-    q_good, q_bad = validate_queues(load(paths.queues, "queues"), persist)
-    m_good, m_bad = validate_members(load(paths.members, "members"), persist)
+    def keys(df: DataFrame, name: str) -> DataFrame:
+        return df.select(F.lit(name).alias("table"), "snapshot_id", "cluster")
+
+    queues, members = load(paths.queues, "queues"), load(paths.members, "members")
+    q_good, q_bad = validate_queues(queues, persist)
+    m_good, m_bad = validate_members(members, persist)
     rejects = q_bad.unionByName(m_bad)
+    read_keys = keys(queues, "queues").unionByName(keys(members, "members"))
     o_good = None
     if paths.offsets:
-        o_good, o_bad = validate_offsets(load(paths.offsets, "offsets"), persist)
+        offsets = load(paths.offsets, "offsets")
+        o_good, o_bad = validate_offsets(offsets, persist)
         rejects = rejects.unionByName(o_bad)
+        read_keys = read_keys.unionByName(keys(offsets, "offsets"))
     seen = None
     if paths.observed:
         seen, s_bad = validate_observed(load(paths.observed, "observed"), persist)
         rejects = rejects.unionByName(s_bad)
-    return Inputs(q_good, m_good, o_good, rejects, seen)
+    cores = rejects.sparkSession.sparkContext.defaultParallelism
+    return Inputs(q_good, m_good, o_good, persist(rejects.coalesce(max(1, cores))), seen,
+                  read_keys)

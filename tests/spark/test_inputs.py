@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from chispa import assert_df_equality
 from pyspark.sql import functions as F
@@ -165,3 +166,39 @@ def test_offsets_validation(spark) -> None:
                                  Persisted())
     assert good.count() == 1
     assert [r.reason for r in bad.collect()] == ["consumer_group is null"]
+
+
+def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None:
+    """The scope's usable rows per (snapshot, cluster) are the rows read less the rejects:
+    an exact duplicate leaves its first copy usable, conflicting rows leave none, and a
+    snapshot whose rows are all rejected is read but not audited."""
+    from jobs.read import InputPaths, read_inputs
+    from jobs.scope import find_scope
+    from storage.delta import DeltaStore
+    from tests.support.delta_inputs import write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    members = pd.concat([
+        member_rows(["A", "B"], cluster="c1"),
+        member_rows(["A"], cluster="c1").iloc[[0]],                  # exact duplicate
+        member_rows(["A"], cluster="c2"),                            # conflicting pair
+        member_rows(["A"], cluster="c2").assign(strategy="AVG_BY_CIRCLE"),
+        member_rows(["B"], cluster="c1").assign(snapshot_id="X", strategy="NOPE"),
+    ])
+    queues = pd.concat([queue_rows(["A", "B", "X"], cluster="c1"),
+                        queue_rows(["A"], cluster="c2")])
+    paths = write_inputs(spark, tmp_path, queues=queues, members=members)
+    read = read_inputs(DeltaStore(spark, "offline"),
+                       InputPaths(paths["queues"], paths["members"]), (), Persisted())
+    scope = find_scope(read, ())
+
+    assert scope.audited == ["A", "B"] and scope.not_audited == ["X"]
+    assert scope.usable_clusters == {"A": ["c1", "c2"], "B": ["c1"], "X": ["c1"]}
+    assert scope.clusters == {"A": ["c1", "c2"], "B": ["c1"], "X": ["c1"]}
+    assert sorted(n.text() for n in scope.notes) == [
+        "snapshot A (cluster c2): members has no usable rows for this cluster, queues has 4",
+        "snapshot X (cluster c1): members has no usable rows, queues has 4: not audited "
+        "(earlier output of it is kept)",
+    ]
+    # the duplicate, both clients' conflicting pairs, X's two rows
+    assert read.rejects.count() == 7
