@@ -46,7 +46,7 @@ log = logging.getLogger("rebalance_audit")
 
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
                  "strategy_comparison", "drift", "what_if", "rejects")
-# the pass's tables the run's summary reads after writing them: materialized once
+# the pass's tables the run's summary reads after writing them: stored as they are written
 SUMMARIZED = ("group_balance", "rebalance_churn")
 # written when asked for, and then always replaced: a re-run without them must not leave
 # an earlier run's rows beside this run's other tables
@@ -234,8 +234,8 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id.
 
     The pass's tables are counted by the pass itself and read from its packed rows when
-    written (a decode per bucket); those the summary reads again (SUMMARIZED) and the
-    other tables are materialized, the others counted here."""
+    written (a decode per bucket); those the summary reads again (SUMMARIZED) are stored
+    by the scan that writes them. The other tables are materialized and counted here."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo
@@ -267,13 +267,16 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
     for name in (n for n in OUTPUT_TABLES if n in reports):
         with ctx.steps.step("reports", f"report {name}", point=None) as line:
-            if name in counts and name not in SUMMARIZED:
-                # the pass's, counted there: read from its rows when written
-                tables[name] = _stamp(reports[name], ctx.run_id)
+            if name in counts:
+                # the pass's, counted there: read from its rows when written, and those
+                # the summary reads again stored by that write's own scan
+                table = reports[name]
+                if name in SUMMARIZED:
+                    table = persist(table, eager=False)
+                tables[name] = _stamp(table, ctx.run_id)
             else:
                 tables[name] = _stamp(persist(reports[name]), ctx.run_id)
-                if name not in counts:
-                    counts[name] = count_rows(tables[name])
+                counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
     return tables, counts
 
