@@ -27,7 +27,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.scope import Scope
-from jobs.sizing import partitions_for
 from storage.base import ConflictError, TableState, WriteResult
 from storage.delta import Store
 from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
@@ -97,7 +96,6 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                                  ("rejects", rejects, reject_partitions)):
         describe(f"audit: write {name}")
         started = time.perf_counter()
-        df = _sized(df, sum(pub.counts.get(name, {}).values()))
         result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
                              since=baselines[name], run_id=run_id)
         writes.append((result, partitions))
@@ -121,15 +119,6 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                         replace=scope.audited + fresh, since=since, run_id=run_id)
     hook("published")
     return [r for r, _ in writes] + [final]
-
-
-def _sized(df: DataFrame | None, rows: int) -> DataFrame | None:
-    """The table in as many tasks as its rows need (`jobs.sizing`), not as many as the
-    frame it is read from has: each task writes its own files, and at 10M a churn table of
-    a few thousand rows, decoded from the pass's 73 buckets, was written by 73 tasks."""
-    if df is None:
-        return None
-    return df.coalesce(partitions_for(rows, df.sparkSession.sparkContext.defaultParallelism))
 
 
 def _rejects_to_write(store: Store, output: str, pub: Publication, kept: dict[str, str],
