@@ -30,10 +30,10 @@ class Inputs:
     members: DataFrame
     offsets: DataFrame | None
     rejects: DataFrame
-    observed: DataFrame | None = None
     # (table, snapshot_id, cluster) of every row read from queues, members and offsets,
     # usable or not, straight from the files (`jobs.scope` subtracts the rejects)
-    read_keys: DataFrame | None = None
+    read_keys: DataFrame
+    observed: DataFrame | None = None
 
     def limited_to(self, snapshots: list[str]) -> Inputs:
         """The usable rows of these snapshots (rejects stay whole: they are all written)."""
@@ -44,7 +44,7 @@ class Inputs:
             return keep(df) if df is not None else None
 
         return Inputs(keep(self.queues), keep(self.members), maybe(self.offsets), self.rejects,
-                      maybe(self.observed), self.read_keys)
+                      self.read_keys, maybe(self.observed))
 
 
 @dataclass(frozen=True)
@@ -96,5 +96,5 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         seen, s_bad = validate_observed(load(paths.observed, "observed"), persist)
         rejects = rejects.unionByName(s_bad)
     cores = rejects.sparkSession.sparkContext.defaultParallelism
-    return Inputs(q_good, m_good, o_good, persist(rejects.coalesce(max(1, cores))), seen,
-                  read_keys)
+    return Inputs(q_good, m_good, o_good, persist(rejects.coalesce(max(1, cores))), read_keys,
+                  seen)

@@ -64,8 +64,6 @@ def _sources(inputs) -> DataFrame:
     rejects = inputs.rejects.select(F.col("source_table").alias("table"), "snapshot_id",
                                     "cluster", F.lit(0).alias("read"),
                                     F.lit(1).alias("rejected"))
-    if inputs.read_keys is None:
-        return rejects
     read = inputs.read_keys.select("table", "snapshot_id", "cluster", F.lit(1).alias("read"),
                                    F.lit(0).alias("rejected"))
     return read.unionByName(rejects)
@@ -75,7 +73,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     """Classify every snapshot the inputs hold (one Spark job, a few rows to the driver)."""
     sources = _sources(inputs)
     # the inputs are read in the run's partitions (`jobs.audit._size`), and their union
-    # has the sum of them (219 splits at 10M for an aggregate of a few rows): two tasks
+    # has the sum of them (hundreds at 10M for an aggregate of a few rows): two tasks
     # per core do the same scan with less overhead per task
     sources = sources.coalesce(max(1, 2 * sources.sparkSession.sparkContext.defaultParallelism))
     rows = (sources.groupBy("table", "snapshot_id", "cluster")
