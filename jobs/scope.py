@@ -59,8 +59,8 @@ def _sources(inputs) -> DataFrame:
     files (read = 1) and per rejected row (rejected = 1). Every row read is either usable
     or a reject with its own snapshot_id and cluster (`jobs.validate`), so a key's usable
     rows are read − rejected: the usable rows' columns are never scanned again (at 10M the
-    count over the materialized rows took about 8 s; the files' two key columns and the
-    rejects take a fraction of it)."""
+    count over the materialized rows took 7.7 s, the files' two key columns and the
+    rejects 4.4 s)."""
     rejects = inputs.rejects.select(F.col("source_table").alias("table"), "snapshot_id",
                                     "cluster", F.lit(0).alias("read"),
                                     F.lit(1).alias("rejected"))
