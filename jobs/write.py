@@ -27,11 +27,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.scope import Scope
+from jobs.sizing import partitions_for
 from storage.base import ConflictError, TableState, WriteResult
 from storage.delta import Store
 from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
 
 PARTITION_BY = ["snapshot_id"]
+# written in as many tasks as their rows need (`_sized`), not one per bucket of the pass.
+# Not the tables report.html reads: written so, in fewer and larger files, they raised
+# the driver's peak while the page read them (10M benchmark: 342 → 448 MB).
+SIZED = ("assignments",)
 log = logging.getLogger("rebalance_audit")
 
 Counts = dict[tuple[str | None, str | None], int]
@@ -96,6 +101,8 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                                  ("rejects", rejects, reject_partitions)):
         describe(f"audit: write {name}")
         started = time.perf_counter()
+        if name in SIZED:
+            df = _sized(df, sum(pub.counts.get(name, {}).values()))
         result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
                              since=baselines[name], run_id=run_id)
         writes.append((result, partitions))
@@ -119,6 +126,15 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                         replace=scope.audited + fresh, since=since, run_id=run_id)
     hook("published")
     return [r for r, _ in writes] + [final]
+
+
+def _sized(df: DataFrame | None, rows: int) -> DataFrame | None:
+    """The table in as many tasks as its rows need (`jobs.sizing`), not as many as the
+    frame it is read from has; each task writes its own files (10M: the assignment rows
+    of the pass's 73 buckets in 41 tasks)."""
+    if df is None:
+        return None
+    return df.coalesce(partitions_for(rows, df.sparkSession.sparkContext.defaultParallelism))
 
 
 def _rejects_to_write(store: Store, output: str, pub: Publication, kept: dict[str, str],

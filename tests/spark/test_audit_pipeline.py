@@ -195,3 +195,17 @@ def test_input_splits_follow_the_run_partitions_unless_set(spark) -> None:
         assert spark.conf.get(key) == "4"
     finally:
         spark.conf.unset(key)
+
+
+def test_assignments_are_written_in_as_many_tasks_as_their_rows_need(spark) -> None:
+    """Not one task (and its files) per bucket of the pass: `jobs.sizing`'s rule, never
+    more partitions than the frame has."""
+    from jobs.sizing import ROWS_PER_TASK, partitions_for
+    from jobs.write import SIZED, _sized
+
+    cores = spark.sparkContext.defaultParallelism
+    frame = spark.range(100).repartition(3 * cores)
+    assert "assignments" in SIZED
+    assert _sized(frame, 100).rdd.getNumPartitions() == partitions_for(100, cores) == cores
+    assert _sized(frame, 100 * ROWS_PER_TASK).rdd.getNumPartitions() == 3 * cores
+    assert _sized(None, 100) is None
