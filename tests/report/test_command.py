@@ -77,3 +77,24 @@ def test_spark_submit_sh_routes_report_without_spark(output):
                               os.path.dirname(output) + "/none"],
                              capture_output=True, text=True, env=env, timeout=120)
     assert missing.returncode == 2 and "no output tables" in missing.stderr
+
+
+def test_the_tables_are_read_with_the_system_allocator_which_is_put_back(output, monkeypatch):
+    """`write_report` reads through malloc, not Arrow's jemalloc pool (its per-thread
+    arenas raised the driver's peak), and leaves the process's default pool as it was."""
+    import pyarrow as pa
+
+    from reports.html import data, write_report
+
+    before = pa.default_memory_pool().backend_name
+    seen: list[str] = []
+    load = data.load
+
+    def spying_load(*args, **kwargs):
+        seen.append(pa.default_memory_pool().backend_name)
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(data, "load", spying_load)
+    write_report(output)
+    assert seen == ["system"]
+    assert pa.default_memory_pool().backend_name == before
