@@ -315,12 +315,12 @@ def _stamp(df: DataFrame, run_id: str) -> DataFrame:
 
 def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str) -> DataFrame:
     """Row rejects of the inputs (materialized by `read_inputs`) plus one row per missing
-    input of a snapshot."""
+    input of a snapshot (written in as many tasks as their rows need: `jobs.write`)."""
     rows = [n.reject_row() for n in notes if n.table is not None]
     rejects = inputs.rejects.select(*REJECTS_SCHEMA.fieldNames())
     if rows:
         rejects = rejects.unionByName(spark.createDataFrame(rows, REJECTS_SCHEMA))
-    return _stamp(rejects.coalesce(max(1, spark.sparkContext.defaultParallelism)), run_id)
+    return _stamp(rejects, run_id)
 
 
 def _capture_times(times: DataFrame) -> dict:

@@ -33,10 +33,12 @@ from storage.delta import Store
 from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
 
 PARTITION_BY = ["snapshot_id"]
-# written in as many tasks as their rows need (`_sized`), not one per bucket of the pass.
-# Not the tables report.html reads: written so, in fewer and larger files, they raised
-# the driver's peak while the page read them (10M benchmark: 342 → 448 MB).
-SIZED = ("assignments",)
+# written in as many tasks as their rows need (`_sized`), not as many as the frame they
+# come from has: the assignments (one partition per bucket of the pass) and the rejects
+# (a union of every input's partitions and, on a re-run, the kept rows'). Not the tables
+# report.html reads: written so, in fewer and larger files, they raised the driver's
+# peak while the page read them (10M benchmark: 342 → 448 MB).
+SIZED = ("assignments", "rejects")
 log = logging.getLogger("rebalance_audit")
 
 Counts = dict[tuple[str | None, str | None], int]
@@ -101,13 +103,14 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                                  ("rejects", rejects, reject_partitions)):
         describe(f"audit: write {name}")
         started = time.perf_counter()
+        rows = sum(pub.counts.get(name, {}).values())
         if name in SIZED:
-            df = _sized(df, sum(pub.counts.get(name, {}).values()))
+            df = _sized(df, rows)
         result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
                              since=baselines[name], run_id=run_id)
         writes.append((result, partitions))
         log.info("%-24s %7.1f s  %s rows, version %s", f"write {name}",
-                 time.perf_counter() - started, f"{sum(pub.counts.get(name, {}).values()):,}",
+                 time.perf_counter() - started, f"{rows:,}",
                  result.version)
         hook(f"committed:{name}")
 

@@ -205,7 +205,7 @@ def test_assignments_are_written_in_as_many_tasks_as_their_rows_need(spark) -> N
 
     cores = spark.sparkContext.defaultParallelism
     frame = spark.range(100).repartition(3 * cores)
-    assert "assignments" in SIZED
+    assert "assignments" in SIZED and "rejects" in SIZED
     assert _sized(frame, 100).rdd.getNumPartitions() == partitions_for(100, cores) == cores
     assert _sized(frame, 100 * ROWS_PER_TASK).rdd.getNumPartitions() == 3 * cores
     assert _sized(None, 100) is None
