@@ -593,7 +593,9 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     hashes = node_hashes(hc["client_id"].to_numpy(object), np.zeros(len(hc), np.int64),
                          member_v)
     index = hc["i"].to_numpy(np.int64)[member]
-    order = np.argsort((ring << 32) | hashes)  # by ring, then hash (hashes are 32-bit)
+    # by ring, then hash (hashes are 32-bit); the nodes come in ring order, and a stable
+    # sort merges ordered blocks in about a quarter of a quicksort's time (1.3M nodes)
+    order = np.argsort((ring << 32) | hashes, kind="stable")
     ring, hashes, index = ring[order], hashes[order], index[order]
     same = (ring[1:] == ring[:-1]) & (hashes[1:] == hashes[:-1])
     count = np.bincount(ring, minlength=len(rings)).astype(np.int64)
