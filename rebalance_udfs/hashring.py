@@ -78,12 +78,34 @@ def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.nda
 
 def queue_hashes(batch: AllocationBatch, positions: np.ndarray) -> np.ndarray:
     """Hash of `MessageQueue [topic=T, brokerName=B, queueId=N]` for queue positions."""
-    topics = batch.unit_topic[batch.queue_unit[positions]].tolist()
-    brokers = batch.queue_broker[positions].tolist()
-    qids = batch.queue_id[positions].tolist()
-    keys = [f"MessageQueue [topic={t}, brokerName={b}, queueId={q}]"
-            for t, b, q in zip(topics, brokers, qids, strict=True)]
-    return md5_prefix(keys)
+    return message_queue_hashes(batch.unit_topic[batch.queue_unit[positions]].tolist(),
+                                batch.queue_broker[positions].tolist(),
+                                batch.queue_id[positions])
+
+
+def message_queue_hashes(topics: list, brokers: list, queue_ids: np.ndarray) -> np.ndarray:
+    """`md5_prefix` of `MessageQueue [topic=T, brokerName=B, queueId=N]` (upstream's
+    `MessageQueue.toString()`) for every row.
+
+    A bucket's queues share a few topics, brokers and queue ids: each distinct
+    `MessageQueue [topic=T, brokerName=B, queueId=` head and `N]` tail is formatted and
+    encoded once, and each distinct message hashed once, not a string made per queue.
+    The head ends in ASCII, so encoding the two apart is encoding the key."""
+    ids = np.asarray(queue_ids, np.int64)
+    if len(ids) == 0:
+        return np.empty(0, np.int64)
+    # a dict, not pandas' factorize (see node_hashes)
+    heads: dict[tuple, int] = {}
+    head = np.fromiter((heads.setdefault(key, len(heads)) for key in zip(topics, brokers,
+                                                                         strict=True)),
+                       np.int64, count=len(ids))
+    tails, tail = np.unique(ids, return_inverse=True)
+    messages, inverse = np.unique(head * len(tails) + tail.reshape(-1), return_inverse=True)
+    table = md5.first_words(
+        md5.encode([f"MessageQueue [topic={t}, brokerName={b}, queueId=" for t, b in heads]),
+        messages // len(tails), md5.encode([f"{q}]" for q in tails.tolist()]),
+        messages % len(tails))
+    return table[inverse.reshape(-1)]
 
 
 @dataclass(frozen=True)

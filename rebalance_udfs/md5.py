@@ -65,7 +65,7 @@ def first_words(head: Encoded, head_row: np.ndarray, tail: Encoded,
     for j in np.flatnonzero(long).tolist():
         message = head.raw[head_row[j]] + tail.raw[tail_row[j]]
         out[j] = int.from_bytes(hashlib.md5(message).digest()[:4], "big")
-    counts = np.unique(blocks[~long])
+    counts = np.flatnonzero(np.bincount(blocks[~long]))  # the block counts present, 1..4
     for count in counts.tolist():
         rows = (np.arange(len(out)) if len(counts) == 1 and not long.any()
                 else np.flatnonzero((blocks == count) & ~long))

@@ -47,7 +47,7 @@ import pyarrow as pa
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
-from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, md5_prefix, node_hashes
+from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, message_queue_hashes, node_hashes
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
@@ -439,10 +439,8 @@ def _queue_hashes(queues: pd.DataFrame, groups: np.ndarray) -> np.ndarray:
     out = np.zeros(len(queues), np.int64)
     mask = queues["g"].isin(groups).to_numpy(bool)
     sub = queues[mask]
-    out[mask] = md5_prefix([
-        f"MessageQueue [topic={t}, brokerName={b}, queueId={q}]"
-        for t, b, q in zip(sub["topic"].tolist(), sub["_broker"].tolist(),
-                           sub["queue_id"].astype(np.int64).tolist(), strict=True)])
+    out[mask] = message_queue_hashes(sub["topic"].tolist(), sub["_broker"].tolist(),
+                                     sub["queue_id"].to_numpy(np.int64))
     return out
 
 
