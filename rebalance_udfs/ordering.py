@@ -19,25 +19,35 @@ def java_key(value: str) -> bytes:
 
 
 def _has_astral(values: np.ndarray) -> bool:
-    return bool(pd.Series(values, dtype=object).str.contains("[\U00010000-\U0010ffff]").any())
+    """Whether any string has a character above U+FFFF (ASCII text, the usual case, is
+    answered without looking at a character)."""
+    text = "".join(values)
+    return not text.isascii() and max(text) > "\uffff"
+
+
+def _java_order(uniques: np.ndarray) -> np.ndarray:
+    """The positions of distinct strings in Java order."""
+    if _has_astral(uniques):
+        keys = [java_key(value) for value in uniques]
+        return np.array(sorted(range(len(keys)), key=keys.__getitem__), np.int64)
+    return np.argsort(uniques.astype(str), kind="stable")
 
 
 def java_sorted_unique(values: np.ndarray) -> np.ndarray:
     """Distinct strings of `values` in Java order (object array)."""
-    uniques = pd.unique(pd.Series(values, dtype=object))
-    if len(uniques) == 0:
-        return np.empty(0, dtype=object)
-    if _has_astral(uniques):
-        return np.array(sorted(uniques, key=java_key), dtype=object)
-    return np.sort(uniques.astype(str)).astype(object)
+    uniques = np.asarray(pd.unique(pd.Series(values, dtype=object)), dtype=object)
+    return uniques[_java_order(uniques)]
 
 
 def java_rank(values: np.ndarray) -> np.ndarray:
-    """Dense rank (0-based, int64) of every string in Java order; equal strings share a rank.
+    """Dense rank (0-based, int64) of every string in Java order; equal strings share a
+    rank, a null gets -1.
 
-    Vectorized: one sort over the distinct values, then a hash lookup per row.
-    """
-    values = np.asarray(values, dtype=object)
-    order = java_sorted_unique(values)
-    codes = pd.Index(order).get_indexer(values)
-    return codes.astype(np.int64)
+    Vectorized: one hash pass over the rows (`pd.factorize`), one sort over the distinct
+    values (a second hash lookup per row, as a sorted-uniques index took, was half the
+    cost)."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    uniques = np.asarray(uniques, dtype=object)
+    rank = np.full(len(uniques) + 1, -1, np.int64)  # the last: a null's (code -1)
+    rank[_java_order(uniques)] = np.arange(len(uniques))
+    return rank[codes]
