@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rebalance_udfs import md5
-from rebalance_udfs.hashring import md5_prefix
+from rebalance_udfs.hashring import md5_prefix, message_queue_hashes
 
 
 def _first_word(message: bytes) -> int:
@@ -40,3 +40,13 @@ def test_keys_that_differ_after_a_nul_hash_apart() -> None:
     keys = ["", "\x00", "t\x00a", "t\x00b", "\ud800", "?"]
     assert md5_prefix(keys).tolist() == [_first_word(k.encode("utf-8", "replace"))
                                          for k in keys]
+
+
+@given(st.lists(st.tuples(st.text(max_size=30), st.one_of(st.none(), st.text(max_size=12)),
+                          st.integers(0, 2**31 - 1)), max_size=40))
+def test_message_queue_keys_hash_as_their_whole_strings(queues: list) -> None:
+    # the key from a shared topic/broker head and queue-id tail, as upstream's toString()
+    topics, brokers, ids = ([q[i] for q in queues] for i in range(3))
+    want = [_first_word(f"MessageQueue [topic={t}, brokerName={b}, queueId={q}]"
+                        .encode("utf-8", "replace")) for t, b, q in queues]
+    assert message_queue_hashes(topics, brokers, np.array(ids, np.int64)).tolist() == want

@@ -26,3 +26,9 @@ def test_utf16_code_units_not_code_points() -> None:
 def test_rank_is_dense_and_shared_by_equal_strings() -> None:
     ranks = java_rank(np.array(["b", "a", "b", "c"], dtype=object))
     assert ranks.tolist() == [1, 0, 1, 2]
+
+
+def test_rank_orders_as_java_with_nulls_apart() -> None:
+    # Java order with a surrogate pair; a null has no rank (-1) and leaves no gap
+    values = np.array(["@～", None, "@😀", "@a", "@Z", "@😀"], dtype=object)
+    assert java_rank(values).tolist() == [3, -1, 2, 1, 0, 2]
