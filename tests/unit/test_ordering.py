@@ -32,3 +32,4 @@ def test_rank_orders_as_java_with_nulls_apart() -> None:
     # Java order with a surrogate pair; a null has no rank (-1) and leaves no gap
     values = np.array(["@～", None, "@😀", "@a", "@Z", "@😀"], dtype=object)
     assert java_rank(values).tolist() == [3, -1, 2, 1, 0, 2]
+    assert list(java_sorted_unique(values)) == ["@Z", "@a", "@😀", "@～"]
