@@ -79,9 +79,9 @@ def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _groups(members: pd.DataFrame) -> pd.DataFrame:
-    """Per group: today's clustering clients (Java order), own strategy and virtual nodes."""
-    m = members[members["message_model"].fillna(CLUSTERING) != BROADCASTING].copy()
-    m["_rank"] = java_rank(m["client_id"].to_numpy(object))
+    """Per group: its own strategy (the one most of its clustering rows run), its virtual
+    nodes and today's strategies, '/'-joined."""
+    m = members[members["message_model"].fillna(CLUSTERING) != BROADCASTING]
     # the strategy most rows run (ties: first name), and its virtual nodes
     counts = m.groupby([*GROUP_KEYS, "strategy"], sort=True).size().rename("n").reset_index()
     own = counts.sort_values("n", ascending=False, kind="stable").drop_duplicates(GROUP_KEYS)
