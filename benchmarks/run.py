@@ -553,15 +553,25 @@ def spark_child(args) -> dict:
     config = AuditConfig(queues=paths["queues"], members=paths["members"],
                          offsets=paths["offsets"], output=str(out / "audit"), engine="offline",
                          master=args.master, spark_conf=conf, run_id="bench-audit")
+    # the driver Python's peak between the run's named points (`jobs.progress`), each
+    # reset after it is read: which step sets the driver's peak
+    driver_peaks: dict[str, float] = {}
+    mem["python_driver_peak_by_point_mb"] = driver_peaks
+
+    def at_point(point: str) -> None:
+        driver_peaks[point] = _mb(proc_status_kb(os.getpid(), "VmHWM"))
+        reset_peak_rss(os.getpid())
+
     try:
         with CpuMeter(jvm_pid) as meter:
-            res = run_audit(config, spark=spark)
+            res = run_audit(config, spark=spark, hook=at_point)
+        driver_peaks["summary and report.html"] = _mb(proc_status_kb(os.getpid(), "VmHWM"))
         result["audit"] = {"timings": {k: round(v, 2) for k, v in res.timings.items()},
                            "rows": res.rows, "snapshots": len(res.snapshots),
                            "buckets": int(spark.conf.get("spark.sql.shuffle.partitions")),
                            "cpu": meter.result,
                            "spark": ui.summary("audit", _steps(res.timings, started))}
-        mem["python_driver_peak_mb"] = _mb(proc_status_kb(os.getpid(), "VmHWM"))
+        mem["python_driver_peak_mb"] = max((v for v in driver_peaks.values() if v), default=None)
         mem["jvm_driver_peak_mb"] = _mb(proc_status_kb(jvm_pid, "VmHWM"))
         mem["python_workers_peak_mb"] = result["audit"]["cpu"]["python_worker_peak_rss_mb"]
     except Exception as exc:
@@ -569,7 +579,8 @@ def spark_child(args) -> dict:
         failed("audit", exc)
         with contextlib.suppress(Exception):
             result["audit_spark"] = ui.summary("audit")
-    shutil.rmtree(out / "audit", ignore_errors=True)
+    if not args.keep_output:
+        shutil.rmtree(out / "audit", ignore_errors=True)
     save()
 
     # 3. IO floor again on a JVM as warm as the audit's; the faster run is the floor
@@ -594,7 +605,8 @@ def spark_child(args) -> dict:
     result["load_after"] = load_average()
     with contextlib.suppress(Exception):
         spark.stop()
-    shutil.rmtree(out, ignore_errors=True)
+    if not args.keep_output:
+        shutil.rmtree(out, ignore_errors=True)
     return result
 
 
@@ -961,7 +973,8 @@ def main() -> None:
                         help="IO floor runs: before the audit (cold JVM) and after it (warm); "
                              "the faster one is the floor")
     parser.add_argument("--skip-kernel", action="store_true", help="no bare-kernel run")
-    parser.add_argument("--keep-output", action="store_true")
+    parser.add_argument("--keep-output", action="store_true",
+                        help="keep the audit's output tables (benchmarks/data/SIZE/out/audit)")
     parser.add_argument("--report", type=Path, help="re-print the table of a results file")
     parser.add_argument("--child", choices=["spark", "kernel"], help=argparse.SUPPRESS)
     parser.add_argument("--manifest", help=argparse.SUPPRESS)
