@@ -82,16 +82,19 @@ def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
     return fig
 
 
-def skew_histogram(skews: pd.Series) -> go.Figure:
-    """How many groups sit how far above their pooled balance."""
-    values = pd.to_numeric(skews, errors="coerce").dropna()
-    fig = go.Figure(go.Histogram(x=values.tolist(), marker={"color": "#4c78a8"},
-                                 xbins={"size": 1}))
+def skew_histogram(counts: pd.Series) -> go.Figure:
+    """How many groups sit how far above their pooled balance: one bar per skew value
+    (`select.skew_counts`, counted while the table was read: the page carries one number per
+    skew value, not one per group)."""
+    counts = counts.sort_index()
+    fig = go.Figure(go.Bar(x=counts.index.tolist(), y=counts.tolist(),
+                           marker={"color": "#4c78a8"}, width=0.9,
+                           hovertemplate="skew %{x}: %{y} group(s)<extra></extra>"))
     fig.update_layout(
-        title={"text": f"{len(values)} group(s) by skew", "font": {"size": 14}},
-        height=320, margin=MARGIN, bargap=0.1,
+        title={"text": f"{int(counts.sum())} group(s) by skew", "font": {"size": 14}},
+        height=320, margin=MARGIN,
         xaxis={"title": "skew: max queues per client minus the pooled max",
-               "dtick": 1 if values.empty or values.max() <= 20 else None},
+               "dtick": 1 if counts.empty or counts.index.max() <= 20 else None},
         yaxis={"title": "groups"},
     )
     return fig

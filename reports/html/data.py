@@ -8,22 +8,33 @@ part-way) are left out, as docs/SPEC.md's dashboard query does.
 Tables are scanned batch by batch with their filters (pyarrow's dataset scanner, one batch
 and one file read ahead), so what the driver holds grows with what the page shows, not
 with the tables: every group is read only as the few figures the overview needs, reduced
-per batch (the churn timeline to one sum per snapshot), whole rows only for the groups the
-page details.
+per batch (the groups worth detailing to the `top` worst so far, the skew histogram to
+one count per skew value, the churn timeline to one sum per snapshot), whole rows only for
+the groups the page details.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from reports.html.select import DEFAULT_TOP, groups_needing_attention
+from reports.html.select import (
+    DEFAULT_TOP,
+    groups_needing_attention,
+    has_findings,
+    most_severe,
+    severity,
+    skew_counts,
+)
 from vocabulary.errors import NoOutputError
 from vocabulary.severity import SEVERITY_WEIGHTS
 
@@ -52,8 +63,9 @@ class ReportData:
     drift: pd.DataFrame | None = None  # None: the run had no observed input
     what_if: pd.DataFrame | None = None  # None: no what_if table in the output
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
-    # the whole-group skew of every shown group; None: taken from group_balance
-    skews: pd.Series | None = None
+    # how many whole-group rows of the shown snapshots have each skew (skew value →
+    # rows); None: counted from group_balance
+    skew_counts: pd.Series | None = None
 
 
 def table_path(output: str, name: str) -> str:
@@ -89,7 +101,27 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
         condition = c if condition is None else condition & c
     scanner = dataset.scanner(columns=columns, filter=condition, batch_readahead=1,
                               fragment_readahead=1)
-    return scanner.to_batches()
+    yield from scanner.to_batches()
+    del scanner, dataset
+    _trim_heap()
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to hand back this way
+        return None
+
+
+def _trim_heap() -> None:
+    """Hand the memory a scan freed back to the system (glibc's malloc_trim; Arrow reads
+    with the system allocator here). Without it, what one table's scan freed stays in
+    the process and the next scan's peak adds to it: the page of the 10M benchmark's
+    output peaked at about 50 MB more (measured per table read)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def read_table(output: str, name: str, snapshots: Sequence[str] | None = None,
@@ -175,13 +207,13 @@ def load(output: str, snapshots: Sequence[str] | None = None,
         return frame.reset_index(drop=True)
 
     empty = pd.DataFrame()
-    index = balance_index(output, shown, groups or None, all_runs)
-    detailed = sorted(set(groups_needing_attention(index, top, everything=bool(groups))
-                          .get("consumer_group", pd.Series(dtype=object))))
+    index = balance_index(output, shown, groups or None, all_runs, top,
+                          everything=bool(groups))
+    detailed = sorted(set(index.worst.get("consumer_group", pd.Series(dtype=object))))
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
         group_balance=_or(rows("group_balance", of_groups=detailed), empty),
-        skews=index["skew"].reset_index(drop=True) if "skew" in index.columns else None,
+        skew_counts=index.skew_counts,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=churn_timeline(output, all_runs),
         drift=rows("drift"), what_if=rows("what_if", of_groups=detailed),
@@ -189,22 +221,95 @@ def load(output: str, snapshots: Sequence[str] | None = None,
     )
 
 
+@dataclass
+class BalanceIndex:
+    """What the page needs of every shown group, reduced while group_balance is read."""
+
+    worst: pd.DataFrame  # `groups_needing_attention` of the whole-group rows
+    skew_counts: pd.Series  # whole-group rows per skew value (nulls left out)
+
+
 def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,
-                  runs: pd.DataFrame) -> pd.DataFrame:
-    """The whole-group rows (topic null) of group_balance in `BALANCE_INDEX_COLUMNS`, of
-    complete runs, `findings` as the number of findings."""
+                  runs: pd.DataFrame, top: int = DEFAULT_TOP,
+                  everything: bool = False) -> BalanceIndex:
+    """The whole-group rows (topic null) of group_balance of complete runs of `snapshots`,
+    reduced as they are read: the `top` worst groups (`groups_needing_attention`, in
+    `BALANCE_INDEX_COLUMNS`, `findings` as the number of findings) and the skew counts.
+
+    Each group counts at its latest shown snapshot. The snapshots are read newest first,
+    per cluster (`_recency_levels`), so a row is known to be its group's latest when it
+    is read: a group already seen at a newer level is left out. What is held is the
+    `top` rows, a count per skew value and, when a cluster shows several snapshots, a
+    64-bit hash per group seen (8 bytes a group, not its rows)."""
+    counts: dict[int, int] = {}
+    worst = pd.DataFrame()
     if not has_table(output, "group_balance"):
-        return pd.DataFrame()
+        return BalanceIndex(worst, pd.Series(counts, dtype="int64"))
+    levels = _recency_levels(runs[runs["snapshot_id"].isin(list(snapshots))])
+    seen = np.empty(0, dtype=np.uint64)
+    for level in levels:
+        level_seen: list[np.ndarray] = []
+        for batch in scan(output, "group_balance", sorted(set(level["snapshot_id"])),
+                          groups, BALANCE_INDEX_COLUMNS, ds.field("topic").is_null()):
+            frame = _index_rows(batch, level)
+            _count_skews(frame, counts)
+            if len(levels) > 1:
+                keys = pd.util.hash_pandas_object(frame[["cluster", "consumer_group"]],
+                                                  index=False).to_numpy()
+                level_seen.append(keys)
+                frame = frame[~_among(keys, seen)]
+            if not everything:
+                frame = frame[has_findings(frame)]
+            if not frame.empty:
+                worst = most_severe(pd.concat([worst, frame.assign(severity=severity(frame))],
+                                              ignore_index=True), top)
+        seen = np.unique(np.concatenate([seen, *level_seen]))
+    if not worst.empty:
+        worst = groups_needing_attention(worst.drop(columns="severity"), top, everything)
+    return BalanceIndex(worst, pd.Series(counts, dtype="int64").sort_index())
 
-    def narrow(batch: pa.RecordBatch) -> pd.DataFrame:
-        if "findings" in batch.schema.names:
-            at = batch.schema.get_field_index("findings")
-            batch = batch.set_column(at, "findings",
-                                     pc.fill_null(pc.list_value_length(batch["findings"]), 0))
-        return of_complete_runs(batch.to_pandas(), runs)
 
-    return reduce_table(output, "group_balance", narrow, snapshots, groups,
-                        BALANCE_INDEX_COLUMNS, ds.field("topic").is_null())
+def _among(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Which `keys` are in `sorted_keys` (a binary search each: the seen groups are sorted
+    once per level, not once per batch as `np.isin` would)."""
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
+def _recency_levels(runs: pd.DataFrame) -> list[pd.DataFrame]:
+    """The complete runs rows (`RUN_KEYS`) by recency within their cluster: the newest
+    (snapshot, cluster) of every cluster first (by captured_at, then snapshot_id, as
+    `select.latest_per_group` orders rows), then the one before it, and so on."""
+    if runs.empty:
+        return []
+    pairs = (runs[["snapshot_id", "cluster", "captured_at"]]
+             .sort_values(["captured_at", "snapshot_id"], na_position="first")
+             .drop_duplicates(["snapshot_id", "cluster"], keep="last"))
+    pairs = pairs.assign(_level=pairs.groupby("cluster", dropna=False).cumcount(
+        ascending=False))
+    keyed = runs[RUN_KEYS].drop_duplicates().merge(
+        pairs[["snapshot_id", "cluster", "_level"]], on=["snapshot_id", "cluster"])
+    return [rows[RUN_KEYS] for _, rows in keyed.groupby("_level", sort=True)]
+
+
+def _index_rows(batch: pa.RecordBatch, level: pd.DataFrame) -> pd.DataFrame:
+    """A batch's rows of the level's complete runs, `findings` as how many."""
+    if "findings" in batch.schema.names:
+        at = batch.schema.get_field_index("findings")
+        batch = batch.set_column(at, "findings",
+                                 pc.fill_null(pc.list_value_length(batch["findings"]), 0))
+    frame = batch.to_pandas()
+    keys = [k for k in RUN_KEYS if k in frame.columns]  # run_id: not in early outputs
+    return frame.merge(level[keys].drop_duplicates(), on=keys, how="inner")
+
+
+def _count_skews(frame: pd.DataFrame, counts: dict[int, int]) -> None:
+    if "skew" not in frame.columns:
+        return
+    for value, n in skew_counts(frame["skew"]).items():
+        counts[int(value)] = counts.get(int(value), 0) + int(n)
 
 
 def churn_timeline(output: str, runs: pd.DataFrame) -> pd.DataFrame:

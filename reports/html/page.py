@@ -12,7 +12,7 @@ import pandas as pd
 
 from reports.html import charts
 from reports.html.data import ReportData
-from reports.html.select import DEFAULT_TOP, groups_needing_attention
+from reports.html.select import DEFAULT_TOP, groups_needing_attention, skew_counts
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
@@ -182,11 +182,11 @@ def group_section(data: ReportData, row: pd.Series, index: int) -> str:
 def overview(data: ReportData) -> str:
     """Side by side: how skew spreads over the shown groups, and churn over time."""
     whole = data.group_balance
-    skews = (data.skews if data.skews is not None
-             else whole[whole["topic"].isna()]["skew"] if not whole.empty
-             and "skew" in whole.columns else pd.Series(dtype=float))
-    left = (charts.to_div(charts.skew_histogram(skews), "skew-chart")
-            if skews.notna().any() else "<p>No group has a skew figure.</p>")
+    counts = (data.skew_counts if data.skew_counts is not None
+              else skew_counts(whole[whole["topic"].isna()]["skew"])
+              if not whole.empty and "skew" in whole.columns else pd.Series(dtype="int64"))
+    left = (charts.to_div(charts.skew_histogram(counts), "skew-chart")
+            if not counts.empty else "<p>No group has a skew figure.</p>")
     right = (charts.to_div(charts.churn_timeline(data.churn), "churn-chart")
              if not data.churn.empty and "queues_moved" in data.churn.columns
              else "<p>No churn rows: a cluster needs two audited snapshots.</p>")

@@ -52,7 +52,17 @@ def groups_needing_attention(balance: pd.DataFrame, top: int = DEFAULT_TOP,
         return rows
     if not everything:
         rows = rows[has_findings(rows)]
-    rows = rows.assign(severity=severity(rows))
+    return most_severe(rows.assign(severity=severity(rows)), top)
+
+
+def most_severe(rows: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The `top` rows by `severity` (worst first), then snapshot, cluster and group."""
     rows = rows.sort_values(["severity", "snapshot_id", "cluster", "consumer_group"],
                             ascending=[False, True, True, True], kind="stable")
     return rows.head(top).reset_index(drop=True)
+
+
+def skew_counts(skews: pd.Series) -> pd.Series:
+    """How many groups have each skew (skew value → groups; nulls left out)."""
+    values = pd.to_numeric(skews, errors="coerce").dropna().astype("int64")
+    return values.value_counts().sort_index()

@@ -3,6 +3,11 @@ need, whole rows only for the groups the page details."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+
 from reports.html.data import load
 from tests.report import frames
 
@@ -15,7 +20,7 @@ def test_whole_rows_only_for_the_detailed_groups(tmp_path):
     assert "recommendation" in data.group_balance.columns
     assert set(data.consumer_load["consumer_group"]) == {frames.NASTY}
     # ... while the histogram still counts every shown group of complete runs
-    assert sorted(data.skews.fillna(-1).tolist()) == [0, 0, 0, 3]
+    assert data.skew_counts.to_dict() == {0: 3, 3: 1}
 
 
 def test_a_group_filter_details_that_group(tmp_path):
@@ -23,7 +28,7 @@ def test_a_group_filter_details_that_group(tmp_path):
     data = load(output, groups=["g-skew"])
     assert set(data.group_balance["consumer_group"]) == {"g-skew"}
     assert sorted(data.group_balance["topic"].fillna("").tolist()) == ["", "t1"]
-    assert data.skews.tolist() == [3]
+    assert data.skew_counts.to_dict() == {3: 1}
 
 
 def test_churn_timeline_sums_each_snapshot_of_complete_runs(tmp_path):
@@ -42,7 +47,8 @@ def test_the_index_counts_findings_of_whole_group_rows_of_complete_runs(tmp_path
     from reports.html.data import balance_index, complete_runs
 
     output = frames.write_outputs(str(tmp_path / "out"))
-    index = balance_index(output, ["s2"], None, complete_runs(output))
+    index = balance_index(output, ["s2"], None, complete_runs(output), top=100,
+                          everything=True).worst
     expected = frames.group_balance()
     expected = expected[(expected["snapshot_id"] == "s2") & expected["topic"].isna()
                         & (expected["run_id"] == frames.RUN)]
@@ -51,3 +57,83 @@ def test_the_index_counts_findings_of_whole_group_rows_of_complete_runs(tmp_path
     assert counts == {g: len(f) if f is not None else 0
                       for g, f in zip(expected["consumer_group"], expected["findings"],
                                       strict=True)}
+
+
+T3 = frames.T2 + timedelta(hours=1)
+
+
+def _two_clusters(root: str) -> str:
+    """s1 before s2 in c1, after it in c2; groups that change between the snapshots."""
+    from deltalake import write_deltalake
+
+    runs = pd.concat([frames.runs(),
+                      frames.runs((("s1", T3), ("s2", frames.T1)), cluster="c2")])
+    row = frames.balance_row
+    rows = [
+        # c1: the newer s2 row of g-both has no finding, so g-both is not detailed
+        row("s1", "g-both", None, skew=7, findings=["MULTI_TOPIC_SKEW"],
+            captured_at=frames.T1),
+        row("s2", "g-both", None, skew=0),
+        row("s1", "g-gone", None, skew=2, findings=["IDLE_CLIENTS"], idle=3,
+            captured_at=frames.T1),
+        row("s2", "g-worse", None, contended=2, findings=["CONTENDED_QUEUES"]),
+        row("s1", "g-worse", None, idle=1, findings=["IDLE_CLIENTS"], captured_at=frames.T1),
+        row("s2", "g-ok", None),
+        row("s2", "g-ghost", None, skew=9, findings=["X"], run_id="dead"),
+        # c2: s1 is the newer snapshot
+        {**row("s1", "g-both", None, skew=4, findings=["MULTI_TOPIC_SKEW"]), "cluster": "c2",
+         "captured_at": T3},
+        {**row("s2", "g-both", None, skew=0), "cluster": "c2", "captured_at": frames.T1},
+        {**row("s2", "g-c2-old", None, unconsumed=1, findings=["UNCONSUMED_QUEUES"]),
+         "cluster": "c2", "captured_at": frames.T1},
+        {**row("s1", "g-c2", None, skew=1, findings=["MULTI_TOPIC_SKEW"]), "cluster": "c2",
+         "captured_at": T3},
+    ]
+    write_deltalake(f"{root}/runs", frames.to_arrow(runs), partition_by=["snapshot_id"])
+    write_deltalake(f"{root}/group_balance", frames.to_arrow(pd.DataFrame(rows)),
+                    partition_by=["snapshot_id"])
+    return root
+
+
+def _whole_index(output: str, snapshots: list[str], runs: pd.DataFrame) -> pd.DataFrame:
+    """Every whole-group row of complete runs at once: what the reduced index must equal."""
+    from reports.html.data import of_complete_runs, read_table
+
+    rows = of_complete_runs(read_table(output, "group_balance", snapshots), runs)
+    rows = rows[rows["topic"].isna()]
+    return rows.assign(findings=rows["findings"].map(len))
+
+
+@pytest.mark.parametrize("snapshots", [["s1", "s2"], ["s1"], ["s2"]])
+@pytest.mark.parametrize("everything", [False, True])
+@pytest.mark.parametrize("top", [1, 2, 3, 25])
+def test_the_reduced_index_equals_the_whole_one_one_row_per_batch(tmp_path, monkeypatch,
+                                                                  snapshots, everything, top):
+    """Read a row at a time, with a snapshot newer in one cluster and older in the other,
+    the worst groups and the skew counts are those of the whole index at once."""
+    from reports.html import data
+    from reports.html.data import balance_index, complete_runs
+    from reports.html.select import groups_needing_attention, skew_counts
+
+    output = _two_clusters(str(tmp_path / "out"))
+    runs = complete_runs(output)
+    whole = _whole_index(output, snapshots, runs)
+    expected = groups_needing_attention(whole, top, everything)
+    scan = data.scan
+
+    def one_row_batches(*args, **kwargs):
+        for batch in scan(*args, **kwargs):
+            yield from (batch.slice(i, 1) for i in range(batch.num_rows))
+
+    monkeypatch.setattr(data, "scan", one_row_batches)
+    index = balance_index(output, snapshots, None, runs, top, everything)
+    columns = ["snapshot_id", "cluster", "consumer_group", "severity", "findings"]
+    assert index.worst[columns].values.tolist() == expected[columns].values.tolist()
+    assert index.skew_counts.to_dict() == skew_counts(whole["skew"]).to_dict()
+    if snapshots == ["s1", "s2"] and not everything and top == 25:
+        # g-both at its latest: s2 in c1 (no finding), s1 in c2; g-gone and g-c2-old
+        # only in their older snapshot
+        assert sorted(map(tuple, index.worst[["cluster", "consumer_group", "snapshot_id"]]
+                          .values.tolist())) == [
+            ("c1", "g-gone", "s1"), ("c1", "g-worse", "s2"), ("c2", "g-both", "s1"),
+            ("c2", "g-c2", "s1"), ("c2", "g-c2-old", "s2")]

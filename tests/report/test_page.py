@@ -120,3 +120,17 @@ def test_element_ids_are_unique():
     """plotly draws into getElementById(div_id): a heading with the same id steals it."""
     ids = re.findall(r'\sid="([^"]+)"', body(render(data())))
     assert len(ids) == len(set(ids))
+
+
+def test_the_skew_histogram_carries_one_bar_per_skew_value():
+    """The page holds the counts, not a value per group: its size does not grow with the
+    number of groups."""
+    import json
+
+    counts = pd.Series({0: 120_000, 3: 7, 12: 1})
+    page = body(render(data(skew_counts=counts)))
+    chart = page.split('id="skew-chart"')[1].split("</script>")[0]
+    trace = json.loads(re.search(r"Plotly\.newPlot\(\s*\"skew-chart\",\s*(\[.*?\]),\s*\{",
+                                 chart, re.S).group(1))[0]
+    assert (trace["type"], trace["x"], trace["y"]) == ("bar", [0, 3, 12], [120_000, 7, 1])
+    assert "120008 group(s) by skew" in chart
