@@ -265,6 +265,9 @@ def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] |
                                               ignore_index=True), top)
         seen = np.unique(np.concatenate([seen, *level_seen]))
     if not worst.empty:
+        # the kept rows once more through the page's own choice: the same rows in the same
+        # order, unless a level held a group twice (two complete runs' rows of one
+        # snapshot), where it keeps one row per group as it always did
         worst = groups_needing_attention(worst.drop(columns="severity"), top, everything)
     return BalanceIndex(worst, pd.Series(counts, dtype="int64").sort_index())
 
