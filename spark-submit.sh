@@ -152,5 +152,8 @@ log_conf=()
 if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
   log_conf=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
 fi
-exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${spark_args[@]}" \
-  "$ROOT/jobs/cli.py" "${job_args[@]}"
+# The job's defaults for the workers (jobs/session.py WORKER_DEFAULTS: Arrow buffers from
+# glibc's malloc), before the user's options: a later --conf of the same key wins.
+worker_defaults=(--conf spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL=system)
+exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${worker_defaults[@]}" "${log_conf[@]}" \
+  "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}"

@@ -11,6 +11,7 @@ import pytest
 from deltalake import DeltaTable
 
 from jobs.cli import main
+from jobs.session import WORKER_DEFAULTS
 
 pytestmark = pytest.mark.e2e
 
@@ -52,6 +53,23 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
     assert (churn["clients_joined"].str.len() > 0).any()
     rejects = DeltaTable(str(out / "rejects")).to_pandas()
     assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
+
+
+def test_the_launcher_passes_the_worker_defaults_before_the_users_conf(tmp_path: Path) -> None:
+    # a stand-in spark-submit that prints what it is given: no JVM
+    bin_ = tmp_path / "spark" / "bin"
+    bin_.mkdir(parents=True)
+    (bin_ / "spark-submit").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    (bin_ / "spark-submit").chmod(0o755)
+    pool = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
+    proc = _launch("--conf", f"{pool}=jemalloc", "audit", "--output", str(tmp_path / "out"),
+                   SPARK_HOME=str(tmp_path / "spark"))
+    assert proc.returncode == 0, proc.stderr
+    given = proc.stdout.splitlines()
+    ours = [f"{k}={v}" for k, v in WORKER_DEFAULTS.items()]
+    assert all(given.index(c) < given.index(f"{pool}=jemalloc") for c in ours)
+    assert given[-4:] == [str(ROOT / "jobs" / "cli.py"), "audit", "--output",
+                          str(tmp_path / "out")]
 
 
 def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
