@@ -21,7 +21,8 @@ in fresh subprocesses so that peak memory is clean:
   only), plus the whole UDF body (`allocate_arrow`: Arrow -> pandas -> kernel -> Arrow),
   and the bare pass: the report pass's body as the job's assign step runs it (the
   kernels, claim facts, figures, what-if of the groups with findings and churn; Arrow in,
-  packed Arrow out) per bucket of (cluster, group);
+  packed Arrow out) per bucket of (cluster, group), with the Python workers' environment
+  (their Arrow memory pool);
 * row_baseline — a plain (non-Arrow, non-pandas) Python UDF doing the textbook
   per-client AVG loop, on a sample of groups, scaled to the full size; the estimate of
   a row-at-a-time job is the IO floor plus that scaled UDF time;
@@ -804,6 +805,18 @@ def _partitions(manifest: Path, args) -> int:
     return partitions_for(sum(rows[t] for t in ("queues", "members", "offsets")), cores)
 
 
+def worker_env(conf: list[str]) -> dict[str, str]:
+    """The environment the job's session gives its Python workers
+    (`spark.executorEnv.*`: `jobs.session.WORKER_DEFAULTS`, then `--conf KEY=VALUE`)."""
+    from jobs.session import session_conf
+
+    given = dict(kv.split("=", 1) for kv in conf)
+    prefix = "spark.executorEnv."
+    return {key[len(prefix):]: value
+            for key, value in session_conf(given, False, submitted=False).items()
+            if key.startswith(prefix)}
+
+
 def _child(mode: str, size: str, manifest: Path, args, tmp: Path) -> dict:
     parts = _partitions(manifest, args)
     cmd = [sys.executable, "-m", "benchmarks.run", "--child", mode, "--manifest", str(manifest),
@@ -817,9 +830,11 @@ def _child(mode: str, size: str, manifest: Path, args, tmp: Path) -> dict:
     if args.keep_output:
         cmd.append("--keep-output")
     print(f"[{size}] {mode} ...", flush=True)
+    # the bare kernel and pass run as the Python workers do (their Arrow memory pool)
+    env = {**os.environ, **worker_env(args.conf)} if mode == "kernel" else None
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+                          text=True, env=env)
     data = json.loads(tmp.read_text()) if tmp.exists() else {}
     tmp.unlink(missing_ok=True)
     data["child_wall_s"] = round(time.perf_counter() - t, 1)

@@ -35,3 +35,11 @@ def _pool(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 def test_the_python_workers_allocate_arrow_buffers_from_glibc(spark) -> None:
     pools = spark.range(4).repartition(2).mapInArrow(_pool, "pool string").distinct().collect()
     assert [r.pool for r in pools] == ["system"]
+
+
+def test_the_benchmarks_bare_pass_runs_with_the_workers_environment() -> None:
+    from benchmarks.run import worker_env
+
+    assert worker_env([]) == {"ARROW_DEFAULT_MEMORY_POOL": "system"}
+    assert worker_env([f"{POOL}=jemalloc", "spark.sql.shuffle.partitions=8"]) == {
+        "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}
