@@ -34,7 +34,7 @@ REQUIRED_CONF = {
 # buckets had freed: the same 1M bucket run 10 times in one process took the peak from
 # 488 to 626 MB, and the benchmark's workers peaked at 553 MB at 1M and 663 MB at 10M
 # (about 36 buckets per worker against 4). With glibc they peaked at 459 and 523 MB, at
-# the same speed (README, "Python workers").
+# the same speed (README, Benchmarks).
 WORKER_DEFAULTS = {
     "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL": "system",
 }
