@@ -807,7 +807,7 @@ def _partitions(manifest: Path, args) -> int:
 
 def worker_env(conf: list[str]) -> dict[str, str]:
     """The environment the job's session gives its Python workers
-    (`spark.executorEnv.*`: `jobs.session.WORKER_DEFAULTS`, then `--conf KEY=VALUE`)."""
+    (`spark.executorEnv.*`: `jobs.session.SESSION_DEFAULTS`, then `--conf KEY=VALUE`)."""
     from jobs.session import session_conf
 
     given = dict(kv.split("=", 1) for kv in conf)

@@ -42,7 +42,7 @@ def _system_allocator() -> Iterator[None]:
 
     Arrow's default pool (mimalloc or jemalloc, by build) keeps what each scan thread
     freed in that thread's arenas; malloc reuses one batch's memory for the next (the
-    Python workers use it too: `jobs.session.WORKER_DEFAULTS`). The page rendered alone, two
+    Python workers use it too: `jobs.session.SESSION_DEFAULTS`). The page rendered alone, two
     runs each: of the 1M benchmark's output, peak 254–268 → 224–227 MB; of the 10M
     output, 269–284 → 261–269 MB (the audit renders it in its driver, after the run).
     The previous pool comes back afterwards (buffers keep the pool they came from)."""

@@ -11,7 +11,7 @@ import pytest
 from deltalake import DeltaTable
 
 from jobs.cli import main
-from jobs.session import WORKER_DEFAULTS
+from jobs.session import SESSION_DEFAULTS
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
     assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
 
 
-def test_the_launcher_passes_the_worker_defaults_before_the_users_conf(tmp_path: Path) -> None:
+def test_the_launcher_passes_the_defaults_before_the_users_conf(tmp_path: Path) -> None:
     # a stand-in spark-submit that prints what it is given: no JVM
     bin_ = tmp_path / "spark" / "bin"
     bin_.mkdir(parents=True)
@@ -66,7 +66,7 @@ def test_the_launcher_passes_the_worker_defaults_before_the_users_conf(tmp_path:
                    SPARK_HOME=str(tmp_path / "spark"))
     assert proc.returncode == 0, proc.stderr
     given = proc.stdout.splitlines()
-    ours = [f"{k}={v}" for k, v in WORKER_DEFAULTS.items()]
+    ours = [f"{k}={v}" for k, v in SESSION_DEFAULTS.items()]
     assert all(given.index(c) < given.index(f"{pool}=jemalloc") for c in ours)
     assert given[-4:] == [str(ROOT / "jobs" / "cli.py"), "audit", "--output",
                           str(tmp_path / "out")]

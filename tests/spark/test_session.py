@@ -1,5 +1,5 @@
-"""The session's settings: the job's defaults, the user's settings over them, and the
-Python workers' Arrow memory pool as the workers really see it."""
+"""The session's settings: the job's defaults, the user's settings over them, the Python
+workers' Arrow memory pool as the workers really see it, and Kryo as the session uses it."""
 
 from __future__ import annotations
 
@@ -7,23 +7,45 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from jobs.session import REQUIRED_CONF, WORKER_DEFAULTS, session_conf
+from jobs.session import REQUIRED_CONF, SESSION_DEFAULTS, session_conf
 
 POOL = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
+SERIALIZER = "spark.serializer"
+KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 
-def test_the_workers_default_to_glibcs_malloc_unless_the_user_says_otherwise() -> None:
-    assert WORKER_DEFAULTS == {POOL: "system"}
+def test_the_defaults_apply_unless_the_user_says_otherwise() -> None:
+    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, "spark.kryoserializer.buffer.max": "512m",
+                                POOL: "system"}
     conf = session_conf(None, False, submitted=False)
-    assert conf[POOL] == "system" and conf["spark.ui.showConsoleProgress"] == "false"
+    assert conf[POOL] == "system" and conf[SERIALIZER] == KRYO
+    assert conf["spark.ui.showConsoleProgress"] == "false"
     assert all(conf[k] == v for k, v in REQUIRED_CONF.items())
-    assert session_conf({POOL: "jemalloc"}, True, submitted=False)[POOL] == "jemalloc"
+    java = "org.apache.spark.serializer.JavaSerializer"
+    mine = session_conf({POOL: "jemalloc", SERIALIZER: java}, True, submitted=False)
+    assert mine[POOL] == "jemalloc" and mine[SERIALIZER] == java
 
 
-def test_under_spark_submit_the_launcher_passes_the_worker_defaults() -> None:
+def test_under_spark_submit_the_launcher_passes_the_defaults() -> None:
     # a setting given to the builder would replace the user's --conf of the same key
     conf = session_conf({"spark.sql.shuffle.partitions": "4"}, False, submitted=True)
-    assert POOL not in conf and conf["spark.sql.shuffle.partitions"] == "4"
+    assert not set(SESSION_DEFAULTS) & set(conf)
+    assert conf["spark.sql.shuffle.partitions"] == "4"
+
+
+def test_the_runs_checkpoints_go_through_kryo(spark) -> None:
+    from jobs.persist import Persisted
+
+    assert spark.sparkContext.getConf().get(SERIALIZER) == KRYO
+    persisted = Persisted()
+    try:  # a row of every kind of column the run checkpoints, read back as it went in
+        df = spark.createDataFrame(
+            [("s", 1, 2.5, ["a"], {"k": "v"}, bytearray(b"\x00\x01"))],
+            "snapshot_id string, queue_id int, rate double, findings array<string>, "
+            "params map<string,string>, blob binary")
+        assert persisted(df).collect() == df.collect()
+    finally:
+        persisted.release()
 
 
 def _pool(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
