@@ -156,7 +156,6 @@ fi
 # the workers' Arrow buffers from glibc's malloc), before the user's options: a later
 # --conf of the same key wins.
 defaults=(--conf spark.serializer=org.apache.spark.serializer.KryoSerializer
-          --conf spark.kryoserializer.buffer.max=512m
           --conf spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL=system)
 exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${defaults[@]}" "${log_conf[@]}" \
   "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}"

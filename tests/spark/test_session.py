@@ -15,8 +15,7 @@ KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 
 def test_the_defaults_apply_unless_the_user_says_otherwise() -> None:
-    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, "spark.kryoserializer.buffer.max": "512m",
-                                POOL: "system"}
+    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, POOL: "system"}
     conf = session_conf(None, False, submitted=False)
     assert conf[POOL] == "system" and conf[SERIALIZER] == KRYO
     assert conf["spark.ui.showConsoleProgress"] == "false"
