@@ -4,6 +4,7 @@ workers' Arrow memory pool as the workers really see it, and Kryo as the session
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pyarrow as pa
 
@@ -37,11 +38,14 @@ def test_the_runs_checkpoints_go_through_kryo(spark) -> None:
 
     assert spark.sparkContext.getConf().get(SERIALIZER) == KRYO
     persisted = Persisted()
-    try:  # a row of every kind of column the run checkpoints, read back as it went in
+    try:  # a row of every column type the run checkpoints (inputs, packed rows,
+        # group_balance), read back as it went in
         df = spark.createDataFrame(
-            [("s", 1, 2.5, ["a"], {"k": "v"}, bytearray(b"\x00\x01"))],
-            "snapshot_id string, queue_id int, rate double, findings array<string>, "
-            "params map<string,string>, blob binary")
+            [("s", 1, 2**40, 2.5, True, 3, datetime(2026, 11, 26, 12, 0, tzinfo=UTC),
+              ["a"], {"k": "v"}, bytearray(b"\x00\x01"))],
+            "snapshot_id string, queue_id int, max_offset bigint, rate double, "
+            "readable boolean, _table tinyint, captured_at timestamp, "
+            "findings array<string>, params map<string,string>, blob binary")
         assert persisted(df).collect() == df.collect()
     finally:
         persisted.release()
