@@ -553,7 +553,8 @@ def spark_child(args) -> dict:
     started = time.time()
     config = AuditConfig(queues=paths["queues"], members=paths["members"],
                          offsets=paths["offsets"], output=str(out / "audit"), engine="offline",
-                         master=args.master, spark_conf=conf, run_id="bench-audit")
+                         master=args.master, spark_conf=conf, run_id="bench-audit",
+                         what_if=args.what_if)
     # the driver Python's peak between the run's named points (`jobs.progress`), each
     # reset after it is read: which step sets the driver's peak
     driver_peaks: dict[str, float] = {}
@@ -718,7 +719,7 @@ def kernel_child(args) -> dict:
     queues, members = kernel_frames(manifest["paths"])
     pass_queues, pass_members, pairs = pass_frames(
         queues, members, DeltaTable(manifest["paths"]["members"]).to_pyarrow_table())
-    pass_body = _reported("findings", History(pairs), _allocate)
+    pass_body = _reported(args.what_if, History(pairs), _allocate)
     prepare_s = time.perf_counter() - t
 
     def bucket_ids(table: pa.Table) -> np.ndarray:
@@ -817,8 +818,8 @@ def worker_env(conf: list[str]) -> dict[str, str]:
             if key.startswith(prefix)}
 
 
-def _child(mode: str, size: str, manifest: Path, args, tmp: Path) -> dict:
-    parts = _partitions(manifest, args)
+def child_command(mode: str, manifest: Path, args, tmp: Path, parts: int) -> list[str]:
+    """The command line of one measuring child: the parent's settings passed on."""
     cmd = [sys.executable, "-m", "benchmarks.run", "--child", mode, "--manifest", str(manifest),
            "--out", str(tmp), "--master", args.master,
            "--shuffle-partitions", str(parts),
@@ -826,9 +827,14 @@ def _child(mode: str, size: str, manifest: Path, args, tmp: Path) -> dict:
            "--baseline-fraction", str(args.baseline_fraction),
            "--all-at-once-max", str(args.all_at_once_max), "--work", str(manifest.parent)]
     cmd += [f"--conf={kv}" for kv in args.conf]
-    cmd += ["--floor-runs", str(args.floor_runs)]
+    cmd += ["--floor-runs", str(args.floor_runs), "--what-if", args.what_if]
     if args.keep_output:
         cmd.append("--keep-output")
+    return cmd
+
+
+def _child(mode: str, size: str, manifest: Path, args, tmp: Path) -> dict:
+    cmd = child_command(mode, manifest, args, tmp, _partitions(manifest, args))
     print(f"[{size}] {mode} ...", flush=True)
     # the bare kernel and pass run as the Python workers do (their Arrow memory pool)
     env = {**os.environ, **worker_env(args.conf)} if mode == "kernel" else None
@@ -967,7 +973,12 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
+    """The command line, the children's included (`child_command`)."""
+    from jobs.config import AuditConfig
+    from vocabulary.columns import WHAT_IF_MODES
+
+    what_if_default = AuditConfig().what_if
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1M,10M")
     parser.add_argument("--seed", type=int, default=7)
@@ -987,6 +998,9 @@ def main() -> None:
     parser.add_argument("--floor-runs", type=int, default=2, choices=[0, 1, 2],
                         help="IO floor runs: before the audit (cold JVM) and after it (warm); "
                              "the faster one is the floor")
+    parser.add_argument("--what-if", choices=WHAT_IF_MODES, default=what_if_default,
+                        help=f"the audit's what_if setting (default: the job's, "
+                             f"{what_if_default}); the bare pass runs the same")
     parser.add_argument("--skip-kernel", action="store_true", help="no bare-kernel run")
     parser.add_argument("--keep-output", action="store_true",
                         help="keep the audit's output tables (benchmarks/data/SIZE/out/audit)")
@@ -995,7 +1009,11 @@ def main() -> None:
     parser.add_argument("--manifest", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    args = arguments().parse_args()
 
     if args.child:
         try:
