@@ -20,9 +20,9 @@ in fresh subprocesses so that peak memory is clean:
   same rows, over as many hash buckets of groups as the job uses (kernel calls timed
   only), plus the whole UDF body (`allocate_arrow`: Arrow -> pandas -> kernel -> Arrow),
   and the bare pass: the report pass's body as the job's assign step runs it (the
-  kernels, claim facts, figures, what-if of the groups with findings and churn; Arrow in,
-  packed Arrow out) per bucket of (cluster, group), with the Python workers' environment
-  (their Arrow memory pool);
+  kernels, claim facts, figures, what-if and churn; Arrow in, packed Arrow out) per
+  bucket of (cluster, group), with the Python workers' environment (their Arrow memory
+  pool) and the audit's what-if setting (`--what-if off` measures both without it);
 * row_baseline — a plain (non-Arrow, non-pandas) Python UDF doing the textbook
   per-client AVG loop, on a sample of groups, scaled to the full size; the estimate of
   a row-at-a-time job is the IO floor plus that scaled UDF time;
