@@ -152,10 +152,7 @@ log_conf=()
 if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
   log_conf=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
 fi
-# The job's defaults (jobs/session.py SESSION_DEFAULTS: Kryo for the checkpointed rows,
-# the workers' Arrow buffers from glibc's malloc), before the user's options: a later
-# --conf of the same key wins.
-defaults=(--conf spark.serializer=org.apache.spark.serializer.KryoSerializer
-          --conf spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL=system)
-exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${defaults[@]}" "${log_conf[@]}" \
+# The job's defaults (jobs/session.py SESSION_DEFAULTS) are the job's own: it applies each
+# one the user's --conf or properties file leaves unset.
+exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" \
   "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}"

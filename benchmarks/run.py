@@ -814,7 +814,7 @@ def worker_env(conf: list[str]) -> dict[str, str]:
     given = dict(kv.split("=", 1) for kv in conf)
     prefix = "spark.executorEnv."
     return {key[len(prefix):]: value
-            for key, value in session_conf(given, False, submitted=False).items()
+            for key, value in session_conf(given, False).items()
             if key.startswith(prefix)}
 
 

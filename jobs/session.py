@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Collection
 
 from pyspark.sql import SparkSession
 
@@ -26,8 +27,9 @@ REQUIRED_CONF = {
     "spark.sql.maxPlanStringLength": "100000",
 }
 
-# Defaults a user's setting replaces (the config's spark.conf, or spark-submit's --conf:
-# spark-submit.sh passes these first, so a later --conf of the same key wins).
+# Defaults a user's setting replaces (the config's spark.conf, or spark-submit's --conf and
+# properties file: under spark-submit a default applies only where the submitted
+# SparkConf has no value for its key).
 SESSION_DEFAULTS = {
     # Kryo, not Java serialization, for the rows the run checkpoints to local disk (its
     # validated inputs and the report pass's output, jobs/persist.py; Spark SQL's shuffles
@@ -60,9 +62,11 @@ def build_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    if not launched_by_spark_submit():
+    submitted = launched_by_spark_submit()
+    if not submitted:
         builder = builder.master(master or "local[*]")
-    for key, value in session_conf(conf, console_progress, launched_by_spark_submit()).items():
+    already = submitted_keys() if submitted else frozenset()
+    for key, value in session_conf(conf, console_progress, already).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
@@ -70,13 +74,25 @@ def build_session(
 
 
 def session_conf(conf: dict[str, str] | None, console_progress: bool,
-                 submitted: bool) -> dict[str, str]:
-    """The settings the session is built with: REQUIRED_CONF, the SESSION_DEFAULTS (left to
-    spark-submit.sh when `submitted`: a setting given here would replace the user's
-    --conf), the console progress switch, then the user's `conf`, which wins."""
-    defaults = {} if submitted else SESSION_DEFAULTS
+                 already: Collection[str] = frozenset()) -> dict[str, str]:
+    """The settings the session is built with: REQUIRED_CONF, the SESSION_DEFAULTS whose key
+    is not `already` set (spark-submit's --conf or properties file: a setting given here
+    would replace the user's), the console progress switch, then the user's `conf`, which
+    wins."""
+    defaults = {k: v for k, v in SESSION_DEFAULTS.items() if k not in already}
     progress = {"spark.ui.showConsoleProgress": str(console_progress).lower()}
     return {**REQUIRED_CONF, **defaults, **progress, **(conf or {})}
+
+
+def submitted_keys() -> frozenset[str]:
+    """The keys spark-submit was given (--conf, --properties-file, spark-defaults.conf): it
+    hands them to the driver JVM as system properties, which a SparkConf made through
+    that JVM loads. (Made before the gateway is up, a SparkConf is Python's alone and the
+    builder's settings would replace the submitted ones.)"""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM; no context yet
+    return frozenset(key for key, _ in SparkConf().getAll())
 
 
 def launched_by_spark_submit() -> bool:

@@ -55,7 +55,7 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
     assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
 
 
-def test_the_launcher_passes_the_defaults_before_the_users_conf(tmp_path: Path) -> None:
+def test_the_launcher_passes_the_users_options_to_spark_submit(tmp_path: Path) -> None:
     # a stand-in spark-submit that prints what it is given: no JVM
     bin_ = tmp_path / "spark" / "bin"
     bin_.mkdir(parents=True)
@@ -66,10 +66,37 @@ def test_the_launcher_passes_the_defaults_before_the_users_conf(tmp_path: Path) 
                    SPARK_HOME=str(tmp_path / "spark"))
     assert proc.returncode == 0, proc.stderr
     given = proc.stdout.splitlines()
-    ours = [f"{k}={v}" for k, v in SESSION_DEFAULTS.items()]
-    assert all(given.index(c) < given.index(f"{pool}=jemalloc") for c in ours)
+    assert f"{pool}=jemalloc" in given
+    # the job's defaults are the job's (jobs.session), not the launcher's
+    assert [a for a in given if a.split("=", 1)[0] in SESSION_DEFAULTS] == [f"{pool}=jemalloc"]
     assert given[-4:] == [str(ROOT / "jobs" / "cli.py"), "audit", "--output",
                           str(tmp_path / "out")]
+
+
+SHOW_CONF = """
+from jobs.session import SESSION_DEFAULTS, build_session
+conf = build_session().sparkContext.getConf()
+for key in SESSION_DEFAULTS:
+    print(f"{key}={conf.get(key)}")
+"""
+
+
+def test_a_plain_spark_submit_gets_the_defaults_its_conf_leaves_unset(tmp_path: Path) -> None:
+    script = tmp_path / "show_conf.py"
+    script.write_text(SHOW_CONF)
+    pool = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
+    import pyspark
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable,
+           "SPARK_HOME": str(Path(pyspark.__file__).parent)}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    proc = subprocess.run([str(Path(sys.executable).parent / "spark-submit"), "--master",
+                           "local[1]", "--conf", f"{pool}=jemalloc", str(script)],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    shown = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    assert shown == {pool: "jemalloc",
+                     "spark.serializer": SESSION_DEFAULTS["spark.serializer"]}
 
 
 def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:

@@ -17,20 +17,21 @@ KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 def test_the_defaults_apply_unless_the_user_says_otherwise() -> None:
     assert SESSION_DEFAULTS == {SERIALIZER: KRYO, POOL: "system"}
-    conf = session_conf(None, False, submitted=False)
+    conf = session_conf(None, False)
     assert conf[POOL] == "system" and conf[SERIALIZER] == KRYO
     assert conf["spark.ui.showConsoleProgress"] == "false"
     assert all(conf[k] == v for k, v in REQUIRED_CONF.items())
     java = "org.apache.spark.serializer.JavaSerializer"
-    mine = session_conf({POOL: "jemalloc", SERIALIZER: java}, True, submitted=False)
+    mine = session_conf({POOL: "jemalloc", SERIALIZER: java}, True)
     assert mine[POOL] == "jemalloc" and mine[SERIALIZER] == java
 
 
-def test_under_spark_submit_the_launcher_passes_the_defaults() -> None:
+def test_under_spark_submit_a_default_applies_only_where_the_submit_left_it_unset() -> None:
     # a setting given to the builder would replace the user's --conf of the same key
-    conf = session_conf({"spark.sql.shuffle.partitions": "4"}, False, submitted=True)
-    assert not set(SESSION_DEFAULTS) & set(conf)
+    conf = session_conf({"spark.sql.shuffle.partitions": "4"}, False, already={POOL})
+    assert POOL not in conf and conf[SERIALIZER] == KRYO
     assert conf["spark.sql.shuffle.partitions"] == "4"
+    assert not set(SESSION_DEFAULTS) & set(session_conf(None, False, set(SESSION_DEFAULTS)))
 
 
 def test_the_runs_checkpoints_go_through_kryo(spark) -> None:
