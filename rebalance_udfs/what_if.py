@@ -30,12 +30,14 @@ clients, moves, duplicates) follow from numpy passes:
 * `_arithmetic`: AVG_BY_CIRCLE (position in the topic mod n) and roundrobin (position in
   the group's (topic, queue) order mod n), one pass over (candidate, queue) pairs;
 * `_hash_ring`: CONSISTENT_HASH — every node `<client_id>-<k>` and every queue of the group
-  hashed once; candidate n routes through the nodes of its first n clients.
+  hashed once; candidate n routes through the nodes of its first n clients;
+* `_split_arithmetic`: splits by topic of the four strategies above — each topic a group
+  of its own share of the clients, the same formulas within it.
 That holds where a client's index in the hypothetical list is its position in the
 kernels' Java-sorted list (counts up to today's, or today's ids all sort before
 `~whatif-0001`), no client id is empty, and (CONSISTENT_HASH) the virtual-node count is
-usable and no two nodes of the ring share a hash. Everything else — splits by topic, the
-rare groups outside those conditions — is simulated by the kernels. The rows are the
+usable and no two nodes of the ring share a hash. Everything else — CONSISTENT_HASH
+splits, the rare groups outside those conditions — is simulated by the kernels. The rows are the
 same either way (tests/unit/test_what_if.py compares both on random groups).
 """
 
@@ -156,16 +158,21 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
 
     current = _current_rows(groups, clients, claims, queues, clust, topics, gindex)
     candidates = _candidates(groups)
+    split = candidates["split_by_topic"].to_numpy(bool)
+    if split.any():  # a split's clients: the sum of its topics' shares
+        candidates.loc[split, "clients"] = _split_shares(candidates[split], groups, topics)[-1]
     closed = _closed_form_applies(candidates, groups, clients)
     ring = closed & (candidates["strategy"] == "CONSISTENT_HASH").to_numpy(bool)
     summaries = []
     if closed.any():
         positions = _queue_positions(queues, clients, groups)
-        blocks = closed & candidates["strategy"].isin(("AVG", "range")).to_numpy(bool)
+        blocks = closed & ~split & candidates["strategy"].isin(("AVG", "range")).to_numpy(bool)
         if blocks.any():
             summaries.append(_blocks_sweep(candidates[blocks], groups, positions))
-        for chunk in _chunks(candidates[closed & ~ring & ~blocks], groups):
+        for chunk in _chunks(candidates[closed & ~ring & ~blocks & ~split], groups):
             summaries.append(_arithmetic(chunk, groups, positions))
+        for chunk in _chunks(candidates[closed & split], groups):
+            summaries.append(_split_arithmetic(chunk, groups, positions, topics))
     if ring.any():
         rings, nodes = _ring_nodes(candidates[ring], clients, groups)
         # a ring with two equal node hashes keeps the later node: left to the kernel
@@ -294,15 +301,11 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
               queues: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
     """Allocate one chunk of candidates with the real kernels and summarize each."""
     split = cands["split_by_topic"].to_numpy(bool)
-    # split: each topic's share of the clients, and its clients' index range
-    st = topics.merge(cands[split][["cand", "g", "clients"]], on="g")
-    Q = st["g"].map(groups.set_index("g")["Q"])
-    st["ct"] = np.minimum(st["qt"], np.maximum(1, _ceil_div(st["clients"] * st["qt"], Q)))
-    st = st.sort_values(["cand", "_topic_rank"])
-    st["first"] = st.groupby("cand")["ct"].cumsum() - st["ct"]
-    totals = st.groupby("cand")["ct"].sum()
-    cands = cands.copy()
-    cands.loc[split, "clients"] = cands.loc[split, "cand"].map(totals).to_numpy()
+    # split: each topic's share of the clients, and its clients' index range (a split
+    # candidate's clients are already the shares' sum)
+    row, topic, ct, first, _total = _split_shares(cands[split], groups, topics)
+    st = topics.iloc[topic][["g", "_topic_rank", "topic", "qt"]].assign(
+        cand=cands["cand"].to_numpy()[split][row], ct=ct, first=first)
 
     hc = _hyp_clients(cands, clients, groups)
     spec = cands.set_index("cand")
@@ -389,9 +392,10 @@ def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
     today = groups.set_index("g")["C"].reindex(g).to_numpy(np.int64)
     strategy = cands["strategy"].to_numpy(object)
     vn = cands["virtual_nodes"].to_numpy(float)
-    usable_ring = (strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
+    split = cands["split_by_topic"].to_numpy(bool)
+    usable_ring = ((strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
+                   & ~split)
     return ((np.isin(strategy, CLOSED_FORM) | usable_ring)
-            & ~cands["split_by_topic"].to_numpy(bool)
             & ~empty_id.reindex(g, fill_value=True).to_numpy(bool)
             & ((cands["clients"].to_numpy(np.int64) <= today)
                | ordered.reindex(g, fill_value=False).to_numpy(bool)))
@@ -482,6 +486,55 @@ def _arithmetic(cands: pd.DataFrame, groups: pd.DataFrame,
             at = uses[row]
             owner[at] = formula(n[row[at]], queue[at], positions)
     return _summarize(cands, groups, positions, row, queue, owner)
+
+
+def _split_shares(cands: pd.DataFrame, groups: pd.DataFrame, topics: pd.DataFrame
+                  ) -> tuple[np.ndarray, ...]:
+    """Split-by-topic candidates: per (candidate row, topic of its group), in candidate
+    then topic order, the row, the topic's row in `topics` (sorted by group, then topic
+    rank), its share c_t = min(q_t, max(1, ceil(C × q_t / Q))) of today's C clients and
+    its first client's index; and per candidate the shares' sum."""
+    g = cands["g"].to_numpy(np.int64)
+    gi = groups.set_index("g")
+    C, Q = (gi[col].reindex(g).to_numpy(np.int64) for col in ("C", "Q"))
+    topic_g = topics["g"].to_numpy(np.int64)
+    start = np.searchsorted(topic_g, g)
+    row, topic = expand_blocks(start, np.searchsorted(topic_g, g, side="right") - start)
+    qt = topics["qt"].to_numpy(np.int64)[topic]
+    ct = np.minimum(qt, np.maximum(1, _ceil_div(C[row] * qt, Q[row])))
+    total = np.bincount(row, ct, minlength=len(g)).astype(np.int64)
+    first = (np.cumsum(ct) - ct) - (np.cumsum(total) - total)[row]
+    return row, topic, ct, first, total
+
+
+def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
+                      topics: pd.DataFrame) -> pd.DataFrame:
+    """Split-by-topic candidates of AVG / AVG_BY_CIRCLE / range / roundrobin: topic t is a
+    group of its own with clients first_t .. first_t + c_t - 1 (`_split_shares`), so a
+    queue's owner is first_t plus its client in that group: `_block_owner` among c_t
+    (AVG, range) or its position in the topic mod c_t (AVG_BY_CIRCLE; roundrobin over one
+    topic). Skew is against max(ceil(Q / n), max_t ceil(q_t / c_t)), as `_simulate`'s."""
+    row_t, topic, ct, first, total = _split_shares(cands, groups, topics)
+    per_cand = np.bincount(row_t, minlength=len(cands))
+    entry_start = np.cumsum(per_cand) - per_cand
+    row, queue = _pairs(cands, groups, positions)
+    pos_topic = positions["pos_topic"].to_numpy(np.int32)
+    # a queue's topic, counted over all groups' topics (the queues at position 0 start one)
+    queue_topic = np.cumsum(pos_topic == 0) - 1
+    group_first_topic = queue_topic[np.searchsorted(positions["g"].to_numpy(np.int64),
+                                                    cands["g"].to_numpy(np.int64))]
+    entry = entry_start[row] + queue_topic[queue] - group_first_topic[row]
+    share, p = ct[entry].astype(np.int32), pos_topic[queue]
+    blocks = np.isin(cands["strategy"].to_numpy(object), ("AVG", "range"))[row]
+    local = np.where(blocks, _block_owner(share, p, positions["topic_size"].to_numpy(
+        np.int32)[queue]), p % share)
+    rows = _summarize(cands, groups, positions, row, queue, first[entry] + local)
+    Q = groups.set_index("g")["Q"].reindex(cands["g"].to_numpy(np.int64)).to_numpy(np.int64)
+    ideal = np.maximum.reduceat(_ceil_div(topics["qt"].to_numpy(np.int64)[topic], ct),
+                                entry_start)  # a split group has two topics or more
+    pooled = np.maximum(_ceil_div(Q, total), ideal)
+    return rows.assign(candidate="split by topic", split_by_topic=True,
+                       skew=rows["max_queues"].to_numpy(np.int64) - pooled)
 
 
 def _blocks(n: np.ndarray, queue: np.ndarray, positions: pd.DataFrame) -> np.ndarray:

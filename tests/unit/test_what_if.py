@@ -151,7 +151,8 @@ def _random_bucket(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame
 @pytest.mark.parametrize("seed", range(6))
 def test_closed_form_rows_equal_the_kernels(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     assigned, members = _random_bucket(seed, 40)
-    computed: dict[str, int] = {"_arithmetic": 0, "_blocks_sweep": 0, "_hash_ring": 0}
+    computed: dict[str, int] = {"_arithmetic": 0, "_blocks_sweep": 0, "_hash_ring": 0,
+                                "_split_arithmetic": 0}
 
     def counting(name: str):
         real = getattr(what_if, name)
@@ -165,7 +166,7 @@ def test_closed_form_rows_equal_the_kernels(seed: int, monkeypatch: pytest.Monke
         monkeypatch.setattr(what_if, name, counting(name))
     closed = what_if.what_if_bucket(assigned, members)
     assert computed["_arithmetic"] > 100 and computed["_blocks_sweep"] > 100
-    assert computed["_hash_ring"] > 10
+    assert computed["_hash_ring"] > 10 and computed["_split_arithmetic"] > 5
     monkeypatch.setattr(what_if, "_closed_form_applies",
                         lambda cands, *_: np.zeros(len(cands), dtype=bool))
     kernels = what_if.what_if_bucket(assigned, members)
@@ -186,11 +187,12 @@ def test_a_block_client_index_never_decreases_as_clients_are_added() -> None:
         previous = owner
 
 
-@pytest.mark.parametrize("strategy", ["AVG", "range"])
+@pytest.mark.parametrize("strategy", ["AVG", "range", "AVG_BY_CIRCLE", "roundrobin"])
 def test_large_block_sweeps_equal_the_kernels(strategy: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Client counts up to 256 over topics of hundreds of queues (deep bisections), today's
-    owners shuffled so that queues stay and move at every count."""
+    owners shuffled so that queues stay and move at every count; the split by topic
+    (shares of 69, 3 and 20 clients) as well."""
     assigned, members = _group([f"c{i:03d}" for i in range(90)], {"T": 230, "U": 7, "V": 64},
                                strategy)
     rng = np.random.default_rng(5)
@@ -199,6 +201,8 @@ def test_large_block_sweeps_equal_the_kernels(strategy: str,
     assigned.loc[rng.random(len(assigned)) < 0.2, "consumed_offset"] = None
     closed = what_if_bucket(assigned, members)
     assert closed["clients"].max() == 230 and (closed["queues_moved"].diff() != 0).any()
+    split = closed[closed["split_by_topic"]]
+    assert len(split) == 1 and split["clients"].item() == 92
     monkeypatch.setattr(what_if, "_closed_form_applies",
                         lambda cands, *_: np.zeros(len(cands), dtype=bool))
     pd.testing.assert_frame_equal(closed, what_if_bucket(assigned, members))
@@ -221,8 +225,8 @@ def test_large_ring_sweeps_equal_the_kernels(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
-    """Splits always; client counts above today's when an id sorts after `~whatif-0001`;
-    groups with an empty client id; refused virtual-node counts."""
+    """CONSISTENT_HASH splits; client counts above today's when an id sorts after
+    `~whatif-0001`; groups with an empty client id; refused virtual-node counts."""
     _assigned, members = _group(["a", "b"], {"T": 4, "U": 2}, "CONSISTENT_HASH",
                                 virtual_nodes=10)
     groups = what_if._groups(members).assign(C=2, Q=6, T=2, maxq=4)
