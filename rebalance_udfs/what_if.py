@@ -694,21 +694,16 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     records_item, records_client = _records(nodes[1], at, start, end,
                                             smallest[item_ring])
     order = np.argsort(records_item, kind="stable")  # per item, in walking order
-    records_client = records_client[order]
-    per_item = np.bincount(records_item, minlength=len(at))
-    records_start = np.cumsum(per_item) - per_item
+    records_item, records_client = records_item[order], records_client[order]
     row, queue = _pairs(cands, groups, positions)
     item = first_item[ring_of[row]] + (queue - first_queue[ring_of[row]])
-    owner = np.empty(len(row), np.int64)
-    pending = np.arange(len(row))
-    level = 0
-    while len(pending):  # a pair takes its item's first record below its n
-        client = records_client[records_start[item[pending]] + level]
-        below = client < n[row[pending]]
-        owner[pending[below]] = client[below]
-        pending = pending[~below]
-        level += 1
-    return _summarize(cands, groups, positions, row, queue, owner)
+    # a pair takes its item's first record below its n. An item's records fall in client
+    # index, so item × span + (span - 1 - client) ascends over all records, and that record
+    # is the first whose key passes item × span + (span - 1 - n): one binary search
+    span = int(max(records_client.max(), n.max())) + 1
+    keys = records_item * span + (span - 1 - records_client)
+    at = np.searchsorted(keys, item * span + (span - 1 - n[row]), side="right")
+    return _summarize(cands, groups, positions, row, queue, records_client[at])
 
 
 def _records(client: np.ndarray, at: np.ndarray, start: np.ndarray, end: np.ndarray,
