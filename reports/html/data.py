@@ -99,11 +99,25 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     condition = None
     for c in conditions:
         condition = c if condition is None else condition & c
-    scanner = dataset.scanner(columns=columns, filter=condition, batch_readahead=1,
-                              fragment_readahead=1)
-    yield from scanner.to_batches()
-    del scanner, dataset
+    for fragment in dataset.get_fragments(filter=condition):
+        yield from _scan_file(dataset, fragment, columns, condition)
+    del dataset
     _trim_heap()
+
+
+def _scan_file(dataset: ds.FileSystemDataset, fragment: ds.ParquetFileFragment,
+               columns: Sequence[str] | None,
+               condition: ds.Expression | None) -> Iterator[pa.RecordBatch]:
+    """One file's batches, read through a fragment of its own that is dropped after.
+
+    A scanned fragment keeps its file's Parquet metadata (about 64 KB a file in memory)
+    for as long as its dataset lives: a scan of the whole dataset held every file's,
+    92 MB over the 1,446 group_balance files of a 100M-row run, for 75 rows."""
+    fresh = dataset.format.make_fragment(fragment.path, fragment.filesystem,
+                                         partition_expression=fragment.partition_expression)
+    scanner = ds.Scanner.from_fragment(fresh, schema=dataset.schema, columns=columns,
+                                       filter=condition, batch_readahead=1)
+    yield from scanner.to_batches()
 
 
 @functools.cache

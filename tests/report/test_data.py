@@ -137,3 +137,41 @@ def test_the_reduced_index_equals_the_whole_one_one_row_per_batch(tmp_path, monk
                           .values.tolist())) == [
             ("c1", "g-gone", "s1"), ("c1", "g-worse", "s2"), ("c2", "g-both", "s1"),
             ("c2", "g-c2", "s1"), ("c2", "g-c2-old", "s2")]
+
+
+def test_a_scan_file_by_file_reads_what_the_whole_table_holds(tmp_path):
+    """`scan` reads one file at a time (so that no file's metadata outlives its read):
+    over many files, two partitions and a column the older files lack, it yields the
+    rows, partition values and nulls a read of the whole table does, in file order."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable, write_deltalake
+
+    from reports.html.data import scan
+
+    path = str(tmp_path / "out" / "group_balance")
+    for i in range(6):
+        rows = [frames.balance_row("s1" if i % 2 else "s2", f"g-{i}-{j}", None, skew=j)
+                for j in range(3)]
+        frame = pd.DataFrame(rows)
+        frame = (frame.drop(columns="recommendation") if i < 4
+                 else frame.assign(recommendation="add clients"))
+        write_deltalake(path, frames.to_arrow(frame), partition_by=["snapshot_id"],
+                        mode="append", schema_mode="merge")
+    assert len(DeltaTable(path).file_uris()) == 6
+
+    wanted = ["g-1-0", "g-3-2", "g-4-1", "g-5-0", "g-5-1"]
+    columns = ["consumer_group", "skew", "recommendation", "snapshot_id"]
+    condition = ((ds.field("skew") < 2) & ds.field("consumer_group").isin(wanted)
+                 & ds.field("snapshot_id").isin(["s1"]))
+    got = pd.concat([b.to_pandas() for b in scan(str(tmp_path / "out"), "group_balance",
+                                                 ["s1"], wanted, columns,
+                                                 ds.field("skew") < 2)],
+                    ignore_index=True)
+    at_once = (DeltaTable(path).to_pyarrow_dataset().to_table(columns=columns,
+                                                              filter=condition).to_pandas())
+    pd.testing.assert_frame_equal(got, at_once)
+    assert sorted(got["consumer_group"]) == ["g-1-0", "g-5-0", "g-5-1"]
+    assert got["snapshot_id"].unique().tolist() == ["s1"]
+    # the file written before the column was added reads it as null
+    assert got.set_index("consumer_group")["recommendation"].isna().to_dict() == {
+        "g-1-0": True, "g-5-0": False, "g-5-1": False}
