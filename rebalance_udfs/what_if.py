@@ -525,9 +525,11 @@ def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.D
                                                     cands["g"].to_numpy(np.int64))]
     entry = entry_start[row] + queue_topic[queue] - group_first_topic[row]
     share, p = ct[entry].astype(np.int32), pos_topic[queue]
+    # each pair by its candidate's formula only, as `_arithmetic`
     blocks = np.isin(cands["strategy"].to_numpy(object), ("AVG", "range"))[row]
-    local = np.where(blocks, _block_owner(share, p, positions["topic_size"].to_numpy(
-        np.int32)[queue]), p % share)
+    local = p % share
+    local[blocks] = _block_owner(share[blocks], p[blocks],
+                                 positions["topic_size"].to_numpy(np.int32)[queue[blocks]])
     rows = _summarize(cands, groups, positions, row, queue, first[entry] + local)
     Q = groups.set_index("g")["Q"].reindex(cands["g"].to_numpy(np.int64)).to_numpy(np.int64)
     ideal = np.maximum.reduceat(_ceil_div(topics["qt"].to_numpy(np.int64)[topic], ct),
@@ -702,8 +704,8 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     # is the first whose key passes item × span + (span - 1 - n): one binary search
     span = int(max(records_client.max(), n.max())) + 1
     keys = records_item * span + (span - 1 - records_client)
-    at = np.searchsorted(keys, item * span + (span - 1 - n[row]), side="right")
-    return _summarize(cands, groups, positions, row, queue, records_client[at])
+    record = np.searchsorted(keys, item * span + (span - 1 - n[row]), side="right")
+    return _summarize(cands, groups, positions, row, queue, records_client[record])
 
 
 def _records(client: np.ndarray, at: np.ndarray, start: np.ndarray, end: np.ndarray,
