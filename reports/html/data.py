@@ -111,8 +111,8 @@ def _scan_file(dataset: ds.FileSystemDataset, fragment: ds.ParquetFileFragment,
     """One file's batches, read through a fragment of its own that is dropped after.
 
     A scanned fragment keeps its file's Parquet metadata (about 64 KB a file in memory)
-    for as long as its dataset lives: a scan of the whole dataset held every file's,
-    92 MB over the 1,446 group_balance files of a 100M-row run, for 75 rows."""
+    for as long as its dataset lives: one scanner over a 100M-row run's group_balance
+    (723 files in the shown snapshot) peaked about 40 MB higher than this, for 75 rows."""
     fresh = dataset.format.make_fragment(fragment.path, fragment.filesystem,
                                          partition_expression=fragment.partition_expression)
     scanner = ds.Scanner.from_fragment(fresh, schema=dataset.schema, columns=columns,
