@@ -5,12 +5,13 @@ Only rows of complete runs count: for each snapshot the `runs` row (status COMPL
 names the run whose rows every table holds; rows of any other run_id (a run that died
 part-way) are left out, as docs/SPEC.md's dashboard query does.
 
-Tables are scanned batch by batch with their filters (pyarrow's dataset scanner, one batch
-and one file read ahead), so what the driver holds grows with what the page shows, not
-with the tables: every group is read only as the few figures the overview needs, reduced
-per batch (the groups worth detailing to the `top` worst so far, the skew histogram to
-one count per skew value, the churn timeline to one sum per snapshot), whole rows only for
-the groups the page details.
+Tables are scanned file by file and batch by batch with their filters (one batch read
+ahead; each file through a dataset fragment of its own, see `_scan_file`), so what the
+driver holds grows with what the page shows, not with the tables or their files: every
+group is read only as the few figures the overview needs, reduced per batch (the groups
+worth detailing to the `top` worst so far, the skew histogram to one count per skew
+value, the churn timeline to one sum per snapshot), whole rows only for the groups the
+page details.
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def test_the_reduced_index_equals_the_whole_one_one_row_per_batch(tmp_path, monk
 def test_a_scan_file_by_file_reads_what_the_whole_table_holds(tmp_path):
     """`scan` reads one file at a time (so that no file's metadata outlives its read):
     over many files, two partitions and a column the older files lack, it yields the
-    rows, partition values and nulls a read of the whole table does, in file order."""
+    rows, partition values and nulls one read of the whole table does, in its order."""
     import pyarrow.dataset as ds
     from deltalake import DeltaTable, write_deltalake
 
