@@ -524,12 +524,12 @@ def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.D
     group_first_topic = queue_topic[np.searchsorted(positions["g"].to_numpy(np.int64),
                                                     cands["g"].to_numpy(np.int64))]
     entry = entry_start[row] + queue_topic[queue] - group_first_topic[row]
-    share, p = ct[entry].astype(np.int32), pos_topic[queue]
-    # each pair by its candidate's formula only, as `_arithmetic`
+    share = ct[entry].astype(np.int32)
+    # within its topic, each pair by its candidate's formula only (`_arithmetic`'s, with
+    # the topic's share for n): blocks for AVG and range, the position mod n otherwise
     blocks = np.isin(cands["strategy"].to_numpy(object), ("AVG", "range"))[row]
-    local = p % share
-    local[blocks] = _block_owner(share[blocks], p[blocks],
-                                 positions["topic_size"].to_numpy(np.int32)[queue[blocks]])
+    local = _circle(share, queue, positions)
+    local[blocks] = _blocks(share[blocks], queue[blocks], positions)
     rows = _summarize(cands, groups, positions, row, queue, first[entry] + local)
     Q = groups.set_index("g")["Q"].reindex(cands["g"].to_numpy(np.int64)).to_numpy(np.int64)
     ideal = np.maximum.reduceat(_ceil_div(topics["qt"].to_numpy(np.int64)[topic], ct),
