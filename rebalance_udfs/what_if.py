@@ -31,13 +31,14 @@ clients, moves, duplicates) follow from numpy passes:
   the group's (topic, queue) order mod n), one pass over (candidate, queue) pairs;
 * `_hash_ring`: CONSISTENT_HASH — every node `<client_id>-<k>` and every queue of the group
   hashed once; candidate n routes through the nodes of its first n clients;
-* `_split_arithmetic`: splits by topic of the four strategies above — each topic a group
-  of its own share of the clients, the same formulas within it.
+* `_split_arithmetic`: splits by topic of the five strategies above — each topic a group
+  of its own share of the clients, the same formulas within it (CONSISTENT_HASH: the
+  ring of the topic's clients, built per split, `_split_rings`).
 That holds where a client's index in the hypothetical list is its position in the
 kernels' Java-sorted list (counts up to today's, or today's ids all sort before
 `~whatif-0001`), no client id is empty, and (CONSISTENT_HASH) the virtual-node count is
-usable and no two nodes of the ring share a hash. Everything else — CONSISTENT_HASH
-splits, the rare groups outside those conditions — is simulated by the kernels. The rows are the
+usable and, for the sweep, no two nodes of the ring share a hash. Everything else — the
+rare groups outside those conditions — is simulated by the kernels. The rows are the
 same either way (tests/unit/test_what_if.py compares both on random groups).
 """
 
@@ -162,25 +163,28 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
     if split.any():  # a split's clients: the sum of its topics' shares
         candidates.loc[split, "clients"] = _split_shares(candidates[split], groups, topics)[-1]
     closed = _closed_form_applies(candidates, groups, clients)
-    ring = closed & (candidates["strategy"] == "CONSISTENT_HASH").to_numpy(bool)
+    hashed = closed & (candidates["strategy"] == "CONSISTENT_HASH").to_numpy(bool)
+    ring = hashed & ~split
     summaries = []
     if closed.any():
         positions = _queue_positions(queues, clients, groups)
+        queue_hash = _queue_hashes(queues, candidates.loc[hashed, "g"].unique())
         blocks = closed & ~split & candidates["strategy"].isin(("AVG", "range")).to_numpy(bool)
         if blocks.any():
             summaries.append(_blocks_sweep(candidates[blocks], groups, positions))
         for chunk in _chunks(candidates[closed & ~ring & ~blocks & ~split], groups):
             summaries.append(_arithmetic(chunk, groups, positions))
         for chunk in _chunks(candidates[closed & split], groups):
-            summaries.append(_split_arithmetic(chunk, groups, positions, topics))
+            summaries.append(_split_arithmetic(chunk, groups, positions, topics, clients,
+                                               queue_hash))
     if ring.any():
         rings, nodes = _ring_nodes(candidates[ring], clients, groups)
         # a ring with two equal node hashes keeps the later node: left to the kernel
         collided = rings.loc[rings["collided"], ["g", "virtual_nodes"]]
-        ring &= ~pd.MultiIndex.from_frame(candidates[["g", "virtual_nodes"]]).isin(
+        left = ring & pd.MultiIndex.from_frame(candidates[["g", "virtual_nodes"]]).isin(
             pd.MultiIndex.from_frame(collided))
-        closed &= ~(candidates["strategy"] == "CONSISTENT_HASH").to_numpy(bool) | ring
-        queue_hash = _queue_hashes(queues, candidates.loc[ring, "g"].unique())
+        ring &= ~left
+        closed &= ~left
         for chunk in _chunks(candidates[ring], groups):
             summaries.append(_hash_ring(chunk, groups, positions, rings, nodes, queue_hash))
     for chunk in _chunks(candidates[~closed], groups):
@@ -392,9 +396,7 @@ def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
     today = groups.set_index("g")["C"].reindex(g).to_numpy(np.int64)
     strategy = cands["strategy"].to_numpy(object)
     vn = cands["virtual_nodes"].to_numpy(float)
-    split = cands["split_by_topic"].to_numpy(bool)
-    usable_ring = ((strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
-                   & ~split)
+    usable_ring = (strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
     return ((np.isin(strategy, CLOSED_FORM) | usable_ring)
             & ~empty_id.reindex(g, fill_value=True).to_numpy(bool)
             & ((cands["clients"].to_numpy(np.int64) <= today)
@@ -508,12 +510,14 @@ def _split_shares(cands: pd.DataFrame, groups: pd.DataFrame, topics: pd.DataFram
 
 
 def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
-                      topics: pd.DataFrame) -> pd.DataFrame:
-    """Split-by-topic candidates of AVG / AVG_BY_CIRCLE / range / roundrobin: topic t is a
-    group of its own with clients first_t .. first_t + c_t - 1 (`_split_shares`), so a
-    queue's owner is first_t plus its client in that group: `_block_owner` among c_t
-    (AVG, range) or its position in the topic mod c_t (AVG_BY_CIRCLE; roundrobin over one
-    topic). Skew is against max(ceil(Q / n), max_t ceil(q_t / c_t)), as `_simulate`'s."""
+                      topics: pd.DataFrame, clients: pd.DataFrame,
+                      queue_hash: np.ndarray) -> pd.DataFrame:
+    """Split-by-topic candidates: topic t is a group of its own with clients first_t ..
+    first_t + c_t - 1 (`_split_shares`), so a queue's owner is first_t plus its client in
+    that group: `_block_owner` among c_t (AVG, range), its position in the topic mod c_t
+    (AVG_BY_CIRCLE; roundrobin over one topic), or the client of the first node at or
+    after its hash in the ring of those c_t clients (CONSISTENT_HASH, `_split_rings`).
+    Skew is against max(ceil(Q / n), max_t ceil(q_t / c_t)), as `_simulate`'s."""
     row_t, topic, ct, first, total = _split_shares(cands, groups, topics)
     per_cand = np.bincount(row_t, minlength=len(cands))
     entry_start = np.cumsum(per_cand) - per_cand
@@ -527,16 +531,62 @@ def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.D
     share = ct[entry].astype(np.int32)
     # within its topic, each pair by its candidate's formula only (`_arithmetic`'s, with
     # the topic's share for n): blocks for AVG and range, the position mod n otherwise
-    blocks = np.isin(cands["strategy"].to_numpy(object), ("AVG", "range"))[row]
+    strategy = cands["strategy"].to_numpy(object)
+    blocks = np.isin(strategy, ("AVG", "range"))[row]
     local = _circle(share, queue, positions)
     local[blocks] = _blocks(share[blocks], queue[blocks], positions)
-    rows = _summarize(cands, groups, positions, row, queue, first[entry] + local)
+    owner = first[entry] + local
+    hashed = (strategy == "CONSISTENT_HASH")[row]
+    if hashed.any():
+        owner[hashed] = _split_rings(cands, clients, groups, row_t, first, ct,
+                                     entry[hashed], queue_hash[queue[hashed]])
+    rows = _summarize(cands, groups, positions, row, queue, owner)
     Q = groups.set_index("g")["Q"].reindex(cands["g"].to_numpy(np.int64)).to_numpy(np.int64)
     ideal = np.maximum.reduceat(_ceil_div(topics["qt"].to_numpy(np.int64)[topic], ct),
                                 entry_start)  # a split group has two topics or more
     pooled = np.maximum(_ceil_div(Q, total), ideal)
     return rows.assign(candidate="split by topic", split_by_topic=True,
                        skew=rows["max_queues"].to_numpy(np.int64) - pooled)
+
+
+def _split_rings(cands: pd.DataFrame, clients: pd.DataFrame, groups: pd.DataFrame,
+                 row_t: np.ndarray, first: np.ndarray, ct: np.ndarray, entry: np.ndarray,
+                 queue_hash: np.ndarray) -> np.ndarray:
+    """CONSISTENT_HASH splits: the owner index of each (topic entry, queue hash) query.
+
+    Entry e (`_split_shares`: a candidate's topic) is a group of clients first_e ..
+    first_e + c_e - 1 of the candidate's hypothetical list, which is their Java order, so
+    the kernel's ring of that group holds their nodes `<client_id>-<k>`, k < v, inserted
+    client after client: of two nodes with one hash the later one holds the key, as
+    `TreeMap.put` leaves it. A queue goes to the first key at or after its hash, wrapping
+    around. Split candidates are a few per group, so their rings (every entry's) are
+    built here, not walked like `_hash_ring`'s sweeps."""
+    is_ch = (cands["strategy"] == "CONSISTENT_HASH").to_numpy(bool)
+    hc = _hyp_clients(cands[is_ch], clients, groups)
+    n = cands["clients"].to_numpy(np.int64)
+    offset = np.zeros(len(cands), np.int64)  # a CH candidate's first row in `hc`
+    offset[is_ch] = np.cumsum(n[is_ch]) - n[is_ch]
+    vnodes = np.where(is_ch, cands["virtual_nodes"].to_numpy(float), 0).astype(np.int64)
+    ring_entry = np.flatnonzero(is_ch[row_t])
+    member_entry, member = expand_blocks(offset[row_t[ring_entry]] + first[ring_entry],
+                                         ct[ring_entry])
+    member_entry = ring_entry[member_entry]
+    member_v = vnodes[row_t[member_entry]]
+    node_member, _ = expand_blocks(np.zeros(len(member), np.int64), member_v)
+    hashes = node_hashes(hc["client_id"].to_numpy(object)[member],
+                         np.zeros(len(member), np.int64), member_v)
+    node_entry = member_entry[node_member]
+    index = hc["i"].to_numpy(np.int64)[member][node_member]
+    order = np.lexsort((index, hashes, node_entry))
+    node_entry, hashes, index = node_entry[order], hashes[order], index[order]
+    last = np.ones(len(order), bool)
+    last[:-1] = (node_entry[1:] != node_entry[:-1]) | (hashes[1:] != hashes[:-1])
+    node_entry, hashes, index = node_entry[last], hashes[last], index[last]
+    count = np.bincount(node_entry, minlength=len(row_t)).astype(np.int64)
+    start = np.cumsum(count) - count
+    at = np.searchsorted((node_entry << 32) | hashes, (entry << 32) | queue_hash)
+    at = np.where(at >= start[entry] + count[entry], start[entry], at)
+    return index[at]
 
 
 def _blocks(n: np.ndarray, queue: np.ndarray, positions: pd.DataFrame) -> np.ndarray:

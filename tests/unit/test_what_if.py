@@ -8,6 +8,7 @@ import pytest
 
 from rebalance_udfs import what_if
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.hashring import build_rings, node_hashes, route
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
     COLUMNS,
@@ -225,8 +226,9 @@ def test_large_ring_sweeps_equal_the_kernels(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
-    """CONSISTENT_HASH splits; client counts above today's when an id sorts after
-    `~whatif-0001`; groups with an empty client id; refused virtual-node counts."""
+    """Client counts above today's when an id sorts after `~whatif-0001` (the split, 3
+    clients for 2 today, among them); groups with an empty client id; refused
+    virtual-node counts. CONSISTENT_HASH splits are closed form."""
     _assigned, members = _group(["a", "b"], {"T": 4, "U": 2}, "CONSISTENT_HASH",
                                 virtual_nodes=10)
     groups = what_if._groups(members).assign(C=2, Q=6, T=2, maxq=4)
@@ -237,12 +239,38 @@ def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
         return what_if._closed_form_applies(frame, groups, pd.DataFrame({"g": 0,
                                                                           "client_id": ids}))
 
-    assert (applies(["a", "b"]) == ~split).all()
-    assert (applies(["a", "~zz"]) == (~split & (cands["clients"] <= 2))).all()
+    assert split.any() and applies(["a", "b"]).all()
+    assert (applies(["a", "~zz"]) == (cands["clients"] <= 2)).all()
     assert not applies(["", "b"]).any()
     refused = cands.assign(virtual_nodes=cands["virtual_nodes"] * 0)
-    assert (applies(["a", "b"], refused) == (~split & (cands["strategy"] != "CONSISTENT_HASH"))
-            ).all()
+    assert (applies(["a", "b"], refused) == (cands["strategy"] != "CONSISTENT_HASH")).all()
+
+
+def test_split_rings_route_as_the_kernels_ring_does() -> None:
+    """A CONSISTENT_HASH split's topic rings against the kernels' (`hashring.build_rings`,
+    `route`): the topic of clients 0..2 holds two nodes of one hash (the later client's
+    keeps the key, as TreeMap.put leaves it), the other a synthetic client; queried at
+    every node's hash, the shared one, random hashes and both ends (wrapping around)."""
+    ids = sorted([*COLLIDING, "a", "b"])
+    cands = pd.DataFrame({"g": [0], "clients": [5], "strategy": ["CONSISTENT_HASH"],
+                          "virtual_nodes": [10.0], "cand": [0]})
+    clients = pd.DataFrame({"g": 0, "client_id": ids, "i": range(4)})
+    groups = pd.DataFrame({"g": [0], "C": [4]})
+    first, ct = np.array([0, 3]), np.array([3, 2])
+    members = [ids[:3], [ids[3], "~whatif-0001"]]
+    shared = set(node_hashes(np.array(COLLIDING, dtype=object), np.zeros(2, np.int64),
+                             np.array([10, 10])).tolist())
+    assert len(shared) == 19  # one hash the two colliding ids' nodes share
+    rng = np.random.default_rng(3)
+    for e, names in enumerate(members):
+        rings = build_rings(np.zeros(len(names), np.int64), np.array(names, dtype=object),
+                            np.arange(len(names)) + first[e], np.array([10]))
+        queries = np.concatenate([rings.key & 0xFFFFFFFF, list(shared),
+                                  rng.integers(0, 2**32, 500), [0, 2**32 - 1]]).astype(np.int64)
+        expected = route(rings, np.zeros(len(queries), np.int64), queries)
+        got = what_if._split_rings(cands, clients, groups, np.array([0, 0]), first, ct,
+                                   np.full(len(queries), e), queries)
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_a_ring_with_equal_node_hashes_is_left_to_the_kernel(
