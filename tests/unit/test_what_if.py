@@ -250,7 +250,8 @@ def test_split_rings_route_as_the_kernels_ring_does() -> None:
     """A CONSISTENT_HASH split's topic rings against the kernels' (`hashring.build_rings`,
     `route`): the topic of clients 0..2 holds two nodes of one hash (the later client's
     keeps the key, as TreeMap.put leaves it), the other a synthetic client; queried at
-    every node's hash, the shared one, random hashes and both ends (wrapping around)."""
+    every node's hash, the colliding ids' hashes, random hashes and both ends (wrapping
+    around)."""
     ids = sorted([*COLLIDING, "a", "b"])
     cands = pd.DataFrame({"g": [0], "clients": [5], "strategy": ["CONSISTENT_HASH"],
                           "virtual_nodes": [10.0], "cand": [0]})
@@ -258,14 +259,14 @@ def test_split_rings_route_as_the_kernels_ring_does() -> None:
     groups = pd.DataFrame({"g": [0], "C": [4]})
     first, ct = np.array([0, 3]), np.array([3, 2])
     members = [ids[:3], [ids[3], "~whatif-0001"]]
-    shared = set(node_hashes(np.array(COLLIDING, dtype=object), np.zeros(2, np.int64),
-                             np.array([10, 10])).tolist())
-    assert len(shared) == 19  # one hash the two colliding ids' nodes share
+    colliding = set(node_hashes(np.array(COLLIDING, dtype=object), np.zeros(2, np.int64),
+                                np.array([10, 10])).tolist())
+    assert len(colliding) == 19  # the two ids' 20 nodes: one hash is the other's too
     rng = np.random.default_rng(3)
     for e, names in enumerate(members):
         rings = build_rings(np.zeros(len(names), np.int64), np.array(names, dtype=object),
                             np.arange(len(names)) + first[e], np.array([10]))
-        queries = np.concatenate([rings.key & 0xFFFFFFFF, list(shared),
+        queries = np.concatenate([rings.key & 0xFFFFFFFF, list(colliding),
                                   rng.integers(0, 2**32, 500), [0, 2**32 - 1]]).astype(np.int64)
         expected = route(rings, np.zeros(len(queries), np.int64), queries)
         got = what_if._split_rings(cands, clients, groups, np.array([0, 0]), first, ct,
