@@ -50,7 +50,13 @@ import pyarrow as pa
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
-from rebalance_udfs.hashring import MAX_VIRTUAL_NODES, message_queue_hashes, node_hashes
+from rebalance_udfs.hashring import (
+    MAX_VIRTUAL_NODES,
+    build_rings,
+    message_queue_hashes,
+    node_hashes,
+    route,
+)
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
@@ -556,11 +562,9 @@ def _split_rings(cands: pd.DataFrame, clients: pd.DataFrame, groups: pd.DataFram
 
     Entry e (`_split_shares`: a candidate's topic) is a group of clients first_e ..
     first_e + c_e - 1 of the candidate's hypothetical list, which is their Java order, so
-    the kernel's ring of that group holds their nodes `<client_id>-<k>`, k < v, inserted
-    client after client: of two nodes with one hash the later one holds the key, as
-    `TreeMap.put` leaves it. A queue goes to the first key at or after its hash, wrapping
-    around. Split candidates are a few per group, so their rings (every entry's) are
-    built here, not walked like `_hash_ring`'s sweeps."""
+    its ring is the kernel's (`hashring.build_rings`, one ring per entry, the clients
+    inserted in that order; `route` finds a queue's owner). Split candidates are a few
+    per group, so their rings are built whole, not walked like `_hash_ring`'s sweeps."""
     is_ch = (cands["strategy"] == "CONSISTENT_HASH").to_numpy(bool)
     hc = _hyp_clients(cands[is_ch], clients, groups)
     n = cands["clients"].to_numpy(np.int64)
@@ -570,23 +574,9 @@ def _split_rings(cands: pd.DataFrame, clients: pd.DataFrame, groups: pd.DataFram
     ring_entry = np.flatnonzero(is_ch[row_t])
     member_entry, member = expand_blocks(offset[row_t[ring_entry]] + first[ring_entry],
                                          ct[ring_entry])
-    member_entry = ring_entry[member_entry]
-    member_v = vnodes[row_t[member_entry]]
-    node_member, _ = expand_blocks(np.zeros(len(member), np.int64), member_v)
-    hashes = node_hashes(hc["client_id"].to_numpy(object)[member],
-                         np.zeros(len(member), np.int64), member_v)
-    node_entry = member_entry[node_member]
-    index = hc["i"].to_numpy(np.int64)[member][node_member]
-    order = np.lexsort((index, hashes, node_entry))
-    node_entry, hashes, index = node_entry[order], hashes[order], index[order]
-    last = np.ones(len(order), bool)
-    last[:-1] = (node_entry[1:] != node_entry[:-1]) | (hashes[1:] != hashes[:-1])
-    node_entry, hashes, index = node_entry[last], hashes[last], index[last]
-    count = np.bincount(node_entry, minlength=len(row_t)).astype(np.int64)
-    start = np.cumsum(count) - count
-    at = np.searchsorted((node_entry << 32) | hashes, (entry << 32) | queue_hash)
-    at = np.where(at >= start[entry] + count[entry], start[entry], at)
-    return index[at]
+    rings = build_rings(ring_entry[member_entry], hc["client_id"].to_numpy(object)[member],
+                        hc["i"].to_numpy(np.int64)[member], vnodes[row_t])
+    return route(rings, entry, queue_hash)
 
 
 def _blocks(n: np.ndarray, queue: np.ndarray, positions: pd.DataFrame) -> np.ndarray:
