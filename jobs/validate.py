@@ -112,9 +112,11 @@ def _queue_id_checks() -> list[tuple[Column, str]]:
             (F.col("queue_id") > MAX_QUEUE_ID, "queue_id does not fit an int")]
 
 
-# Keys shared by several rows are broadcast to the rows' join up to this many (they are
-# normally none); above it a shuffle join is used.
+# Keys shared by several rows are broadcast to the rows' joins up to this many (they are
+# normally none); above it a shuffle join is used and every row is scored and stored again.
 BROADCAST_DUPLICATE_KEYS = 200_000
+# the column of a key's 64-bit hash in the repeated hashes
+KEY_HASH = "_key_hash"
 
 
 def _split(
@@ -126,38 +128,33 @@ def _split(
     The rows are materialized through the caller's `persist`, so good rows and rejects come
     from one pass over the input (the caller releases them); reading the files again in
     every later step measured slower (1M rows: read 15 s → 23 s, assign 19 s → 27 s).
-    Duplicates are found by a key aggregate, not a window over every row: only the rows of
-    keys that occur more than once (normally none) are joined back and numbered (see
-    `_shared_keys`)."""
+    Duplicates are found by an aggregate of each row's key hash, its first action, not a
+    window over every row (`_repeated_hashes`). Only the rows of a repeated hash (a shared
+    key, or rarely two keys that collide: normally none) are scored against each other and
+    stored apart; the other rows are the materialized rows as they are, less those hashes
+    (a broadcast anti-join on the key's hash), so a few duplicates do not cost a second
+    materialization of every row."""
     cols = [c for c in df.columns if not c.startswith("_")]
-    comparable = [c for c in cols if not isinstance(df.schema[c].dataType, T.MapType)]
-    row_hash = F.xxhash64(*[
-        F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
-        for c in cols
-    ])
+    key_hash = F.xxhash64(*[F.col(k) for k in key])
     # materialized by the key aggregate below, its first action: one scan of the input
     # serves both (the rows checkpointed first and then aggregated were two)
     rows = persist(df.withColumn("_reason", reason), eager=False)
-    shared = _shared_keys(rows, key, row_hash)
-    shared_keys = shared.count() if shared is not None else 0
-    if shared_keys == 0:
+    repeated = _repeated_hashes(rows, key_hash, persist)
+    if repeated is None:
         scored = rows.withColumn("_final", F.col("_reason"))
     else:
-        if shared_keys <= BROADCAST_DUPLICATE_KEYS:
-            shared = F.broadcast(shared)
-        on = [F.col(k).eqNullSafe(F.col(f"_key_{k}")) for k in key]
-        marked = rows.join(shared, on, "left").drop(*[f"_key_{k}" for k in key])
-        copies = Window.partitionBy(*[F.col(c) for c in key]).orderBy(*comparable)
-        suspects = (marked.where(F.col("_variants").isNotNull())
-                    .withColumn("_copy", F.row_number().over(copies)))
-        unique = marked.where(F.col("_variants").isNull()).withColumn("_copy", F.lit(1))
-        final_reason = F.coalesce(
-            F.col("_reason"),
-            F.when(F.col("_variants") > 1,
-                   F.lit(f"conflicting rows for the same {', '.join(key)}")),
-            F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
-        )
-        scored = persist(unique.unionByName(suspects).withColumn("_final", final_reason))
+        hashes, count = repeated
+        few = count <= BROADCAST_DUPLICATE_KEYS
+        if few:
+            hashes = F.broadcast(hashes)
+        suspects = _scored(rows.join(hashes, key_hash == F.col(KEY_HASH), "left_semi"), key,
+                           cols)
+        others = (rows.join(hashes, key_hash == F.col(KEY_HASH), "left_anti")
+                  .withColumn("_final", F.col("_reason")))
+        # many repeated keys (an input loaded twice): every row scored and stored again,
+        # so that later reads do not each repeat a shuffle join
+        scored = (others.unionByName(persist(suspects)) if few
+                  else persist(others.unionByName(suspects)))
     good = scored.where(F.col("_final").isNull()).select(*cols)
     bad = scored.where(F.col("_final").isNotNull()).select(
         F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),
@@ -169,30 +166,59 @@ def _split(
     return good, bad
 
 
-def _shared_keys(rows: DataFrame, key: list[str], row_hash: Column) -> DataFrame | None:
-    """The keys of `rows` that more than one row has, with `_variants` (1: every copy is the
-    same row, 2: they differ) and the key columns as `_key_<name>`; None when no key can be.
+def _repeated_hashes(rows: DataFrame, key_hash: Column,
+                     persist: Persist) -> tuple[DataFrame, int] | None:
+    """The key hashes (KEY_HASH) more than one row has, and how many; None when none.
 
-    Every row is counted once, by one 64-bit hash of its key: an aggregate over a single
-    long, about half the cost of grouping every row by the key's strings (10M offsets
-    rows: 8.5–9.9 s against 19–28 s). Only the rows of a hash that occurs twice (a shared
-    key, or rarely two keys that collide) are then grouped by the key itself, which is
-    what decides. Whether a key's rows differ is whether their row hashes do (min ≠ max),
-    which needs no distinct aggregation."""
-    key_hash = F.xxhash64(*[F.col(k) for k in key])
-    repeated = (rows.groupBy(key_hash.alias("_key_hash")).agg(F.count(F.lit(1)).alias("_rows"))
-                .where(F.col("_rows") > 1).select("_key_hash"))
+    Every row is counted once, by its 64-bit key hash: an aggregate over a single long,
+    about half the cost of grouping every row by the key's strings (10M offsets rows:
+    8.5–9.9 s against 19–28 s). Hashes that repeat are then stored (the aggregate once
+    more): every later read of the rows joins them, and each would aggregate every row
+    again (10M queues: 7 s a read). Stored by the counting job itself, inputs without a
+    repeated key (nearly all) paid 0.4–0.9 s more (10M queues)."""
+    repeated = (rows.groupBy(key_hash.alias(KEY_HASH)).agg(F.count(F.lit(1)).alias("_rows"))
+                .where(F.col("_rows") > 1).select(KEY_HASH))
     hashes = repeated.count()  # one Spark job over the materialized rows
     if hashes == 0:
         return None
-    if hashes <= BROADCAST_DUPLICATE_KEYS:
-        repeated = F.broadcast(repeated)
-    suspects = rows.join(repeated, key_hash == F.col("_key_hash"), "left_semi")
-    return (suspects.groupBy(*key)
-            .agg(F.count(F.lit(1)).alias("_rows"),
-                 F.when(F.min(row_hash) == F.max(row_hash), 1).otherwise(2).alias("_variants"))
-            .where(F.col("_rows") > 1)
-            .select(*[F.col(k).alias(f"_key_{k}") for k in key], "_variants"))
+    # a few partitions, not the shuffle's hundreds (100M): a checkpoint keeps them all, and
+    # a hash-partitioned checkpoint would be planned without adaptive execution
+    cores = rows.sparkSession.sparkContext.defaultParallelism
+    return persist(repeated.coalesce(max(1, cores))), hashes
+
+
+def _scored(rows: DataFrame, key: list[str], cols: list[str]) -> DataFrame:
+    """`rows` with `_final`, the reason each is rejected for (null: it proceeds): its own
+    `_reason`, or its key shared with a differing row, or an earlier exact copy.
+
+    Rows of one hash are grouped by the key itself, which is what decides (the hash skips
+    nulls, so two keys can hash alike); whether a key's rows differ is whether their row
+    hashes do (min ≠ max), which needs no distinct aggregation."""
+    comparable = [c for c in cols if not isinstance(rows.schema[c].dataType, T.MapType)]
+    row_hash = F.xxhash64(*[
+        F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
+        for c in cols
+    ])
+    shared = (rows.groupBy(*key)
+              .agg(F.count(F.lit(1)).alias("_rows"),
+                   F.when(F.min(row_hash) == F.max(row_hash), 1).otherwise(2)
+                   .alias("_variants"))
+              .where(F.col("_rows") > 1)
+              .select(*[F.col(k).alias(f"_key_{k}") for k in key], "_variants"))
+    on = [F.col(k).eqNullSafe(F.col(f"_key_{k}")) for k in key]
+    marked = rows.join(shared, on, "left").drop(*[f"_key_{k}" for k in key])
+    copies = Window.partitionBy(*[F.col(c) for c in key]).orderBy(*comparable)
+    suspects = (marked.where(F.col("_variants").isNotNull())
+                .withColumn("_copy", F.row_number().over(copies)))
+    unique = marked.where(F.col("_variants").isNull()).withColumn("_copy", F.lit(1))
+    final_reason = F.coalesce(
+        F.col("_reason"),
+        F.when(F.col("_variants") > 1,
+               F.lit(f"conflicting rows for the same {', '.join(key)}")),
+        F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
+    )
+    return (unique.unionByName(suspects).withColumn("_final", final_reason)
+            .drop("_variants", "_copy"))
 
 
 def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:

@@ -9,6 +9,7 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
+from jobs import validate
 from jobs.persist import Persisted
 from jobs.validate import conform, validate_members, validate_offsets, validate_queues
 from vocabulary.errors import InputError
@@ -202,3 +203,58 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     ]
     # the duplicate, both clients' conflicting pairs, X's two rows
     assert read.rejects.count() == 7
+
+
+DUPLICATED = [("s", "c", "t", "b", 0, 5), ("s", "c", "t", "b", 1, 5), ("s", "c", "t", "b", 1, 5),
+              ("s", "c", "t", "b", 2, 5), ("s", "c", "t", "b", 2, 6), ("s", "c", "t", "b", 3, 5),
+              ("s", "c", "t", "b", -4, 5)]
+DUPLICATED_SCHEMA = QUEUE_SCHEMA + ", max_offset long"
+
+
+def _outcome(good, bad) -> tuple[list, list]:
+    return (sorted((r.queue_id, r.max_offset) for r in good.collect()),
+            sorted((json.loads(r.row_json)["queue_id"], json.loads(r.row_json)["max_offset"],
+                    r.reason) for r in bad.collect()))
+
+
+class _Recording(Persisted):
+    """Persisted that records how many rows each frame it stores holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stored: list[int] = []
+
+    def __call__(self, df, eager: bool = True):
+        out = super().__call__(df, eager)
+        self.stored.append(out.count())
+        return out
+
+
+def test_a_few_duplicates_store_only_their_own_rows_again(spark) -> None:
+    """The input's rows are materialized once; the rows of repeated keys are scored apart
+    and only they are stored a second time (the outcome of scoring every row: the next
+    test)."""
+    df = conform(spark.createDataFrame(DUPLICATED, DUPLICATED_SCHEMA), "queues")
+    persist = _Recording()
+    good, bad = validate_queues(df, persist)
+    # every row once, the 2 repeated key hashes, then the 4 rows of queues 1 and 2
+    assert persist.stored == [7, 2, 4]
+    assert _outcome(good, bad) == (
+        [(0, 5), (1, 5), (3, 5)],
+        [(-4, 5, "queue_id is negative"),
+         (1, 5, "exact duplicate of another row"),
+         (2, 5, "conflicting rows for the same snapshot_id, cluster, topic, broker_name, "
+                "queue_id"),
+         (2, 6, "conflicting rows for the same snapshot_id, cluster, topic, broker_name, "
+                "queue_id")])
+
+
+def test_many_duplicates_score_every_row_alike(spark, monkeypatch) -> None:
+    """Above BROADCAST_DUPLICATE_KEYS repeated keys every row is scored and stored again
+    (no broadcast join): the outcome is the same."""
+    df = conform(spark.createDataFrame(DUPLICATED, DUPLICATED_SCHEMA), "queues")
+    expected = _outcome(*validate_queues(df, Persisted()))
+    monkeypatch.setattr(validate, "BROADCAST_DUPLICATE_KEYS", 1)
+    persist = _Recording()
+    assert _outcome(*validate_queues(df, persist)) == expected
+    assert persist.stored == [7, 2, 7]
