@@ -191,34 +191,26 @@ def _scored(rows: DataFrame, key: list[str], cols: list[str]) -> DataFrame:
     """`rows` with `_final`, the reason each is rejected for (null: it proceeds): its own
     `_reason`, or its key shared with a differing row, or an earlier exact copy.
 
-    Rows of one hash are grouped by the key itself, which is what decides (the hash skips
-    nulls, so two keys can hash alike); whether a key's rows differ is whether their row
-    hashes do (min ≠ max), which needs no distinct aggregation."""
+    Rows of one hash are told apart by the key itself, which is what decides (the hash
+    skips nulls, so two keys can hash alike), in one window over the key: its row count,
+    whether its rows differ (their row hashes' min ≠ max, no distinct aggregation) and
+    each row's copy number. (An aggregate by the key joined back to the rows read them
+    twice.)"""
     comparable = [c for c in cols if not isinstance(rows.schema[c].dataType, T.MapType)]
     row_hash = F.xxhash64(*[
         F.to_json(F.array_sort(F.map_entries(F.col(c)))) if c not in comparable else F.col(c)
         for c in cols
     ])
-    shared = (rows.groupBy(*key)
-              .agg(F.count(F.lit(1)).alias("_rows"),
-                   F.when(F.min(row_hash) == F.max(row_hash), 1).otherwise(2)
-                   .alias("_variants"))
-              .where(F.col("_rows") > 1)
-              .select(*[F.col(k).alias(f"_key_{k}") for k in key], "_variants"))
-    on = [F.col(k).eqNullSafe(F.col(f"_key_{k}")) for k in key]
-    marked = rows.join(shared, on, "left").drop(*[f"_key_{k}" for k in key])
-    copies = Window.partitionBy(*[F.col(c) for c in key]).orderBy(*comparable)
-    suspects = (marked.where(F.col("_variants").isNotNull())
-                .withColumn("_copy", F.row_number().over(copies)))
-    unique = marked.where(F.col("_variants").isNull()).withColumn("_copy", F.lit(1))
+    same_key = Window.partitionBy(*[F.col(k) for k in key])
+    shared = F.count(F.lit(1)).over(same_key) > 1
+    differ = F.min(row_hash).over(same_key) != F.max(row_hash).over(same_key)
+    copy = F.row_number().over(same_key.orderBy(*comparable))
     final_reason = F.coalesce(
         F.col("_reason"),
-        F.when(F.col("_variants") > 1,
-               F.lit(f"conflicting rows for the same {', '.join(key)}")),
-        F.when(F.col("_copy") > 1, F.lit("exact duplicate of another row")),
+        F.when(shared & differ, F.lit(f"conflicting rows for the same {', '.join(key)}")),
+        F.when(shared & (copy > 1), F.lit("exact duplicate of another row")),
     )
-    return (unique.unionByName(suspects).withColumn("_final", final_reason)
-            .drop("_variants", "_copy"))
+    return rows.withColumn("_final", final_reason)
 
 
 def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
