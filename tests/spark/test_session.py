@@ -13,10 +13,11 @@ from jobs.session import REQUIRED_CONF, SESSION_DEFAULTS, session_conf
 POOL = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
 SERIALIZER = "spark.serializer"
 KRYO = "org.apache.spark.serializer.KryoSerializer"
+REFERENCES = "spark.kryo.referenceTracking"
 
 
 def test_the_defaults_apply_unless_the_user_says_otherwise() -> None:
-    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, POOL: "system"}
+    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, REFERENCES: "false", POOL: "system"}
     conf = session_conf(None, False)
     assert conf[POOL] == "system" and conf[SERIALIZER] == KRYO
     assert conf["spark.ui.showConsoleProgress"] == "false"
@@ -38,6 +39,7 @@ def test_the_runs_checkpoints_go_through_kryo(spark) -> None:
     from jobs.persist import Persisted
 
     assert spark.sparkContext.getConf().get(SERIALIZER) == KRYO
+    assert spark.sparkContext.getConf().get(REFERENCES) == "false"
     persisted = Persisted()
     try:  # a row of every column type the run checkpoints (inputs, packed rows,
         # group_balance), read back as it went in
