@@ -95,8 +95,7 @@ def test_a_plain_spark_submit_gets_the_defaults_its_conf_leaves_unset(tmp_path: 
                           capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     shown = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    assert shown == {pool: "jemalloc",
-                     "spark.serializer": SESSION_DEFAULTS["spark.serializer"]}
+    assert shown == {**SESSION_DEFAULTS, pool: "jemalloc"}
 
 
 def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
