@@ -41,8 +41,8 @@ SESSION_DEFAULTS = {
     # Without reference tracking: the checkpointed rows are flat byte arrays (UnsafeRow),
     # never a graph with shared or cyclic references, and tracking cleared Kryo's
     # reference maps after every row: 3.6% of the executors' CPU in a profiled 10M audit
-    # (Java Flight Recorder). Checkpointing 8M five-column rows and reading them back, one
-    # session each, alternated, warm: 1.3-1.6 s and 1.0-1.3 s with it off against
+    # (Java Flight Recorder). Checkpointing 8M five-column rows and reading them back, two
+    # sessions per setting, alternated, warm: 1.3-1.6 s and 1.0-1.3 s with it off against
     # 1.8-2.1 s and 1.2-1.7 s with it on.
     "spark.kryo.referenceTracking": "false",
     # The Python workers allocate Arrow buffers from glibc's malloc instead of pyarrow's
