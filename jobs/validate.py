@@ -147,10 +147,9 @@ def _split(
         few = count <= BROADCAST_DUPLICATE_KEYS
         if few:
             hashes = F.broadcast(hashes)
-        suspects = _scored(rows.join(hashes, key_hash == F.col(KEY_HASH), "left_semi"), key,
-                           cols)
-        others = (rows.join(hashes, key_hash == F.col(KEY_HASH), "left_anti")
-                  .withColumn("_final", F.col("_reason")))
+        repeats = key_hash == F.col(KEY_HASH)
+        suspects = _scored(rows.join(hashes, repeats, "left_semi"), key, cols)
+        others = rows.join(hashes, repeats, "left_anti").withColumn("_final", F.col("_reason"))
         # many repeated keys (an input loaded twice): every row scored and stored again,
         # so that later reads do not each repeat a shuffle join
         scored = (others.unionByName(persist(suspects)) if few
