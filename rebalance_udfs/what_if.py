@@ -669,15 +669,27 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     """Hash-ring nodes of every (group, virtual nodes) of CONSISTENT_HASH candidates: the
     nodes `<client_id>-<k>` of the clients the largest candidate has, hashed once.
 
-    Returns (rings: g, v, ring, start, count, collided) and per node (sorted by ring,
-    then hash) the hash and the client's index in the hypothetical list. A prefix of n
-    clients routes through the nodes of clients < n: without equal hashes in a ring the
-    TreeMap holds exactly those, whatever the insertion order."""
+    Returns (rings: g, virtual_nodes, clients, ring, start, count, collided) and per node
+    (sorted by ring, then hash) the hash and the client's index in the hypothetical list.
+    A prefix of n clients routes through the nodes of clients < n: without equal hashes in
+    a ring the TreeMap holds exactly those, whatever the insertion order.
+
+    Rings of the same today's clients, virtual nodes and size have the same nodes (a group
+    unchanged between snapshots: 43% of the nodes in 10M benchmark buckets), so each
+    distinct ring is built once: `ring` numbers the distinct rings, and `start` / `count`
+    are the slice of its nodes."""
     rings = (cands.groupby(["g", "virtual_nodes"], sort=True)["clients"].max()
              .rename("clients").reset_index())
-    rings["cand"] = np.arange(len(rings))
-    hc = _hyp_clients(rings, clients, groups)
-    v = rings["virtual_nodes"].to_numpy(np.int64)
+    today = (clients[clients["g"].isin(rings["g"].unique())]
+             .groupby("g", sort=False)["client_id"].agg(tuple))
+    distinct: dict[tuple, int] = {}
+    keys = zip(today.reindex(rings["g"]).tolist(), rings["virtual_nodes"].tolist(),
+               rings["clients"].tolist(), strict=True)
+    rings["ring"] = np.fromiter((distinct.setdefault(key, len(distinct)) for key in keys),
+                                np.int64, count=len(rings))
+    built = rings.drop_duplicates("ring")  # first occurrences: ring 0, 1, ...
+    hc = _hyp_clients(built.assign(cand=built["ring"]), clients, groups)
+    v = built["virtual_nodes"].to_numpy(np.int64)
     member_v = v[hc["cand"].to_numpy(np.int64)]
     member, _ = expand_blocks(np.zeros(len(hc), np.int64), member_v)
     ring = hc["cand"].to_numpy(np.int64)[member]
@@ -691,10 +703,12 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     order = np.argsort((ring << 32) | hashes, kind="stable")
     ring, hashes, index = ring[order], hashes[order], index[order]
     same = (ring[1:] == ring[:-1]) & (hashes[1:] == hashes[:-1])
-    count = np.bincount(ring, minlength=len(rings)).astype(np.int64)
-    rings["start"] = np.cumsum(count) - count
-    rings["count"] = count
-    rings["collided"] = np.isin(rings["cand"], ring[1:][same])
+    count = np.bincount(ring, minlength=len(built)).astype(np.int64)
+    collided = np.isin(np.arange(len(built)), ring[1:][same])
+    of = rings["ring"].to_numpy(np.int64)
+    rings["start"] = (np.cumsum(count) - count)[of]
+    rings["count"] = count[of]
+    rings["collided"] = collided[of]
     return rings, np.stack([hashes, index])
 
 
@@ -728,10 +742,11 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     # node past the last (nodes are sorted by ring, then hash; hashes are 32-bit)
     start = rings["start"].to_numpy(np.int64)[used][item_ring]
     end = start + rings["count"].to_numpy(np.int64)[used][item_ring]
-    node_ring = np.repeat(np.arange(len(rings), dtype=np.int64),
-                          rings["count"].to_numpy(np.int64))
+    built = rings.drop_duplicates("ring")["count"].to_numpy(np.int64)  # in ring order
+    node_ring = np.repeat(np.arange(len(built), dtype=np.int64), built)
+    ring_nodes = rings["ring"].to_numpy(np.int64)[used]
     at = np.searchsorted((node_ring << 32) | nodes[0],
-                         (used[item_ring] << 32) | queue_hash[item_queue], side="left")
+                         (ring_nodes[item_ring] << 32) | queue_hash[item_queue], side="left")
     at = np.where(at >= end, start, at)
     records_item, records_client = _records(nodes[1], at, start, end,
                                             smallest[item_ring])

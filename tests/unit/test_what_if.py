@@ -274,6 +274,35 @@ def test_split_rings_route_as_the_kernels_ring_does() -> None:
         np.testing.assert_array_equal(got, expected)
 
 
+def test_groups_unchanged_between_snapshots_share_their_rings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same groups in a second snapshot (other offsets): each distinct ring is built
+    # once, and every row is what the kernels give
+    assigned, members = _random_bucket(3, 30)
+    later = assigned.assign(snapshot_id="t", consumed_offset=assigned["consumed_offset"] + 7)
+    assigned = pd.concat([assigned, later], ignore_index=True)
+    members = pd.concat([members, members.assign(snapshot_id="t")], ignore_index=True)
+    shared: list[tuple[int, int]] = []
+    real = what_if._ring_nodes
+
+    def recording(*args):
+        rings, nodes = real(*args)
+        shared.append((len(rings), rings["ring"].nunique()))
+        return rings, nodes
+
+    monkeypatch.setattr(what_if, "_ring_nodes", recording)
+    closed = what_if.what_if_bucket(assigned, members)
+    (rings, distinct), = shared
+    assert rings == 2 * distinct > 0
+    monkeypatch.setattr(what_if, "_closed_form_applies",
+                        lambda cands, *_: np.zeros(len(cands), dtype=bool))
+    pd.testing.assert_frame_equal(closed, what_if.what_if_bucket(assigned, members))
+    first, second = (closed[closed["snapshot_id"] == s].drop(columns="snapshot_id")
+                     .reset_index(drop=True) for s in ("s", "t"))
+    pd.testing.assert_frame_equal(first.drop(columns="estimated_duplicates"),
+                                  second.drop(columns="estimated_duplicates"))
+
+
 def test_a_ring_with_equal_node_hashes_is_left_to_the_kernel(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # the TreeMap keeps the later of two equal keys: the kernel replays that
