@@ -675,7 +675,7 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     a ring the TreeMap holds exactly those, whatever the insertion order.
 
     Rings of the same today's clients, virtual nodes and size have the same nodes (a group
-    unchanged between snapshots: 43% of the nodes in 10M benchmark buckets), so each
+    unchanged between snapshots: 42–43% of the nodes in 10M benchmark buckets), so each
     distinct ring is built once: `ring` numbers the distinct rings, and `start` / `count`
     are the slice of its nodes."""
     rings = (cands.groupby(["g", "virtual_nodes"], sort=True)["clients"].max()
