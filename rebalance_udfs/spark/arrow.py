@@ -37,37 +37,52 @@ def attach_offsets(rows: pa.Table) -> pa.Table:
     (OFFSET_ROW true) of the same group, topic, broker and queue; null when there is none.
     A table without OFFSET_ROW is returned as it is.
 
-    A left join, broker_name null-safe (Kafka has none), as one Arrow hash join. Offsets
-    keys are unique (validation rejects repeated ones); were one repeated, its first
-    row would be taken, not the queue row doubled."""
+    A left join, broker_name null-safe (Kafka has none); a row with another key null
+    matches nothing. Offsets keys are unique (validation rejects repeated ones); were one
+    repeated, its first row would be taken, not the queue row doubled."""
     if OFFSET_ROW not in rows.column_names:
         return rows
     is_offset = rows[OFFSET_ROW].fill_null(False)
     queues = rows.filter(pc.invert(is_offset)).drop_columns([OFFSET_ROW, *OFFSETS])
     offsets = rows.filter(is_offset)
-
-    def keyed(table: pa.Table, index: str) -> pa.Table:
-        broker = table["broker_name"]
-        return pa.table({**{k: table[k] for k in _OFFSET_KEYS},
-                         "_broker": pc.fill_null(broker, ""), "_no_broker": pc.is_null(broker),
-                         index: pa.array(np.arange(table.num_rows, dtype=np.int64))})
-
-    matched = keyed(queues, "_q").join(
-        keyed(offsets, "_o"), [*_OFFSET_KEYS, "_broker", "_no_broker"],
-        join_type="inner", use_threads=False)
-    q = matched["_q"].to_numpy()
-    o = matched["_o"].to_numpy()
-    first = np.lexsort((o, q))
-    q, o = q[first], o[first]
-    keep = np.ones(len(q), dtype=bool)
-    keep[1:] = q[1:] != q[:-1]
-    # per queue row the offsets row it matched, or -1
-    source = np.full(queues.num_rows, -1, np.int64)
-    source[q[keep]] = o[keep]
+    source = _first_offsets_row(rows, is_offset.to_numpy(zero_copy_only=False))
     take = pa.array(source, mask=source < 0)
     for name in OFFSETS:
         queues = queues.append_column(name, offsets[name].take(take))
     return queues
+
+
+def _first_offsets_row(rows: pa.Table, is_offset: np.ndarray) -> np.ndarray:
+    """Per queue row (in order), the index among the offsets rows of the first with the
+    same key (-1 when none).
+
+    Each key column is numbered by its distinct values (a null broker is a value of its
+    own; a row with another key null matches nothing), the numbers are combined in mixed
+    radix into one int64 per row (renumbered first whenever the next column could
+    overflow 63 bits), and the combined keys are matched through one hash table. The Arrow
+    hash join on the six columns this replaces took about twice as long."""
+    key = np.zeros(rows.num_rows, np.int64)
+    span = 1
+    usable = np.ones(rows.num_rows, dtype=bool)
+    for name in [*_OFFSET_KEYS, "broker_name"]:
+        column = rows[name].combine_chunks()
+        if name != "broker_name":
+            usable &= column.is_valid().to_numpy(zero_copy_only=False)
+        encoded = pc.dictionary_encode(column, null_encoding="encode")
+        size = max(len(encoded.dictionary), 1)
+        if span > (1 << 62) // size:
+            key = pd.factorize(key)[0].astype(np.int64)
+            span = int(key.max()) + 1
+        key = key * size + encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        span *= size
+    code = pd.factorize(key)[0]
+    offsets_rows = np.flatnonzero(usable[is_offset])
+    offsets_code = code[is_offset][offsets_rows]
+    first = ~pd.Index(offsets_code).duplicated(keep="first")
+    row_of_code = np.full(int(code.max()) + 1 if len(code) else 0, -1, np.int64)
+    row_of_code[offsets_code[first]] = offsets_rows[first]
+    queue = ~is_offset
+    return np.where(usable[queue], row_of_code[code[queue]], -1)
 
 
 def run_kernel(queues: pa.Table, key_columns: Sequence[str], members: pd.DataFrame,
