@@ -670,7 +670,8 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     nodes `<client_id>-<k>` of the clients the largest candidate has, hashed once.
 
     Returns (rings: g, virtual_nodes, clients, ring, start, count, collided) and per node
-    (sorted by ring, then hash) the hash and the client's index in the hypothetical list.
+    (ascending) its key `ring << 32 | hash` and the client's index in the hypothetical
+    list.
     A prefix of n clients routes through the nodes of clients < n: without equal hashes in
     a ring the TreeMap holds exactly those, whatever the insertion order.
 
@@ -700,16 +701,17 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     index = hc["i"].to_numpy(np.int64)[member]
     # by ring, then hash (hashes are 32-bit); the nodes come in ring order, and a stable
     # sort merges ordered blocks in about a quarter of a quicksort's time (1.3M nodes)
-    order = np.argsort((ring << 32) | hashes, kind="stable")
-    ring, hashes, index = ring[order], hashes[order], index[order]
-    same = (ring[1:] == ring[:-1]) & (hashes[1:] == hashes[:-1])
+    key = (ring << 32) | hashes
+    order = np.argsort(key, kind="stable")
+    ring, index, key = ring[order], index[order], key[order]
+    same = key[1:] == key[:-1]  # two nodes of a ring with one hash
     count = np.bincount(ring, minlength=len(built)).astype(np.int64)
     collided = np.isin(np.arange(len(built)), ring[1:][same])
     of = rings["ring"].to_numpy(np.int64)
     rings["start"] = (np.cumsum(count) - count)[of]
     rings["count"] = count[of]
     rings["collided"] = collided[of]
-    return rings, np.stack([hashes, index])
+    return rings, np.stack([key, index])
 
 
 def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
@@ -739,14 +741,12 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     item_ring, item_queue = expand_blocks(first_queue, size)
     first_item = np.cumsum(size) - size
     # where each item's walk starts: its hash's ceiling in the ring, or the ring's first
-    # node past the last (nodes are sorted by ring, then hash; hashes are 32-bit)
+    # node past the last (node keys are ring << 32 | hash, ascending; hashes are 32-bit)
     start = rings["start"].to_numpy(np.int64)[used][item_ring]
     end = start + rings["count"].to_numpy(np.int64)[used][item_ring]
-    built = rings.drop_duplicates("ring")["count"].to_numpy(np.int64)  # in ring order
-    node_ring = np.repeat(np.arange(len(built), dtype=np.int64), built)
     ring_nodes = rings["ring"].to_numpy(np.int64)[used]
-    at = np.searchsorted((node_ring << 32) | nodes[0],
-                         (ring_nodes[item_ring] << 32) | queue_hash[item_queue], side="left")
+    at = np.searchsorted(nodes[0], (ring_nodes[item_ring] << 32) | queue_hash[item_queue],
+                         side="left")
     at = np.where(at >= end, start, at)
     records_item, records_client = _records(nodes[1], at, start, end,
                                             smallest[item_ring])
