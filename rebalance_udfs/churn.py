@@ -14,11 +14,11 @@ compares UTF-8 bytes as Spark does.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rebalance_udfs.exact import first_of, nullable, take
+from rebalance_udfs.key_codes import key_codes
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
 
@@ -49,17 +49,6 @@ def _dictionary(column: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """(code per row, the distinct values): null is a value of its own."""
     encoded = pc.dictionary_encode(column, null_encoding="encode")
     return _numpy(encoded.indices), encoded.dictionary
-
-
-def _codes(*columns: pa.Array | np.ndarray) -> tuple[np.ndarray, int]:
-    """One dense code per distinct combination of `columns` (Arrow columns are coded by
-    value, numpy ones are codes already)."""
-    combined = np.zeros(len(columns[0]), np.int64)
-    for column in columns:
-        codes = column if isinstance(column, np.ndarray) else _dictionary(column)[0]
-        combined, _ = pd.factorize(combined * (int(codes.max(initial=0)) + 1) + codes)
-    n = int(combined.max(initial=-1)) + 1
-    return combined.astype(np.int64), n
 
 
 def _flags(codes: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
@@ -109,7 +98,7 @@ class _Queues:
     def __init__(self, rows: pa.Table, group: np.ndarray) -> None:
         topic, broker, queue_id = (_array(rows[c]) for c in ("topic", "broker_name",
                                                               "queue_id"))
-        self.code, self.n = _codes(group, topic, broker, queue_id)
+        self.code, self.n = key_codes(group, topic, broker, queue_id)
         first = first_of(self.code, self.n)
         self.group = group[first]
         self.topic, self.broker, self.queue_id = (
@@ -126,7 +115,7 @@ class _Queues:
         claim = _numpy(client.is_valid(), bool)
         queue, side = self.code[claim], side[claim]
         client_code, self.names = _dictionary(client.filter(pa.array(claim)))
-        pair, n_pairs = _codes(queue, client_code)
+        pair, n_pairs = key_codes(queue, client_code)
         first = first_of(pair, n_pairs)
         self.pair_queue, self.pair_client = queue[first], client_code[first]
         self.pair_before = _flags(pair, n_pairs, side == BEFORE)
@@ -185,7 +174,7 @@ class _Clients:
 
     def __init__(self, rows: pa.Table, group: np.ndarray) -> None:
         client = _array(rows["client_id"])
-        self.code, self.n = _codes(group, client)
+        self.code, self.n = key_codes(group, client)
         first = first_of(self.code, self.n)
         self.group = group[first]
         self.client = take(client, first)
@@ -226,7 +215,7 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
     one row per member of a group on each side. A group with rows on one side only still
     gets a row (it vanished, or it is new)."""
     keys = {k: pa.concat_arrays([_array(queues[k]), _array(clients[k])]) for k in GROUP_KEYS}
-    group, n = _codes(*keys.values())
+    group, n = key_codes(*keys.values())
     first = pa.array(first_of(group, n), pa.int64())
     q = _Queues(queues.select(QUEUE_COLUMNS), group[:queues.num_rows])
     c = _Clients(clients.select(CLIENT_COLUMNS), group[queues.num_rows:])

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rebalance_udfs.exact import RATE_TYPE, Groups, decimal_array, decimal_units, first_of
+from rebalance_udfs.key_codes import key_codes
 from vocabulary.columns import CLAIM_STATUSES, CONTENDED, GROUP_KEYS, QUEUE_FIRST, UNCONSUMED
 
 KEYS = [*GROUP_KEYS, "topic", "client_id"]
@@ -38,7 +39,7 @@ def claim_facts(rows: pa.Table) -> pa.Table:
     """The facts (`rebalance_udfs.group_figures.FACT_COLUMNS`) of the assignment rows
     `rows` (ROW_COLUMNS), one row per distinct (snapshot, cluster, group, topic,
     client_id); a null client_id is a value of its own (a topic's unconsumed queues)."""
-    codes, n = key_codes(rows, KEYS)
+    codes, n = key_codes(*(rows.column(k) for k in KEYS))
     groups = Groups(codes, n)
     first = first_of(codes, n)
     status = rows.column("status")
@@ -84,23 +85,6 @@ def claim_facts(rows: pa.Table) -> pa.Table:
         "claim_rate": total(rate, rate_known, claim, "in_rate", decimal=True),
         "queue_rate": total(rate, rate_known, queue, "in_rate", decimal=True),
     })
-
-
-def key_codes(table: pa.Table, keys: list[str]) -> tuple[np.ndarray, int]:
-    """One dense code per distinct combination of the `keys` columns of `table` (null is
-    a value of its own). Arrow codes the strings by their bytes."""
-    combined = np.zeros(table.num_rows, np.int64)
-    n = 1
-    for key in keys:
-        column = table.column(key)
-        encoded = pc.dictionary_encode(
-            column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column,
-            null_encoding="encode")
-        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        distinct, combined = np.unique(combined * (len(encoded.dictionary) or 1) + codes,
-                                       return_inverse=True)
-        n = len(distinct)
-    return combined.astype(np.int64).reshape(-1), (n if table.num_rows else 0)
 
 
 def lag_of(max_offset: pa.Array | pa.ChunkedArray,

@@ -35,6 +35,7 @@ from rebalance_udfs.exact import (
     nullable,
     take,
 )
+from rebalance_udfs.key_codes import key_codes
 from vocabulary.columns import BROKER, CLIENT, CLUSTERING, POP, SHARED_MODES
 from vocabulary.findings import (
     BROKER_STRATEGIES,
@@ -67,17 +68,6 @@ def _ints(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     known = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     values = np.asarray(pc.fill_null(col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
     return values, known
-
-
-def _codes(*columns: np.ndarray) -> tuple[np.ndarray, int]:
-    """One integer code per distinct combination of `columns` (null is a value)."""
-    combined = np.zeros(len(columns[0]), np.int64)
-    n = 1
-    for column in columns:
-        codes, uniques = pd.factorize(column, use_na_sentinel=False)
-        combined, found = pd.factorize(combined * (len(uniques) + 1) + codes)
-        n = len(found)
-    return combined.astype(np.int64), (n if len(combined) else 0)
 
 
 def _pad(n: int, values: np.ndarray) -> np.ndarray:
@@ -212,10 +202,10 @@ class _Pass:
         self.members = members
         m_keys = [_strings(members, k) for k in GROUP]
         f_keys = [_strings(facts, k) for k in GROUP]
-        codes, n = _codes(*[np.r_[a, b] for a, b in zip(m_keys, f_keys, strict=True)])
+        codes, n = key_codes(*[np.r_[a, b] for a, b in zip(m_keys, f_keys, strict=True)])
         m_codes, f_codes = codes[:members.num_rows], codes[members.num_rows:]
         # groups are the members' (facts of a group without members have no rows to go to)
-        self.m_group, self.n_groups = _codes(m_codes)
+        self.m_group, self.n_groups = key_codes(m_codes)
         to_group = np.full(n + 1, -1, np.int64)
         to_group[m_codes] = self.m_group
         f_group = to_group[f_codes]
@@ -238,7 +228,7 @@ class _Pass:
         mode = np.where(pd.isna(mode), CLIENT, mode)
         self.m_clustering = np.where(pd.isna(model), CLUSTERING, model) == CLUSTERING
         # clients: (group, client_id), one row per member client
-        self.m_cc, nc = _codes(self.m_group, self.m_client)
+        self.m_cc, nc = key_codes(self.m_group, self.m_client)
         self.n_clients = nc
         clients = Groups(self.m_cc, nc)
         first = first_of(self.m_cc, nc)
@@ -263,7 +253,7 @@ class _Pass:
         self.f_rate = {name: decimal_units(f.column(name)) for name in FACT_RATES}
         # the member client of each claim row (-1: none, e.g. a topic's unconsumed row)
         nc = self.n_clients
-        codes, n = _codes(np.r_[self.c_group, self.f_group], np.r_[self.c_id, self.f_client])
+        codes, n = key_codes(np.r_[self.c_group, self.f_group], np.r_[self.c_id, self.f_client])
         to_client = np.full(n, -1, np.int64)
         to_client[codes[:nc]] = np.arange(nc)
         self.f_cc = to_client[codes[nc:]]
@@ -348,13 +338,13 @@ class _Pass:
         """One row per (group, topic) some member subscribes: the member topics and the
         claim facts joined on (group, topic, client), then summed per topic."""
         m_idx = np.flatnonzero(pd.notna(self.m_topic))
-        mt, n_mt = _codes(self.m_group[m_idx], self.m_topic[m_idx], self.m_client[m_idx])
+        mt, n_mt = key_codes(self.m_group[m_idx], self.m_topic[m_idx], self.m_client[m_idx])
         mt_first = m_idx[first_of(mt, n_mt)]
         mt_clustering = Groups(mt, n_mt).any(self.m_clustering[m_idx])
         nf = len(self.f_group)
         j_group = np.r_[self.m_group[mt_first], self.f_group]
         j_topic = np.r_[self.m_topic[mt_first], self.f_topic]
-        j_codes, n_j = _codes(j_group, j_topic, np.r_[self.m_client[mt_first], self.f_client])
+        j_codes, n_j = key_codes(j_group, j_topic, np.r_[self.m_client[mt_first], self.f_client])
         j = Groups(j_codes, n_j)
         fact = np.r_[np.zeros(n_mt, bool), np.ones(nf, bool)]
 
@@ -372,7 +362,7 @@ class _Pass:
         rate = np.where(known(rate_known_rows), sums(rate_units), 0)
         # topics: (group, topic) of the joined rows
         j_first = first_of(j_codes, n_j)
-        t_codes, n_t = _codes(j_group[j_first], j_topic[j_first])
+        t_codes, n_t = key_codes(j_group[j_first], j_topic[j_first])
         t = Groups(t_codes, n_t)
         keep = np.flatnonzero(t.any(j_member))  # topics some member subscribes
         t_first = j_first[first_of(t_codes, n_t)][keep]
@@ -404,7 +394,7 @@ class _Pass:
             "rate_known": topic_total("queue_rate_known") > 0,
         }
         # the strategies of each kept topic's member rows
-        k_codes, n_k = _codes(np.r_[tg, self.m_group[m_idx]], np.r_[topic, self.m_topic[m_idx]])
+        k_codes, n_k = key_codes(np.r_[tg, self.m_group[m_idx]], np.r_[topic, self.m_topic[m_idx]])
         to_row = np.full(n_k, -1, np.int64)
         to_row[k_codes[:len(keep)]] = np.arange(len(keep))
         row_of_member = to_row[k_codes[len(keep):]]

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from rebalance_udfs.claim_facts import claim_facts, key_codes, lag_of
+from rebalance_udfs.claim_facts import claim_facts, lag_of
 from rebalance_udfs.exact import RATE_TYPE
 from rebalance_udfs.report_pass import OBSERVED, report_bucket
 from rebalance_udfs.spark.report_pass import CODES, COUNTS, TABLE, _read_streams, pack
@@ -100,12 +100,6 @@ def test_sums_beyond_their_type_fail_as_spark_does() -> None:
     with pytest.raises(OverflowError):
         lag_of(pa.array([2**63 - 1]), pa.array([-1]))
     assert lag_of(pa.array([10, None]), pa.array([3, 1])).to_pylist() == [7, None]
-
-
-def test_key_codes_tell_null_from_every_value() -> None:
-    table = pa.table({"a": ["x", "x", None, "x"], "b": [None, "", "", None]})
-    codes, n = key_codes(table, ["a", "b"])
-    assert n == 3 and codes[0] == codes[3] and len({*codes[:3]}) == 3
 
 
 def _two_groups() -> tuple[pa.Table, pa.Table]:

@@ -1,0 +1,59 @@
+"""Dense integer codes for the distinct combinations of key columns.
+
+How the per-bucket kernels group rows by several keys (snapshot, cluster, group, topic,
+client, ...) without pandas' groupby or a join over several columns: each column is
+numbered by its distinct values, the numbers are combined in mixed radix into one int64
+per row, and one hash pass numbers the combined keys. Combining first and hashing once is
+cheaper than hashing after every column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+Column = pa.Array | pa.ChunkedArray | np.ndarray
+_SPAN_LIMIT = 1 << 62  # combined keys stay below this, so `key * size + code` fits int64
+
+
+def key_codes(*columns: Column) -> tuple[np.ndarray, int]:
+    """(code per row, n): codes 0..n-1 numbered in the order the combinations first
+    appear, equal exactly where two rows are equal in every column. Null (None, NaN) is
+    a value of its own. Arrow strings are compared by their bytes; numpy object strings
+    by pandas' hashing."""
+    rows = len(columns[0])
+    key = np.zeros(rows, np.int64)
+    span = 1
+    for column in columns:
+        codes, size = column_codes(column)
+        if span > _SPAN_LIMIT // max(size, 1):
+            key, span = _dense(key)
+        key = key * size + codes
+        span *= max(size, 1)
+    return _dense(key)
+
+
+def column_codes(column: Column) -> tuple[np.ndarray, int]:
+    """(code per row, size): int64 codes in 0..size-1, equal exactly where the values are
+    (null is a value of its own), with size at most the number of rows. Non-negative
+    integers below the row count are their own codes."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if isinstance(column, pa.Array):
+        encoded = pc.dictionary_encode(column, null_encoding="encode")
+        indices = encoded.indices.to_numpy(zero_copy_only=False)
+        return indices.astype(np.int64, copy=False), len(encoded.dictionary)
+    if column.dtype.kind in "iub" and len(column):
+        low, high = int(column.min()), int(column.max())
+        if low >= 0 and high < len(column):
+            return column.astype(np.int64, copy=False), high + 1
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    return codes.astype(np.int64, copy=False), len(uniques)
+
+
+def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """`key` renumbered 0..n-1 in order of first appearance."""
+    codes, uniques = pd.factorize(key)
+    return codes.astype(np.int64, copy=False), len(uniques)
