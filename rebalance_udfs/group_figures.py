@@ -17,6 +17,9 @@ exact sums; strings sort in code-point order, which is Spark's byte order of UTF
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import cached_property
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -35,7 +38,7 @@ from rebalance_udfs.exact import (
     nullable,
     take,
 )
-from rebalance_udfs.key_codes import key_codes
+from rebalance_udfs.key_codes import column_codes, key_codes
 from vocabulary.columns import BROKER, CLIENT, CLUSTERING, POP, SHARED_MODES
 from vocabulary.findings import (
     BROKER_STRATEGIES,
@@ -62,12 +65,35 @@ def _strings(table: pa.Table, name: str) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=object)
 
 
+def _column(table: pa.Table, name: str) -> pa.Array:
+    return table.column(name).combine_chunks()
+
+
+def _is_in(values: pa.Array, choices: Iterable[str]) -> np.ndarray:
+    """Whether each value is one of `choices` (null is not)."""
+    found = pc.is_in(values, pa.array(sorted(choices), values.type))
+    return np.asarray(pc.fill_null(found, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
 def _ints(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     """(values with 0 for null, known) of an integer column."""
     col = table.column(name)
     known = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     values = np.asarray(pc.fill_null(col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
     return values, known
+
+
+def _joined(a: pa.Table, b: pa.Table, name: str) -> pa.ChunkedArray:
+    """Column `name` of `a`'s rows then `b`'s."""
+    first, second = a.column(name), b.column(name)
+    return pa.chunked_array([*first.chunks, *second.cast(first.type).chunks], first.type)
+
+
+def _joint_codes(a: pa.Table, b: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of column `name` in `a` and in `b`, one numbering for both (null is a value
+    of its own), so later groupings by it combine integers instead of hashing strings."""
+    codes, _ = column_codes(_joined(a, b, name))
+    return codes[:a.num_rows], codes[a.num_rows:]
 
 
 def _pad(n: int, values: np.ndarray) -> np.ndarray:
@@ -81,30 +107,48 @@ def _per(codes: np.ndarray, n: int) -> tuple[Groups, np.ndarray]:
             np.r_[np.zeros(n, bool), np.ones(len(codes), bool)])
 
 
-def _sorted_sets(codes: np.ndarray, values: np.ndarray, n: int,
+def _ranked(codes: np.ndarray, values: np.ndarray | pa.Array,
+            keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """The distinct (code, value) pairs of the non-null `values` (where `keep`), sorted by
+    code and then value in code-point order (Arrow compares UTF-8 bytes, which is Spark's
+    string order): (code per pair, row in `text` of its value, `text`)."""
+    text = (values.cast(pa.string()) if isinstance(values, pa.Array)
+            else pa.array(values, pa.string(), from_pandas=True))
+    ok = np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    rows = np.flatnonzero(ok if keep is None else ok & keep)
+    text = take(text, rows)
+    if not len(rows):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), text
+    rank = np.asarray(pc.rank(text, tiebreaker="dense").to_numpy(), dtype=np.int64) - 1
+    size = int(rank.max()) + 1
+    row_of_rank = np.empty(size, np.int64)
+    row_of_rank[rank] = np.arange(len(rank))
+    pair_code, pair_rank = np.divmod(np.unique(codes[rows] * size + rank), size)
+    return pair_code, row_of_rank[pair_rank], text
+
+
+def _sorted_sets(codes: np.ndarray, values: np.ndarray | pa.Array, n: int,
                  keep: np.ndarray | None = None) -> pa.ListArray:
     """Per code 0..n-1 the sorted distinct non-null `values` of its rows (where `keep`)."""
-    ok = pd.notna(values) if keep is None else (keep & pd.notna(values))
-    frame = pd.DataFrame({"g": codes[ok], "v": values[ok]}).drop_duplicates()
-    frame = frame.sort_values(["g", "v"], kind="stable")
-    offsets = np.r_[0, np.cumsum(np.bincount(frame["g"].to_numpy(np.int64), minlength=n))]
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()),
-                                    pa.array(frame["v"].to_numpy(object), pa.string()))
+    pair_code, row, text = _ranked(codes, values, keep)
+    offsets = np.r_[0, np.cumsum(np.bincount(pair_code, minlength=n))]
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), take(text, row))
 
 
 def _distinct_count(codes: np.ndarray, values: np.ndarray, n: int,
                     keep: np.ndarray) -> np.ndarray:
-    frame = pd.DataFrame({"g": codes[keep], "v": values[keep]}).drop_duplicates()
-    return np.bincount(frame["g"].to_numpy(np.int64), minlength=n)
+    """Per code 0..n-1 the number of distinct `values` (null counts as one) where `keep`."""
+    pairs, n_pairs = key_codes(codes[keep], values[keep])
+    return np.bincount(codes[keep][first_of(pairs, n_pairs)], minlength=n)
 
 
-def _max_string(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+def _max_string(codes: np.ndarray, values: np.ndarray | pa.Array, n: int) -> np.ndarray:
     """Per code the largest non-null value (None where all are null), as Spark's max."""
     out = np.full(n, None, dtype=object)
-    ok = pd.notna(values)
-    frame = pd.DataFrame({"g": codes[ok], "v": values[ok]}).sort_values(["g", "v"])
-    last = frame.drop_duplicates("g", keep="last")
-    out[last["g"].to_numpy(np.int64)] = last["v"].to_numpy(object)
+    pair_code, row, text = _ranked(codes, values, None)
+    last = np.r_[pair_code[1:] != pair_code[:-1], True] if len(pair_code) else pair_code
+    out[pair_code[last]] = np.asarray(take(text, row[last]).to_numpy(zero_copy_only=False),
+                                      dtype=object)
     return out
 
 
@@ -200,9 +244,7 @@ class _Pass:
 
     def __init__(self, facts: pa.Table, members: pa.Table) -> None:
         self.members = members
-        m_keys = [_strings(members, k) for k in GROUP]
-        f_keys = [_strings(facts, k) for k in GROUP]
-        codes, n = key_codes(*[np.r_[a, b] for a, b in zip(m_keys, f_keys, strict=True)])
+        codes, n = key_codes(*[_joined(members, facts, k) for k in GROUP])
         m_codes, f_codes = codes[:members.num_rows], codes[members.num_rows:]
         # groups are the members' (facts of a group without members have no rows to go to)
         self.m_group, self.n_groups = key_codes(m_codes)
@@ -212,34 +254,38 @@ class _Pass:
         kept = np.flatnonzero(f_group >= 0)
         self.facts = take(facts, kept)
         self.f_group = f_group[kept]
-        first = first_of(self.m_group, self.n_groups)
-        self.group_key = [k[first] for k in m_keys]
+        first = pa.array(first_of(self.m_group, self.n_groups), pa.int64())
+        self.group_key = [_strings(members.select([k]).take(first), k) for k in GROUP]
+        # client ids and topics coded once for members and facts alike
+        self.m_client_code, self.f_client_code = _joint_codes(members, self.facts, "client_id")
+        self.m_topic_code, self.f_topic_code = _joint_codes(members, self.facts, "topic")
         self._read_members()
         self._read_facts()
 
     def _read_members(self) -> None:
         m = self.members
-        self.m_client = _strings(m, "client_id")
         self.m_topic = _strings(m, "topic")
-        self.m_strategy = _strings(m, "strategy")
+        self.m_strategy = _column(m, "strategy")
         self.m_variant = _strings(m, "variant")
         model = _strings(m, "message_model")
         mode = _strings(m, "allocation_mode")
         mode = np.where(pd.isna(mode), CLIENT, mode)
         self.m_clustering = np.where(pd.isna(model), CLUSTERING, model) == CLUSTERING
         # clients: (group, client_id), one row per member client
-        self.m_cc, nc = key_codes(self.m_group, self.m_client)
+        self.m_cc, nc = key_codes(self.m_group, self.m_client_code)
         self.n_clients = nc
         clients = Groups(self.m_cc, nc)
         first = first_of(self.m_cc, nc)
         self.c_group = self.m_group[first]
-        self.c_id = self.m_client[first]
+        self.c_id_arrow = take(_column(m, "client_id"), first)
+        self.c_id = np.asarray(self.c_id_arrow.to_numpy(zero_copy_only=False), dtype=object)
+        self.c_id_code = self.m_client_code[first]
         self.c_clustering = clients.any(self.m_clustering)
         self.c_subscribes = clients.any(self.m_clustering & pd.notna(self.m_topic))
-        self.c_model = _max_string(self.m_cc, model, nc)
-        self.c_room = _max_string(self.m_cc, _strings(m, "client_room"), nc)
+        self.c_model = _max_string(self.m_cc, _column(m, "message_model"), nc)
+        self.c_room = _max_string(self.m_cc, _column(m, "client_room"), nc)
         self.c_strategies = _sorted_sets(self.m_cc, self.m_strategy, nc)
-        self.c_topics = _sorted_sets(self.m_cc, self.m_topic, nc)
+        self.c_topics = _sorted_sets(self.m_cc, _column(m, "topic"), nc)
         addr = _strings(m, "client_addr")
         self.c_connections = _distinct_count(self.m_cc, addr, nc, pd.notna(addr))
         self.c_by_broker = clients.any(np.isin(mode, [BROKER, POP]))
@@ -248,12 +294,12 @@ class _Pass:
     def _read_facts(self) -> None:
         f = self.facts
         self.f_topic = _strings(f, "topic")
-        self.f_client = _strings(f, "client_id")
         self.f_int = {name: _ints(f, name) for name in FACT_INTS}
         self.f_rate = {name: decimal_units(f.column(name)) for name in FACT_RATES}
         # the member client of each claim row (-1: none, e.g. a topic's unconsumed row)
         nc = self.n_clients
-        codes, n = key_codes(np.r_[self.c_group, self.f_group], np.r_[self.c_id, self.f_client])
+        codes, n = key_codes(np.r_[self.c_group, self.f_group],
+                             np.r_[self.c_id_code, self.f_client_code])
         to_client = np.full(n, -1, np.int64)
         to_client[codes[:nc]] = np.arange(nc)
         self.f_cc = to_client[codes[nc:]]
@@ -320,12 +366,12 @@ class _Pass:
         n, g, clustering = self.n_groups, self.c_group, self.c_clustering
         groups = Groups(g, n)
         broker_rows = (self.c_by_broker[self.m_cc]
-                       & ~np.isin(self.m_strategy, list(BROKER_STRATEGIES)))
+                       & ~_is_in(self.m_strategy, BROKER_STRATEGIES))
         return {
             "shared": groups.any(clustering) & ~groups.any(clustering & ~self.c_all_shared),
             "unsupported": _sorted_sets(self.m_group, self.m_strategy, n, broker_rows),
             "clients": groups.count(np.ones(self.n_clients, bool)),
-            "duplicate_ids": _sorted_sets(g, self.c_id, n, self.c_connections > 1),
+            "duplicate_ids": _sorted_sets(g, self.c_id_arrow, n, self.c_connections > 1),
             "topic_sets": _distinct_count(g, _set_keys(self.c_topics), n, clustering),
             "subscribing": groups.count(clustering & (_lengths(self.c_topics) > 0)),
             "clustering_clients": groups.count(clustering),
@@ -338,13 +384,16 @@ class _Pass:
         """One row per (group, topic) some member subscribes: the member topics and the
         claim facts joined on (group, topic, client), then summed per topic."""
         m_idx = np.flatnonzero(pd.notna(self.m_topic))
-        mt, n_mt = key_codes(self.m_group[m_idx], self.m_topic[m_idx], self.m_client[m_idx])
+        mt, n_mt = key_codes(self.m_group[m_idx], self.m_topic_code[m_idx],
+                             self.m_client_code[m_idx])
         mt_first = m_idx[first_of(mt, n_mt)]
         mt_clustering = Groups(mt, n_mt).any(self.m_clustering[m_idx])
         nf = len(self.f_group)
         j_group = np.r_[self.m_group[mt_first], self.f_group]
         j_topic = np.r_[self.m_topic[mt_first], self.f_topic]
-        j_codes, n_j = key_codes(j_group, j_topic, np.r_[self.m_client[mt_first], self.f_client])
+        j_topic_code = np.r_[self.m_topic_code[mt_first], self.f_topic_code]
+        j_codes, n_j = key_codes(j_group, j_topic_code,
+                                 np.r_[self.m_client_code[mt_first], self.f_client_code])
         j = Groups(j_codes, n_j)
         fact = np.r_[np.zeros(n_mt, bool), np.ones(nf, bool)]
 
@@ -362,7 +411,7 @@ class _Pass:
         rate = np.where(known(rate_known_rows), sums(rate_units), 0)
         # topics: (group, topic) of the joined rows
         j_first = first_of(j_codes, n_j)
-        t_codes, n_t = key_codes(j_group[j_first], j_topic[j_first])
+        t_codes, n_t = key_codes(j_group[j_first], j_topic_code[j_first])
         t = Groups(t_codes, n_t)
         keep = np.flatnonzero(t.any(j_member))  # topics some member subscribes
         t_first = j_first[first_of(t_codes, n_t)][keep]
@@ -394,11 +443,12 @@ class _Pass:
             "rate_known": topic_total("queue_rate_known") > 0,
         }
         # the strategies of each kept topic's member rows
-        k_codes, n_k = key_codes(np.r_[tg, self.m_group[m_idx]], np.r_[topic, self.m_topic[m_idx]])
+        k_codes, n_k = key_codes(np.r_[tg, self.m_group[m_idx]],
+                                 np.r_[j_topic_code[t_first], self.m_topic_code[m_idx]])
         to_row = np.full(n_k, -1, np.int64)
         to_row[k_codes[:len(keep)]] = np.arange(len(keep))
         row_of_member = to_row[k_codes[len(keep):]]
-        strategies = _sorted_sets(np.maximum(row_of_member, 0), self.m_strategy[m_idx],
+        strategies = _sorted_sets(np.maximum(row_of_member, 0), take(self.m_strategy, m_idx),
                                   len(keep), row_of_member >= 0)
         return self._topic_table(gf, tg, topic, f, strategies)
 
@@ -526,11 +576,19 @@ class _Pass:
         """Per group the client (of `clients`) with the largest `value`; of equal ones the
         smallest client id, so the name does not depend on row order. None: no client."""
         out = np.full(self.n_groups, None, dtype=object)
-        frame = pd.DataFrame({"g": self.c_group[clients], "v": value, "c": self.c_id[clients]})
-        best = frame.sort_values(["g", "v", "c"], ascending=[True, False, True]) \
-            .drop_duplicates("g")
-        out[best["g"].to_numpy(np.int64)] = best["c"].to_numpy(object)
+        group = self.c_group[clients]
+        per, real = _per(group, self.n_groups)
+        best = np.flatnonzero(value == per.max(_pad(self.n_groups, value), real)[group])
+        best = best[np.lexsort((self._id_rank[clients[best]], group[best]))]
+        first = best[np.r_[True, group[best][1:] != group[best][:-1]]] if len(best) else best
+        out[group[first]] = self.c_id[clients[first]]
         return out
+
+    @cached_property
+    def _id_rank(self) -> np.ndarray:
+        """Per client the rank of its id in code-point order (null last)."""
+        ids = pa.array(self.c_id, pa.string(), from_pandas=True)
+        return np.asarray(pc.rank(ids, tiebreaker="dense").to_numpy(), dtype=np.int64)
 
     def _group_rows(self, gf: dict, rollup: dict) -> pa.Table:
         """One whole-group row (null topic) per group."""
