@@ -3,8 +3,10 @@ tests (tests/spark/test_group_figures.py) do not build, and one hand-checked gro
 
 from __future__ import annotations
 
+import random
 from decimal import Decimal
 
+import numpy as np
 import pyarrow as pa
 
 from rebalance_udfs.exact import RATE_TYPE
@@ -14,6 +16,8 @@ from rebalance_udfs.group_figures import (
     FACT_RATES,
     LOAD,
     MEMBER_COLUMNS,
+    _max_string,
+    _sorted_sets,
     group_figures,
 )
 from vocabulary.schemas import GROUP_FIGURES_ARROW_SCHEMA
@@ -91,3 +95,22 @@ def test_one_group_by_hand() -> None:
         (2, 2, 2, 0)
     assert whole["duplicate_ids"] == ["a"]
     assert whole["findings"] == ["DUPLICATE_CLIENT_ID"]
+
+
+def test_sorted_sets_and_max_strings_follow_code_point_order() -> None:
+    """The string reductions against Python's own: distinct non-null values per code in
+    code-point order (Spark's order of UTF-8 strings), numpy or Arrow input alike."""
+    rng = random.Random(5)
+    words = ["a", "B", "b", "", "é", "ÿ", "z", "Ω", "中", "a b", None]
+    codes = np.array([rng.randrange(6) for _ in range(400)], np.int64)
+    values = [rng.choice(words) for _ in range(400)]
+    keep = np.array([rng.random() < 0.8 for _ in range(400)])
+    expected = [sorted({v for c, v, k in zip(codes, values, keep, strict=True)
+                        if c == g and k and v is not None}) for g in range(7)]
+    for given in (np.array(values, dtype=object), pa.array(values, pa.string())):
+        assert _sorted_sets(codes, given, 7, keep).to_pylist() == expected
+        assert _max_string(codes, given, 7).tolist() == [
+            max((v for c, v in zip(codes, values, strict=True) if c == g and v is not None),
+                default=None) for g in range(7)]
+    assert _sorted_sets(codes, np.array(values, dtype=object), 7,
+                        np.zeros(400, bool)).to_pylist() == [[]] * 7
