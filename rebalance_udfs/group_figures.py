@@ -587,8 +587,8 @@ class _Pass:
     @cached_property
     def _id_rank(self) -> np.ndarray:
         """Per client the rank of its id in code-point order (null last)."""
-        ids = pa.array(self.c_id, pa.string(), from_pandas=True)
-        return np.asarray(pc.rank(ids, tiebreaker="dense").to_numpy(), dtype=np.int64)
+        ranks = pc.rank(self.c_id_arrow.cast(pa.string()), tiebreaker="dense")
+        return np.asarray(ranks.to_numpy(), dtype=np.int64)
 
     def _group_rows(self, gf: dict, rollup: dict) -> pa.Table:
         """One whole-group row (null topic) per group."""
