@@ -277,8 +277,7 @@ class _Pass:
         clients = Groups(self.m_cc, nc)
         first = first_of(self.m_cc, nc)
         self.c_group = self.m_group[first]
-        self.c_id_arrow = take(_column(m, "client_id"), first)
-        self.c_id = np.asarray(self.c_id_arrow.to_numpy(zero_copy_only=False), dtype=object)
+        self.c_id = take(_column(m, "client_id"), first)
         self.c_id_code = self.m_client_code[first]
         self.c_clustering = clients.any(self.m_clustering)
         self.c_subscribes = clients.any(self.m_clustering & pd.notna(self.m_topic))
@@ -345,7 +344,7 @@ class _Pass:
             "snapshot_id": pa.array(self.group_key[0][g], pa.string()),
             "cluster": pa.array(self.group_key[1][g], pa.string()),
             "consumer_group": pa.array(self.group_key[2][g], pa.string()),
-            "client_id": pa.array(self.c_id, pa.string()),
+            "client_id": self.c_id.cast(pa.string()),
             "strategies": self.c_strategies,
             "message_model": pa.array(np.where(pd.isna(self.c_model), CLUSTERING,
                                                self.c_model), pa.string()),
@@ -371,7 +370,7 @@ class _Pass:
             "shared": groups.any(clustering) & ~groups.any(clustering & ~self.c_all_shared),
             "unsupported": _sorted_sets(self.m_group, self.m_strategy, n, broker_rows),
             "clients": groups.count(np.ones(self.n_clients, bool)),
-            "duplicate_ids": _sorted_sets(g, self.c_id_arrow, n, self.c_connections > 1),
+            "duplicate_ids": _sorted_sets(g, self.c_id, n, self.c_connections > 1),
             "topic_sets": _distinct_count(g, _set_keys(self.c_topics), n, clustering),
             "subscribing": groups.count(clustering & (_lengths(self.c_topics) > 0)),
             "clustering_clients": groups.count(clustering),
@@ -581,13 +580,13 @@ class _Pass:
         best = np.flatnonzero(value == per.max(_pad(self.n_groups, value), real)[group])
         best = best[np.lexsort((self._id_rank[clients[best]], group[best]))]
         first = best[np.r_[True, group[best][1:] != group[best][:-1]]] if len(best) else best
-        out[group[first]] = self.c_id[clients[first]]
+        out[group[first]] = take(self.c_id, clients[first]).to_numpy(zero_copy_only=False)
         return out
 
     @cached_property
     def _id_rank(self) -> np.ndarray:
         """Per client the rank of its id in code-point order (null last)."""
-        ranks = pc.rank(self.c_id_arrow.cast(pa.string()), tiebreaker="dense")
+        ranks = pc.rank(self.c_id.cast(pa.string()), tiebreaker="dense")
         return np.asarray(ranks.to_numpy(), dtype=np.int64)
 
     def _group_rows(self, gf: dict, rollup: dict) -> pa.Table:
