@@ -99,8 +99,19 @@ def message_queue_hashes(topics: list, brokers: list, queue_ids: np.ndarray) -> 
     head = np.fromiter((heads.setdefault(key, len(heads)) for key in zip(topics, brokers,
                                                                          strict=True)),
                        np.int64, count=len(ids))
+    return coded_message_queue_hashes(head, list(heads), ids)
+
+
+def coded_message_queue_hashes(head: np.ndarray, heads: list[tuple[str, str]],
+                               queue_ids: np.ndarray) -> np.ndarray:
+    """`message_queue_hashes` of rows whose (topic, broker name) is already numbered:
+    row r is `heads[head[r]]` with queue id `queue_ids[r]`."""
+    ids = np.asarray(queue_ids, np.int64)
+    if len(ids) == 0:
+        return np.empty(0, np.int64)
     tails, tail = np.unique(ids, return_inverse=True)
-    messages, inverse = np.unique(head * len(tails) + tail.reshape(-1), return_inverse=True)
+    messages, inverse = np.unique(np.asarray(head, np.int64) * len(tails) + tail.reshape(-1),
+                                  return_inverse=True)
     table = md5.first_words(
         md5.encode([f"MessageQueue [topic={t}, brokerName={b}, queueId=" for t, b in heads]),
         messages // len(tails), md5.encode([f"{q}]" for q in tails.tolist()]),

@@ -35,6 +35,18 @@ def key_codes(*columns: Column) -> tuple[np.ndarray, int]:
     return _dense(key)
 
 
+def row_of(table: list[np.ndarray], query: list[np.ndarray]) -> np.ndarray:
+    """For every row of the `query` columns, the first row of the `table` columns equal
+    to it in every column, or -1: a join on several keys as one hash pass over both."""
+    rows = len(table[0])
+    code, size = key_codes(*(np.concatenate([t, q]) for t, q in zip(table, query,
+                                                                   strict=True)))
+    present, first = np.unique(code[:rows], return_index=True)
+    at = np.full(size, -1, np.int64)
+    at[present] = first
+    return at[code[rows:]]
+
+
 def column_codes(column: Column) -> tuple[np.ndarray, int]:
     """(code per row, size): int64 codes in 0..size-1, equal exactly where the values are
     (null is a value of its own), with size at most the number of rows. Non-negative

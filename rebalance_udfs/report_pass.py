@@ -37,7 +37,7 @@ from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
     WHAT_IF_MEMBER_COLUMNS,
-    typed,
+    typed_arrow,
     what_if_bucket,
 )
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
@@ -135,9 +135,8 @@ def _what_if(rows: pa.Table, members: pa.Table, chosen: pa.Table) -> pa.Table:
         return WHAT_IF_ARROW_SCHEMA.empty_table()
     assigned = _of_groups(rows.select(ASSIGNED_COLUMNS), chosen)
     simulated = _of_groups(members.select(WHAT_IF_MEMBER_COLUMNS), chosen)
-    out = typed(what_if_bucket(_pandas(assigned), _pandas(simulated)))
-    return pa.Table.from_pandas(out[WHAT_IF_ARROW_SCHEMA.names], schema=WHAT_IF_ARROW_SCHEMA,
-                                preserve_index=False)
+    return typed_arrow(what_if_bucket(_pandas(assigned), _pandas(simulated)),
+                       WHAT_IF_ARROW_SCHEMA)
 
 
 def _of_groups(table: pa.Table, groups: pa.Table) -> pa.Table:

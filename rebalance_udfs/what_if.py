@@ -44,6 +44,8 @@ same either way (tests/unit/test_what_if.py compares both on random groups).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -53,10 +55,11 @@ from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
 from rebalance_udfs.hashring import (
     MAX_VIRTUAL_NODES,
     build_rings,
-    message_queue_hashes,
+    coded_message_queue_hashes,
     node_hashes,
     route,
 )
+from rebalance_udfs.key_codes import key_codes, row_of
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
@@ -73,6 +76,8 @@ ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X",
 CHUNK_ROWS = 1_000_000
 # strategies whose whole-group candidates `_arithmetic` computes without the kernels
 CLOSED_FORM = ("AVG", "AVG_BY_CIRCLE", "range", "roundrobin")
+# the polynomial hash that proposes which groups share a client list (`_client_lists`)
+_LIST_HASH_BASE = 1_000_003
 
 ASSIGNED_COLUMNS = [*GROUP_KEYS, "topic", "broker_name", "queue_id", "broker_room",
                     "client_id", "status", "committed_offset", "consumed_offset"]
@@ -87,32 +92,108 @@ def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return -(-np.asarray(a, np.int64) // np.maximum(np.asarray(b, np.int64), 1))
 
 
+class _Tables(NamedTuple):
+    """What the candidates are built from: groups (with C clients, Q queues, T topics and
+    maxq, the largest topic's queue count), their clients, queues and topics, and today's
+    row of each group."""
+
+    groups: pd.DataFrame
+    clients: pd.DataFrame
+    queues: pd.DataFrame
+    topics: pd.DataFrame
+    current: pd.DataFrame
+
+
+def _bucket_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> _Tables:
+    """`_Tables` of the groups with clustering clients and queues, every key numbered once:
+    groups over both inputs' GROUP_KEYS, client ids by Java rank over both."""
+    clust = members[_clustering(members)]
+    both = len(clust)
+    code, n_codes = key_codes(*(np.concatenate([clust[key].to_numpy(object),
+                                                assigned[key].to_numpy(object)])
+                                for key in GROUP_KEYS))
+    groups, g_of = _group_table(clust, code[:both], n_codes)
+    member_g, row_g = g_of[code[:both]], g_of[code[both:]]
+    rank = java_rank(np.concatenate([clust["client_id"].to_numpy(object),
+                                     assigned["client_id"].to_numpy(object)]))
+    clients = _client_table(clust["client_id"].to_numpy(object), member_g, rank[:both])
+    groups["C"] = np.bincount(clients["g"], minlength=len(groups))
+    known = row_g >= 0
+    queues, claim = _queue_table(assigned[known], row_g[known], rank[both:][known], clients)
+    topics = _topic_table(queues)
+    groups["Q"] = np.bincount(queues["g"], minlength=len(groups))
+    groups["T"] = np.bincount(topics["g"], minlength=len(groups))
+    groups["maxq"] = topics.groupby("g")["qt"].max().reindex(groups["g"]).fillna(0).to_numpy()
+    groups = groups[(groups["C"] > 0) & (groups["Q"] > 0)]
+    current = _current_rows(groups, clients, claim, clust, member_g, topics)
+    return _Tables(groups, clients, queues, topics, current)
+
+
+def _clustering(members: pd.DataFrame) -> np.ndarray:
+    return (members["message_model"].fillna(CLUSTERING) != BROADCASTING).to_numpy(bool)
+
+
 def _groups(members: pd.DataFrame) -> pd.DataFrame:
-    """Per group: its own strategy (the one most of its clustering rows run), its virtual
-    nodes and today's strategies, '/'-joined."""
-    m = members[members["message_model"].fillna(CLUSTERING) != BROADCASTING]
-    # the strategy most rows run (ties: first name), and its virtual nodes
-    counts = m.groupby([*GROUP_KEYS, "strategy"], sort=True).size().rename("n").reset_index()
-    own = counts.sort_values("n", ascending=False, kind="stable").drop_duplicates(GROUP_KEYS)
-    vn = pd.to_numeric(m["virtual_nodes"], errors="coerce").fillna(DEFAULT_VIRTUAL_NODES)
-    vnodes = m.assign(_vn=vn).merge(own[[*GROUP_KEYS, "strategy"]], on=[*GROUP_KEYS, "strategy"])
-    vnodes = vnodes.groupby(GROUP_KEYS)["_vn"].max().rename("vnodes").reset_index()
-    # today's strategies, '/'-joined: a Python call per group only where there are several
-    named = m[[*GROUP_KEYS, "strategy"]].drop_duplicates().sort_values([*GROUP_KEYS,
-                                                                       "strategy"])
-    several = named.duplicated(GROUP_KEYS, keep=False).to_numpy(bool)
-    strategies = named[~several].set_index(GROUP_KEYS)["strategy"]
-    if several.any():
-        strategies = pd.concat([strategies, named[several].groupby(GROUP_KEYS)["strategy"]
-                                .agg("/".join)])
-    groups = (own[[*GROUP_KEYS, "strategy"]].rename(columns={"strategy": "own"})
-              .merge(vnodes, on=GROUP_KEYS)
-              .merge(strategies.rename("today_strategy").reset_index(), on=GROUP_KEYS)
-              .sort_values(GROUP_KEYS).reset_index(drop=True))
+    """`_group_table` of the members' clustering rows."""
+    clust = members[_clustering(members)]
+    code, n = key_codes(*(clust[key].to_numpy(object) for key in GROUP_KEYS))
+    return _group_table(clust, code, n)[0]
+
+
+def _group_table(clust: pd.DataFrame, code: np.ndarray,
+                 n_codes: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """Per group, in GROUP_KEYS order (g = 0, 1, ...): its own strategy (the one most of
+    its clustering rows run, ties: the first name), that strategy's largest virtual-node
+    count, today's strategies ('/'-joined, by name) and the strategy its client-count
+    sweep runs; and the g of every group code (`code`: the rows' group numbers below
+    `n_codes`; -1 for a code without a named strategy).
+
+    Strategies are numbered by name, so every step is an integer sort or count."""
+    names, s_code = _by_name(clust["strategy"].to_numpy(object))
+    named = s_code >= 0
+    pair = code[named] * len(names) + s_code[named]
+    pairs, count = np.unique(pair, return_counts=True)  # by (group, strategy name)
+    p_code, p_name = pairs // max(len(names), 1), pairs % max(len(names), 1)
+    starts = np.flatnonzero(np.diff(p_code, prepend=-1) != 0)
+    coded = p_code[starts]  # the codes with a strategy, ascending
+    best = np.lexsort((p_name, -count, p_code))
+    own = p_name[best[np.diff(p_code[best], prepend=-1) != 0]]
+    own_of = np.full(n_codes, -1, np.int64)
+    own_of[coded] = own
+    vn = pd.to_numeric(clust["virtual_nodes"], errors="coerce").fillna(DEFAULT_VIRTUAL_NODES)
+    runs_own = named & (s_code == own_of[code])
+    vnodes = vn[runs_own].groupby(code[runs_own]).max()  # index: `coded`
+    today = names[p_name][starts].copy()
+    several = np.flatnonzero(np.diff(np.r_[starts, len(pairs)]) > 1)
+    for j, first, last in zip(several, starts[several], np.r_[starts, len(pairs)][several + 1],
+                              strict=True):
+        today[j] = "/".join(names[p_name[first:last]])
+    occurring, first = np.unique(code, return_index=True)
+    first_row = np.full(n_codes, -1, np.int64)
+    first_row[occurring] = first
+    keys = clust[GROUP_KEYS].iloc[first_row[coded]].reset_index(drop=True)
+    order = keys.sort_values(GROUP_KEYS).index.to_numpy()
+    groups = keys.iloc[order].reset_index(drop=True)
+    groups["own"] = names[own[order]]
+    groups["vnodes"] = vnodes.to_numpy()[order]
+    groups["today_strategy"] = today[order]
     groups["g"] = np.arange(len(groups))
     groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
                                np.where(groups["own"].isin(KAFKA), "roundrobin", "AVG"))
-    return groups
+    g_of = np.full(n_codes, -1, np.int64)
+    g_of[coded[order]] = np.arange(len(groups))
+    return groups, g_of
+
+
+def _by_name(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct non-null strings in code-point order, each value's index in them or -1
+    for a null)."""
+    codes, uniques = pd.factorize(values)
+    uniques = np.asarray(uniques, dtype=object)
+    order = np.argsort(uniques.astype(str), kind="stable")
+    rank = np.full(len(uniques) + 1, -1, np.int64)  # the last: a null's (code -1)
+    rank[order] = np.arange(len(uniques))
+    return uniques[order], rank[codes]
 
 
 def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
@@ -122,48 +203,7 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
     member rows (WHAT_IF_MEMBER_COLUMNS)."""
     if assigned.empty or members.empty:
         return pd.DataFrame(columns=COLUMNS)
-    groups = _groups(members)
-    gindex = pd.MultiIndex.from_frame(groups[GROUP_KEYS])
-    # today's clients of each group, in Java order
-    clust = members[members["message_model"].fillna(CLUSTERING) != BROADCASTING]
-    clients = clust[[*GROUP_KEYS, "client_id"]].drop_duplicates().copy()
-    clients["g"] = gindex.get_indexer(pd.MultiIndex.from_frame(clients[GROUP_KEYS]))
-    clients["_rank"] = java_rank(clients["client_id"].to_numpy(object))
-    clients = clients.sort_values(["g", "_rank"]).reset_index(drop=True)
-    clients["i"] = clients.groupby("g").cumcount()
-    groups["C"] = np.bincount(clients["g"], minlength=len(groups))
-
-    # the group's queues (one row each), with today's owner and duplicate estimate
-    a = assigned.copy()
-    a["g"] = gindex.get_indexer(pd.MultiIndex.from_frame(a[GROUP_KEYS]))
-    a = a[a["g"] >= 0]
-    a["_broker"] = a["broker_name"].fillna("")
-    qkey = ["g", "topic", "_broker", "queue_id"]
-    queues = a.drop_duplicates(qkey)[[*qkey, "broker_name", "broker_room", "committed_offset",
-                                      "consumed_offset"]].reset_index(drop=True)
-    queues["_topic_rank"] = java_rank(queues["topic"].to_numpy(object))
-    queues["_broker_rank"] = java_rank(queues["_broker"].to_numpy(object))
-    # the kernels' mqAll order: topic, broker name (both Java order), queue id
-    queues = queues.sort_values(["g", "_topic_rank", "_broker_rank", "queue_id"]
-                                ).reset_index(drop=True)
-    queues["q"] = np.arange(len(queues))
-    dup = (pd.to_numeric(queues["consumed_offset"], errors="coerce")
-           - pd.to_numeric(queues["committed_offset"], errors="coerce")).clip(lower=0)
-    queues["dup"] = dup.to_numpy(float)
-    claims = a[a["status"].isin(CLAIM_STATUSES) & a["client_id"].notna()].copy()
-    claims["_rank"] = java_rank(claims["client_id"].to_numpy(object))
-    owner = (claims.sort_values("_rank").drop_duplicates(qkey)[[*qkey, "client_id"]]
-             .rename(columns={"client_id": "owner"}))
-    queues = queues.merge(owner, on=qkey, how="left")
-
-    topics = queues.groupby(["g", "_topic_rank", "topic"], sort=True).size().rename("qt")
-    topics = topics.reset_index()
-    groups["Q"] = np.bincount(queues["g"], minlength=len(groups))
-    groups["T"] = np.bincount(topics["g"], minlength=len(groups))
-    groups["maxq"] = topics.groupby("g")["qt"].max().reindex(groups["g"]).fillna(0).to_numpy()
-    groups = groups[(groups["C"] > 0) & (groups["Q"] > 0)]
-
-    current = _current_rows(groups, clients, claims, queues, clust, topics, gindex)
+    groups, clients, queues, topics, current = _bucket_tables(assigned, members)
     candidates = _candidates(groups)
     split = candidates["split_by_topic"].to_numpy(bool)
     if split.any():  # a split's clients: the sum of its topics' shares
@@ -186,9 +226,10 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
     if ring.any():
         rings, nodes = _ring_nodes(candidates[ring], clients, groups)
         # a ring with two equal node hashes keeps the later node: left to the kernel
-        collided = rings.loc[rings["collided"], ["g", "virtual_nodes"]]
-        left = ring & pd.MultiIndex.from_frame(candidates[["g", "virtual_nodes"]]).isin(
-            pd.MultiIndex.from_frame(collided))
+        candidates["_ring"] = row_of([rings["g"].to_numpy(), rings["virtual_nodes"].to_numpy()],
+                                     [candidates["g"].to_numpy(),
+                                      candidates["virtual_nodes"].to_numpy()])
+        left = ring & np.append(rings["collided"].to_numpy(bool), False)[candidates["_ring"]]
         ring &= ~left
         closed &= ~left
         for chunk in _chunks(candidates[ring], groups):
@@ -197,36 +238,146 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
         summaries.append(_simulate(chunk, groups, clients, queues, topics))
     simulated = pd.concat(summaries, ignore_index=True) if summaries else None
     out = current if simulated is None else pd.concat([current, simulated], ignore_index=True)
-    out = out.merge(groups[[*GROUP_KEYS, "g"]], on="g")
-    # a simulated candidate identical to today (same owners) adds nothing to today's row
-    same = (~out["is_current"] & (out["queues_moved"] == 0) & (out["clients"] == out["C_today"])
-            & (out["strategy"] == out["own_today"]) & ~out["split_by_topic"])
-    out = out[~same.astype(bool)]
-    out = out.sort_values(["g", "max_queues", "clients", "queues_moved", "is_current", "order"],
-                          ascending=[True, True, True, True, False, True], kind="stable")
-    out["recommended"] = ~out.duplicated("g")
-    out = out.sort_values(["g", "order"], kind="stable")
-    return out[COLUMNS].reset_index(drop=True)
+    return _ranked(out, groups)
 
 
-def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame, claims: pd.DataFrame,
-                  queues: pd.DataFrame, clust: pd.DataFrame, topics: pd.DataFrame,
-                  gindex: pd.MultiIndex) -> pd.DataFrame:
-    """Today's figures of each group, from its real assignment rows."""
-    per_client = claims.groupby(["g", "client_id"]).size().rename("n").reset_index()
-    load = clients.merge(per_client, on=["g", "client_id"], how="left").fillna({"n": 0})
-    figures = load.groupby("g")["n"].agg(["max", "min"]).reindex(groups["g"])
-    idle = load.assign(z=load["n"] == 0).groupby("g")["z"].sum().reindex(groups["g"])
+def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
+    """The candidate rows (COLUMNS) in (group, candidate order), with each group's
+    recommended one: the least max_queues, then clients, then queues moved, today's row
+    before a simulated one, then candidate order. A simulated candidate identical to
+    today (same owners) adds nothing to today's row and is left out.
+
+    (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
+    is_current = out["is_current"].to_numpy(bool)
+    same = (~is_current & (out["queues_moved"].to_numpy() == 0)
+            & (out["clients"].to_numpy() == out["C_today"].to_numpy())
+            & (out["strategy"].to_numpy(object) == out["own_today"].to_numpy(object))
+            & ~out["split_by_topic"].to_numpy(bool))
+    out = out[~same]
+    g = out["g"].to_numpy(np.int64)
+    order = out["order"].to_numpy(np.int64)
+    best = np.lexsort((order, ~out["is_current"].to_numpy(bool),
+                       out["queues_moved"].to_numpy(), out["clients"].to_numpy(),
+                       out["max_queues"].to_numpy(), g))
+    recommended = np.zeros(len(g), bool)
+    recommended[best[np.diff(g[best], prepend=-1) != 0]] = True  # g >= 0
+    final = np.lexsort((order, g))
+    group_g = groups["g"].to_numpy(np.int64)
+    at = np.full(int(group_g.max(initial=-1)) + 1, -1, np.int64)
+    at[group_g] = np.arange(len(groups))
+    row = at[g[final]]
+    columns = {key: groups[key].to_numpy()[row] for key in GROUP_KEYS}
+    for name in COLUMNS[len(GROUP_KEYS):-1]:
+        columns[name] = out[name].to_numpy()[final]
+    columns["recommended"] = recommended[final]
+    return pd.DataFrame(columns)
+
+
+def _client_table(ids: np.ndarray, g: np.ndarray, rank: np.ndarray) -> pd.DataFrame:
+    """Today's clients of each group (g, client_id, _rank, i), in Java order: `ids`, `g`
+    and `rank` (Java rank, -1 for null) per clustering member row."""
+    at = np.flatnonzero(g >= 0)
+    _, first = np.unique(g[at] * (int(rank.max(initial=-1)) + 2) + rank[at] + 1,
+                           return_index=True)  # by (group, rank): each client once
+    rows = at[first]
+    client_g = g[rows]
+    return pd.DataFrame({"g": client_g, "client_id": ids[rows], "_rank": rank[rows],
+                         "i": np.arange(len(rows)) - np.searchsorted(client_g, client_g)})
+
+
+def _client_index(clients: pd.DataFrame, g: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The row in `clients` of each (g, Java rank), -1 where the group has no such
+    client."""
+    span = int(max(clients["_rank"].to_numpy(np.int64).max(initial=-1),
+                   rank.max(initial=-1))) + 2
+    keys = clients["g"].to_numpy(np.int64) * span + clients["_rank"].to_numpy(np.int64) + 1
+    wanted = g * span + rank + 1
+    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    return np.where((len(keys) > 0) & (keys[at] == wanted) & (rank >= 0), at, -1)
+
+
+def _queue_table(a: pd.DataFrame, g: np.ndarray, client_rank: np.ndarray,
+                 clients: pd.DataFrame) -> tuple[pd.DataFrame, tuple[np.ndarray, ...]]:
+    """Each group's queues once, in the kernels' mqAll order (topic, broker name, both
+    Java order, queue id), from today's assignment rows `a` (group g, client Java rank):
+    the first row of each queue, its duplicate estimate and its owner today (the
+    first-sorted client claiming it, `_owner_i` its row in `clients` or -1). Also the
+    claims (g, client rank) of the rows."""
+    broker = a["broker_name"].fillna("").to_numpy(object)
+    topic_rank = java_rank(a["topic"].to_numpy(object))
+    broker_rank = java_rank(broker)
+    queue_id = a["queue_id"].to_numpy()
+    order = np.lexsort((queue_id, broker_rank, topic_rank, g))  # stable: first rows first
+    new = np.zeros(len(order), bool)  # the first row of each queue
+    new[:1] = True
+    for key in (g, topic_rank, broker_rank, queue_id):
+        ordered = key[order]
+        new[1:] |= ordered[1:] != ordered[:-1]
+    first = order[new]
+    q_of = np.empty(len(order), np.int64)
+    q_of[order] = np.cumsum(new) - 1
+    dup = (pd.to_numeric(a["consumed_offset"].iloc[first], errors="coerce").to_numpy(float)
+           - pd.to_numeric(a["committed_offset"].iloc[first], errors="coerce").to_numpy(float))
+    queues = pd.DataFrame({
+        "g": g[first], "topic": a["topic"].to_numpy(object)[first], "_broker": broker[first],
+        "queue_id": queue_id[first], "broker_name": a["broker_name"].to_numpy(object)[first],
+        "broker_room": a["broker_room"].to_numpy(object)[first],
+        "_topic_rank": topic_rank[first], "_broker_rank": broker_rank[first],
+        "q": np.arange(len(first)), "dup": np.where(dup < 0, 0.0, dup)})
+    claims = np.flatnonzero(a["status"].isin(CLAIM_STATUSES).to_numpy(bool)
+                            & (client_rank >= 0))
+    by_queue = claims[np.lexsort((client_rank[claims], q_of[claims]))]
+    owning = by_queue[np.diff(q_of[by_queue], prepend=-1) != 0]
+    owner = np.full(len(first), None, dtype=object)
+    owner[q_of[owning]] = a["client_id"].to_numpy(object)[owning]
+    queues["owner"] = owner
+    owner_i = np.full(len(first), -1, np.int64)
+    owner_i[q_of[owning]] = _client_index(clients, g[owning], client_rank[owning])
+    queues["_owner_i"] = owner_i
+    return queues, (g[claims], client_rank[claims])
+
+
+def _topic_table(queues: pd.DataFrame) -> pd.DataFrame:
+    """Each group's topics (g, _topic_rank, topic, qt: its queue count), in queue order."""
+    g = queues["g"].to_numpy(np.int64)
+    rank = queues["_topic_rank"].to_numpy(np.int64)
+    starts = np.flatnonzero((np.diff(g, prepend=-1) != 0) | (np.diff(rank, prepend=-2) != 0))
+    return pd.DataFrame({"g": g[starts], "_topic_rank": rank[starts],
+                         "topic": queues["topic"].to_numpy(object)[starts],
+                         "qt": np.diff(np.r_[starts, len(g)]).astype(np.int64)})
+
+
+def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame,
+                  claim: tuple[np.ndarray, np.ndarray], clust: pd.DataFrame,
+                  member_g: np.ndarray, topics: pd.DataFrame) -> pd.DataFrame:
+    """Today's figures of each group, from its real assignment rows (`claim`: the
+    claiming rows' g and client Java rank; `member_g`: each clustering row's g)."""
+    held = _client_index(clients, *claim)
+    load = np.bincount(held[held >= 0], minlength=len(clients))
+    client_g = clients["g"].to_numpy(np.int64)
+    starts = np.flatnonzero(np.diff(client_g, prepend=-1) != 0)
+    at = np.searchsorted(client_g[starts], groups["g"].to_numpy(np.int64))
+    most = np.maximum.reduceat(load, starts)[at] if len(starts) else load[:0]
+    least = np.minimum.reduceat(load, starts)[at] if len(starts) else load[:0]
+    idle = np.add.reduceat((load == 0).astype(np.int64), starts)[at] if len(starts) else load[:0]
     # pooled_max as group_balance computes it: max(ceil(Q / S), max_t ceil(q_t / s_t))
-    subs = clust[clust["topic"].notna()][[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
-    subs = subs.assign(g=gindex.get_indexer(pd.MultiIndex.from_frame(subs[GROUP_KEYS])))
-    s_t = subs.groupby(["g", "topic"]).size().rename("st").reset_index()
-    per_topic = topics.merge(s_t, on=["g", "topic"], how="left").fillna({"st": 0})
-    per_topic["ideal"] = _ceil_div(per_topic["qt"], per_topic["st"])
-    topic_ideal = per_topic.groupby("g")["ideal"].max().reindex(groups["g"]).fillna(0)
-    s_all = subs.groupby("g")["client_id"].nunique().reindex(groups["g"]).fillna(0)
-    pooled = np.maximum(_ceil_div(groups["Q"].to_numpy(), s_all.to_numpy()),
-                        topic_ideal.to_numpy())
+    subscribed = (member_g >= 0) & clust["topic"].notna().to_numpy(bool)
+    topic = pd.Index(topics["topic"].unique()).get_indexer(
+        clust["topic"].to_numpy(object)[subscribed])
+    client, _ = key_codes(clust["client_id"].to_numpy(object)[subscribed])
+    sub_g = member_g[subscribed]
+    distinct = np.unique(key_codes(sub_g, topic, client)[0], return_index=True)[1]
+    sub_g, topic, client = sub_g[distinct], topic[distinct], client[distinct]
+    s_t = pd.Series(1, index=pd.MultiIndex.from_arrays([sub_g, topic])).groupby(
+        level=[0, 1]).size()
+    topic_of = pd.Index(topics["topic"].unique()).get_indexer(topics["topic"].to_numpy(object))
+    st = s_t.reindex(pd.MultiIndex.from_arrays([topics["g"].to_numpy(np.int64), topic_of]))
+    ideal = _ceil_div(topics["qt"].to_numpy(np.int64), st.fillna(0).to_numpy(np.int64))
+    topic_ideal = pd.Series(ideal).groupby(topics["g"].to_numpy(np.int64)).max()
+    s_all = pd.Series(client).groupby(sub_g).nunique()
+    pooled = np.maximum(
+        _ceil_div(groups["Q"].to_numpy(), s_all.reindex(groups["g"]).fillna(0).to_numpy()),
+        topic_ideal.reindex(groups["g"]).fillna(0).to_numpy())
     is_ch = groups["own"].to_numpy() == "CONSISTENT_HASH"
     return pd.DataFrame({
         "g": groups["g"].to_numpy(),
@@ -236,10 +387,10 @@ def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame, claims: pd.DataFr
         "strategy": groups["today_strategy"].to_numpy(),
         "virtual_nodes": np.where(is_ch, groups["vnodes"].to_numpy(), np.nan),
         "split_by_topic": False,
-        "max_queues": figures["max"].to_numpy(np.int64),
-        "min_queues": figures["min"].to_numpy(np.int64),
-        "idle_clients": idle.to_numpy(np.int64),
-        "skew": figures["max"].to_numpy(np.int64) - pooled,
+        "max_queues": most.astype(np.int64),
+        "min_queues": least.astype(np.int64),
+        "idle_clients": idle.astype(np.int64),
+        "skew": most.astype(np.int64) - pooled,
         "queues_moved": 0,
         "estimated_duplicates": 0.0,
         "is_current": True,
@@ -425,13 +576,11 @@ def _queue_positions(queues: pd.DataFrame, clients: pd.DataFrame,
     into the hypothetical client list (today's clients, then ~whatif-0001, ...; -1 when
     the owner is in neither, -2 when the queue has no owner today)."""
     by_topic = queues.groupby(["g", "_topic_rank"], sort=False)
-    owner = queues[["g", "owner"]].merge(
-        clients[["g", "client_id", "i"]].rename(columns={"client_id": "owner"}),
-        on=["g", "owner"], how="left")["i"]
+    at = queues["_owner_i"].to_numpy(np.int64)
+    index = np.where(at >= 0, clients["i"].to_numpy(np.int64)[np.maximum(at, 0)], -1)
     today = groups.set_index("g")["C"].reindex(queues["g"]).to_numpy(np.int64)
-    index = owner.fillna(-1).to_numpy(np.int64)
     # an owner that is not one of today's clients may be spelled like a synthetic one
-    other = owner.isna().to_numpy(bool) & queues["owner"].notna().to_numpy(bool)
+    other = (at < 0) & queues["owner"].notna().to_numpy(bool)
     synthetic = _synthetic_number(queues["owner"].to_numpy(object)[other])
     index[other] = np.where(synthetic > 0, today[other] + synthetic - 1, -1)
     return pd.DataFrame({
@@ -451,8 +600,13 @@ def _queue_hashes(queues: pd.DataFrame, groups: np.ndarray) -> np.ndarray:
     out = np.zeros(len(queues), np.int64)
     mask = queues["g"].isin(groups).to_numpy(bool)
     sub = queues[mask]
-    out[mask] = message_queue_hashes(sub["topic"].tolist(), sub["_broker"].tolist(),
-                                     sub["queue_id"].to_numpy(np.int64))
+    # java ranks number the distinct topics and broker names of the bucket
+    head, _ = key_codes(sub["_topic_rank"].to_numpy(np.int64),
+                        sub["_broker_rank"].to_numpy(np.int64))
+    first = np.unique(head, return_index=True)[1]
+    heads = list(zip(sub["topic"].to_numpy(object)[first],
+                     sub["_broker"].to_numpy(object)[first], strict=True))
+    out[mask] = coded_message_queue_hashes(head, heads, sub["queue_id"].to_numpy(np.int64))
     return out
 
 
@@ -681,13 +835,9 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     are the slice of its nodes."""
     rings = (cands.groupby(["g", "virtual_nodes"], sort=True)["clients"].max()
              .rename("clients").reset_index())
-    today = (clients[clients["g"].isin(rings["g"].unique())]
-             .groupby("g", sort=False)["client_id"].agg(tuple))
-    distinct: dict[tuple, int] = {}
-    keys = zip(today.reindex(rings["g"]).tolist(), rings["virtual_nodes"].tolist(),
-               rings["clients"].tolist(), strict=True)
-    rings["ring"] = np.fromiter((distinct.setdefault(key, len(distinct)) for key in keys),
-                                np.int64, count=len(rings))
+    today = _client_lists(clients)
+    rings["ring"] = key_codes(today[rings["g"].to_numpy(np.int64)],
+                              rings["virtual_nodes"].to_numpy(), rings["clients"].to_numpy())[0]
     built = rings.drop_duplicates("ring")  # first occurrences: ring 0, 1, ...
     hc = _hyp_clients(built.assign(cand=built["ring"]), clients, groups)
     v = built["virtual_nodes"].to_numpy(np.int64)
@@ -711,7 +861,35 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     rings["start"] = (np.cumsum(count) - count)[of]
     rings["count"] = count[of]
     rings["collided"] = collided[of]
-    return rings, np.stack([key, index])
+    return rings, (key, index)
+
+
+def _client_lists(clients: pd.DataFrame) -> np.ndarray:
+    """Per group g (0 .. the largest g of `clients`): a number equal exactly where two
+    groups have the same client list (ids in `clients`' order).
+
+    One polynomial hash of each group's id codes proposes the classes, and every list is
+    then compared id by id with its class's first list: the rare class that does not hold
+    falls back to comparing the lists as tuples."""
+    g = clients["g"].to_numpy(np.int64)
+    if len(g) == 0:
+        return np.zeros(0, np.int64)
+    code, _ = key_codes(clients["client_id"].to_numpy(object))
+    position = clients.groupby("g", sort=False).cumcount().to_numpy(np.int64)
+    power = np.cumprod(np.full(int(position.max()) + 1, _LIST_HASH_BASE, np.uint64))
+    terms = (code.astype(np.uint64) + np.uint64(1)) * power[position]  # wraps mod 2**64
+    groups_n = int(g.max()) + 1
+    digest = np.zeros(groups_n, np.uint64)
+    np.add.at(digest, g, terms)
+    length = np.bincount(g, minlength=groups_n)
+    lists, _ = key_codes(digest, length)
+    first = np.full(groups_n, len(g), np.int64)
+    np.minimum.at(first, g, np.arange(len(g)))
+    head = np.unique(lists, return_index=True)[1]  # each class's first group
+    if np.array_equal(code, code[first[head[lists[g]]] + position]):
+        return lists
+    ids = clients.groupby("g", sort=False)["client_id"].agg(tuple)
+    return key_codes(ids.reindex(np.arange(groups_n)).to_numpy(object))[0]
 
 
 def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
@@ -727,8 +905,7 @@ def _hash_ring(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFram
     the ring's smallest n in the chunk: a ring of one candidate takes one step. (Each
     candidate routed through its own copy of the ring was 12 times the nodes of the
     (candidate, queue) pairs in a 1M-row benchmark bucket, with client-count sweeps.)"""
-    ring = pd.MultiIndex.from_frame(rings[["g", "virtual_nodes"]]).get_indexer(
-        pd.MultiIndex.from_frame(cands[["g", "virtual_nodes"]]))
+    ring = cands["_ring"].to_numpy(np.int64)
     n = cands["clients"].to_numpy(np.int64)
     used, ring_of = np.unique(ring, return_inverse=True)  # the chunk's rings, 0..
     smallest = np.full(len(used), np.iinfo(np.int64).max)
@@ -873,6 +1050,27 @@ def _labels(n: np.ndarray, strategy: np.ndarray, vn: np.ndarray) -> np.ndarray:
     return np.array(text, dtype=object)[codes]
 
 
+NULLABLE_COUNTS = ("virtual_nodes", "estimated_duplicates")
+
+
+def typed_arrow(rows: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """`typed(rows)` as an Arrow table of `schema` (the what_if table's), built column by
+    column from numpy: no typed pandas copy, no nullable pandas arrays."""
+    arrays = []
+    for field in schema:
+        if field.name in NULLABLE_COUNTS:
+            value = pd.to_numeric(rows[field.name], errors="coerce").to_numpy(float)
+            missing = np.isnan(value)
+            whole = np.round(np.where(missing, 0.0, value)).astype(field.type.to_pandas_dtype())
+            arrays.append(pa.array(whole, type=field.type, mask=missing))
+        elif pa.types.is_integer(field.type) or pa.types.is_boolean(field.type):
+            arrays.append(pa.array(rows[field.name].to_numpy().astype(
+                field.type.to_pandas_dtype()), type=field.type))
+        else:
+            arrays.append(pa.array(rows[field.name].to_numpy(object), type=field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def typed(rows: pd.DataFrame) -> pd.DataFrame:
     """`what_if_bucket`'s rows in the table's types: counts int32, virtual_nodes and
     estimated_duplicates nullable integers, flags bool."""
@@ -880,7 +1078,7 @@ def typed(rows: pd.DataFrame) -> pd.DataFrame:
     for col in ("clients", "max_queues", "min_queues", "idle_clients", "skew",
                 "queues_moved"):
         rows[col] = rows[col].astype("int32")
-    for col, dtype in (("virtual_nodes", "Int32"), ("estimated_duplicates", "Int64")):
+    for col, dtype in zip(NULLABLE_COUNTS, ("Int32", "Int64"), strict=True):
         rows[col] = pd.array(pd.to_numeric(rows[col], errors="coerce").round(), dtype=dtype)
     for col in ("split_by_topic", "is_current", "recommended"):
         rows[col] = rows[col].astype(bool)

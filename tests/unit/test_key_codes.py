@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rebalance_udfs.key_codes import column_codes, key_codes
+from rebalance_udfs.key_codes import column_codes, key_codes, row_of
 
 
 def _reference(*columns: list) -> tuple[list[int], int]:
@@ -81,3 +81,18 @@ def test_column_codes_keep_small_integer_codes_and_number_the_rest() -> None:
     assert codes.tolist() == [0, 1, 0] and size == 2
     codes, size = column_codes(pa.array(["b", None, "b"]))
     assert codes.tolist() == [0, 1, 0] and size == 2
+
+
+def test_row_of_finds_the_first_equal_table_row_of_every_query_row() -> None:
+    rng = np.random.default_rng(4)
+    names = np.array(["a", "b", "é", "\U0001f600", None], dtype=object)
+    table = [rng.integers(0, 6, 300), names[rng.integers(0, 5, 300)]]
+    query = [rng.integers(0, 8, 500), names[rng.integers(0, 5, 500)]]
+    first: dict[tuple, int] = {}
+    for i, key in enumerate(zip(*table, strict=True)):
+        first.setdefault(key, i)
+    expected = [first.get(key, -1) for key in zip(*query, strict=True)]
+    got = row_of(table, query)
+    assert got.tolist() == expected
+    assert (got == -1).any() and (got >= 0).any()
+    assert row_of([np.zeros(0, np.int64)], [np.arange(3)]).tolist() == [-1, -1, -1]

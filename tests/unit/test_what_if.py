@@ -319,3 +319,114 @@ def test_a_ring_with_equal_node_hashes_is_left_to_the_kernel(
     monkeypatch.setattr(what_if, "_closed_form_applies",
                         lambda cands, *_: np.zeros(len(cands), dtype=bool))
     pd.testing.assert_frame_equal(closed, what_if.what_if_bucket(assigned, members))
+
+
+# --- the bucket's tables, numbered once, equal pandas' joins and sorts ----------------------
+
+def _reference_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The groups, clients, queues and topics as pandas' group-bys, merges and sorts over
+    the strings give them (how `what_if_bucket` built them before it numbered the keys)."""
+    keys = list(what_if.GROUP_KEYS)
+    m = members[members["message_model"].fillna("CLUSTERING") != "BROADCASTING"]
+    counts = m.groupby([*keys, "strategy"], sort=True).size().rename("n").reset_index()
+    own = counts.sort_values("n", ascending=False, kind="stable").drop_duplicates(keys)
+    vn = pd.to_numeric(m["virtual_nodes"], errors="coerce").fillna(10)
+    vnodes = (m.assign(_vn=vn).merge(own[[*keys, "strategy"]], on=[*keys, "strategy"])
+              .groupby(keys)["_vn"].max().rename("vnodes").reset_index())
+    today = (m[[*keys, "strategy"]].drop_duplicates().sort_values([*keys, "strategy"])
+             .groupby(keys)["strategy"].agg("/".join).rename("today_strategy").reset_index())
+    groups = (own[[*keys, "strategy"]].rename(columns={"strategy": "own"})
+              .merge(vnodes, on=keys).merge(today, on=keys).sort_values(keys)
+              .reset_index(drop=True))
+    groups["g"] = np.arange(len(groups))
+    gindex = pd.MultiIndex.from_frame(groups[keys])
+    clients = m[[*keys, "client_id"]].drop_duplicates()
+    clients = clients.assign(g=gindex.get_indexer(pd.MultiIndex.from_frame(clients[keys])),
+                             _rank=what_if.java_rank(clients["client_id"].to_numpy(object)))
+    clients = clients.sort_values(["g", "_rank"]).reset_index(drop=True)
+    clients["i"] = clients.groupby("g").cumcount()
+    a = assigned.assign(g=gindex.get_indexer(pd.MultiIndex.from_frame(assigned[keys])))
+    a = a[a["g"] >= 0].assign(_broker=lambda f: f["broker_name"].fillna(""))
+    qkey = ["g", "topic", "_broker", "queue_id"]
+    queues = a.drop_duplicates(qkey).reset_index(drop=True)
+    queues["_topic_rank"] = what_if.java_rank(queues["topic"].to_numpy(object))
+    queues["_broker_rank"] = what_if.java_rank(queues["_broker"].to_numpy(object))
+    queues = queues.sort_values(["g", "_topic_rank", "_broker_rank", "queue_id"]
+                                ).reset_index(drop=True)
+    queues["dup"] = (pd.to_numeric(queues["consumed_offset"])
+                     - pd.to_numeric(queues["committed_offset"])).clip(lower=0)
+    claims = a[a["status"].isin(what_if.CLAIM_STATUSES) & a["client_id"].notna()]
+    claims = claims.assign(_rank=what_if.java_rank(claims["client_id"].to_numpy(object)))
+    owner = (claims.sort_values("_rank").drop_duplicates(qkey)[[*qkey, "client_id"]]
+             .rename(columns={"client_id": "owner"}))
+    queues = queues.merge(owner, on=qkey, how="left")
+    topics = (queues.groupby(["g", "_topic_rank", "topic"], sort=True).size().rename("qt")
+              .reset_index())
+    per_client = claims.groupby(["g", "client_id"]).size().rename("n").reset_index()
+    load = clients.merge(per_client, on=["g", "client_id"], how="left").fillna({"n": 0})
+    figures = load.groupby("g")["n"].agg(["max", "min"])
+    figures["idle"] = (load["n"] == 0).groupby(load["g"]).sum()
+    return {"groups": groups, "clients": clients, "queues": queues, "topics": topics,
+            "figures": figures}
+
+
+def _two_snapshots(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A random bucket and a later snapshot of it with some members gone, rows shuffled."""
+    assigned, members = _random_bucket(seed, 30)
+    rng = np.random.default_rng(seed)
+    later = members[rng.random(len(members)) > 0.2].assign(snapshot_id="t")
+    assigned = pd.concat([assigned, assigned.assign(snapshot_id="t")], ignore_index=True)
+    members = pd.concat([members, later], ignore_index=True)
+    return (assigned.sample(frac=1, random_state=seed).reset_index(drop=True),
+            members.sample(frac=1, random_state=seed + 1).reset_index(drop=True))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bucket_tables_equal_pandas_joins_over_the_strings(seed: int) -> None:
+    assigned, members = _two_snapshots(seed)
+    got = what_if._bucket_tables(assigned, members)
+    want = _reference_tables(assigned, members)
+    groups = want["groups"]
+    assert len(groups) > 50 and (groups["today_strategy"].str.contains("/")).any()
+    kept = got.groups["g"].to_numpy()
+    columns = [*what_if.GROUP_KEYS, "own", "vnodes", "today_strategy", "g"]
+    pd.testing.assert_frame_equal(got.groups[columns].reset_index(drop=True),
+                                  groups[columns].iloc[kept].reset_index(drop=True),
+                                  check_dtype=False)
+    pd.testing.assert_frame_equal(got.clients[["g", "client_id", "i"]],
+                                  want["clients"][["g", "client_id", "i"]], check_dtype=False)
+    queue_columns = ["g", "topic", "_broker", "queue_id", "broker_name", "_topic_rank",
+                     "_broker_rank", "dup", "owner"]
+    pd.testing.assert_frame_equal(got.queues[queue_columns].fillna(-1),
+                                  want["queues"][queue_columns].fillna(-1), check_dtype=False)
+    pd.testing.assert_frame_equal(got.topics, want["topics"], check_dtype=False)
+    figures = want["figures"].loc[kept]
+    current = got.current
+    assert (current["max_queues"].to_numpy() == figures["max"].to_numpy()).all()
+    assert (current["min_queues"].to_numpy() == figures["min"].to_numpy()).all()
+    assert (current["idle_clients"].to_numpy() == figures["idle"].to_numpy()).all()
+
+
+def test_rows_do_not_depend_on_the_input_row_order() -> None:
+    assigned, members = _two_snapshots(7)
+    first = what_if_bucket(assigned, members)
+    again = what_if_bucket(assigned.iloc[::-1].reset_index(drop=True),
+                           members.sample(frac=1, random_state=3).reset_index(drop=True))
+    assert len(first) > 1000
+    pd.testing.assert_frame_equal(first, again)
+
+
+@pytest.mark.parametrize("base", [what_if._LIST_HASH_BASE, 0])
+def test_groups_share_a_client_list_number_exactly_when_their_lists_are_equal(
+        base: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # base 0 makes every list of one length hash alike: the id-by-id check falls back
+    monkeypatch.setattr(what_if, "_LIST_HASH_BASE", base)
+    rng = np.random.default_rng(11)
+    lists = [tuple(rng.choice(["a", "b", "c", "é", "\U0001f600"], size=int(rng.integers(1, 4))))
+             for _ in range(300)]
+    clients = pd.DataFrame([{"g": g, "client_id": c} for g, ids in enumerate(lists)
+                            for c in ids])
+    numbers = what_if._client_lists(clients)
+    for g in range(len(lists)):
+        same = numbers == numbers[g]
+        assert same.tolist() == [other == lists[g] for other in lists]
