@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rebalance_udfs.key_codes import key_codes
 from rebalance_udfs.ordering import java_rank
 from vocabulary.columns import BROADCASTING, CLIENT, CLUSTERING, GROUP_KEYS
 
@@ -73,11 +74,45 @@ class AllocationBatch:
 DEFAULT_VIRTUAL_NODES = 10
 
 
-def _factorize(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Integer code per row for the key columns, and the distinct keys in code order."""
-    codes = frame.groupby(keys, sort=True, dropna=False).ngroup().to_numpy(np.int64)
-    first = np.unique(codes, return_index=True)[1]
-    return codes, frame.iloc[first][keys].reset_index(drop=True)
+def _group_numbers(members: pd.DataFrame,
+                   queues: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """(g of each member row, g of each queue row or -1, number of groups): the groups
+    with members numbered in GROUP_KEYS order, the keys of both tables coded once."""
+    rows = len(members)
+    code, size = key_codes(*(np.concatenate([members[k].to_numpy(object),
+                                             queues[k].to_numpy(object)])
+                             for k in GROUP_KEYS))
+    present, first = np.unique(code[:rows], return_index=True)
+    keys = members[GROUP_KEYS].iloc[first].reset_index(drop=True)
+    in_order = keys.sort_values(GROUP_KEYS, na_position="last", kind="stable").index
+    g_of = np.full(size, -1, np.int64)
+    g_of[present[in_order.to_numpy()]] = np.arange(len(present))
+    return g_of[code[:rows]], g_of[code[rows:]], len(present)
+
+
+def _distinct_addresses(client_key: np.ndarray,
+                        addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct client keys ascending, slots of each): a client id has one slot per
+    distinct connection address, at least one."""
+    keys = np.unique(client_key)
+    named = np.flatnonzero(~pd.isna(addresses))
+    pairs = np.unique(key_codes(client_key[named], addresses[named])[0], return_index=True)[1]
+    per_key = np.bincount(np.searchsorted(keys, client_key[named][pairs]),
+                          minlength=len(keys))
+    return keys, np.maximum(per_key, 1).astype(np.int64)
+
+
+def _sorted_lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray,
+                   default: object) -> np.ndarray:
+    """`values[i]` where `keys[i]` (ascending, distinct) equals each wanted key, else
+    `default`."""
+    if len(keys) == 0:
+        return np.full(len(wanted), default, dtype=values.dtype)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    found = keys[at] == wanted
+    out = values[at].copy()
+    out[~found] = default
+    return out
 
 
 def build_batch(
@@ -96,16 +131,19 @@ def build_batch(
     members = members.reset_index(drop=True)
     queues = queues.reset_index(drop=True)
 
-    # Groups: every group with members; queues only ever belong to such groups.
-    group_codes, group_keys = _factorize(members, GROUP_KEYS)
-    n_groups = len(group_keys)
-    group_index = pd.MultiIndex.from_frame(group_keys)
-    queue_group = group_index.get_indexer(pd.MultiIndex.from_frame(queues[GROUP_KEYS]))
+    # Groups: every group with members, numbered in key order; queues only ever belong to
+    # such groups.
+    group_codes, queue_group, n_groups = _group_numbers(members, queues)
     if (queue_group < 0).any():
         raise ValueError("queue rows for a consumer group that has no members in this batch")
 
-    # Units and their queues, sorted as Collections.sort(mqAll) within each unit.
-    topic_rank = java_rank(queues["topic"].to_numpy(object))
+    # Units and their queues, sorted as Collections.sort(mqAll) within each unit. Topics
+    # are ranked over the queues and the subscriptions together, so a call finds its unit
+    # by (group, topic rank).
+    subscribed = members["topic"].notna().to_numpy(bool)
+    topic_rank_all = java_rank(np.concatenate([queues["topic"].to_numpy(object),
+                                               members["topic"].to_numpy(object)[subscribed]]))
+    topic_rank = topic_rank_all[:len(queues)]
     broker = queues["broker_name"].fillna("").to_numpy(object)
     broker_rank = java_rank(broker)
     qid = queues["queue_id"].to_numpy(np.int64)
@@ -119,68 +157,66 @@ def build_batch(
     unit_queue_count = np.diff(np.append(unit_queue_start, len(queues))).astype(np.int64)
     unit_group = q_group[unit_queue_start].astype(np.int64)
     unit_topic = queues["topic"].to_numpy(object)[unit_queue_start]
+    unit_topic_rank = q_topic_rank[unit_queue_start]
 
     # Slots: cidAll per group; one slot per distinct connection (client_addr) of a client id.
     client_rank_all = java_rank(members["client_id"].to_numpy(object))
-    conn = pd.DataFrame(
-        {"g": group_codes, "r": client_rank_all, "addr": members["client_addr"].to_numpy(object)}
-    )
-    slots_per_client = (
-        conn.groupby(["g", "r"], sort=False)["addr"].nunique(dropna=True).clip(lower=1)
-    )
-    sc_g = slots_per_client.index.get_level_values(0).to_numpy(np.int64)
-    sc_r = slots_per_client.index.get_level_values(1).to_numpy(np.int64)
-    sc_n = slots_per_client.to_numpy(np.int64)
-    sc_order = np.lexsort((sc_r, sc_g))
-    sc_g, sc_r, sc_n = sc_g[sc_order], sc_r[sc_order], sc_n[sc_order]
+    # (group, client) pairs as one int64, ascending like (group, Java rank); a null id
+    # (rank -1) keeps a key of its own
+    span = int(client_rank_all.max(initial=-1)) + 2
+    client_key = group_codes * span + client_rank_all + 1
+    sc_key, sc_n = _distinct_addresses(client_key, members["client_addr"].to_numpy(object))
+    sc_g, sc_r = sc_key // span, sc_key % span - 1
     slot_group = np.repeat(sc_g, sc_n)
     slot_client_rank = np.repeat(sc_r, sc_n)
     group_slot_count = np.bincount(slot_group, minlength=n_groups).astype(np.int64)
     group_slot_start = (np.cumsum(group_slot_count) - group_slot_count).astype(np.int64)
     # first slot of each (group, client): its indexOf in cidAll
     first_slot_of_client = (np.cumsum(sc_n) - sc_n) - group_slot_start[sc_g]
-    rank_to_client = pd.Series(members["client_id"].to_numpy(object), index=client_rank_all)
-    rank_to_client = rank_to_client[~rank_to_client.index.duplicated()]
-    slot_client = rank_to_client.reindex(slot_client_rank).to_numpy(object)
-    room_of = (
-        pd.DataFrame({"g": group_codes, "r": client_rank_all, "room": members["client_room"]})
-        .dropna(subset=["room"])
-        .drop_duplicates(["g", "r"])
-        .set_index(["g", "r"])["room"]
-    )
-    slot_room = _lookup(room_of, slot_group, slot_client_rank)
+    ranks, first_of_rank = np.unique(client_rank_all, return_index=True)
+    slot_client = members["client_id"].to_numpy(object)[
+        first_of_rank[np.searchsorted(ranks, slot_client_rank)]]
+    # a client's room: the first row of the (group, client) that names one
+    room = _nullable_objects(members["client_room"])
+    roomed = np.flatnonzero(~pd.isna(room))
+    room_key, first_roomed = np.unique(client_key[roomed], return_index=True)
+    slot_room = _sorted_lookup(room_key, room[roomed][first_roomed],
+                               slot_group * span + slot_client_rank + 1, None)
 
     # Calls: one per (group, topic, client, strategy, model, params) that has a unit.
-    subs = members[members["topic"].notna()].copy()
-    subs["_g"] = group_codes[subs.index.to_numpy()]
-    subs["_r"] = client_rank_all[subs.index.to_numpy()]
+    subs = members[subscribed].copy()
+    subs["_g"] = group_codes[subscribed]
+    subs["_r"] = client_rank_all[subscribed]
+    subs["_t"] = topic_rank_all[len(queues):]
     subs["_broadcast"] = subs["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
     subs["_mode"] = (subs["allocation_mode"].fillna(CLIENT) if "allocation_mode" in subs
                      else CLIENT)
     subs["_pop"] = (pd.to_numeric(subs["pop_share_queue_num"], errors="coerce").fillna(0)
                     if "pop_share_queue_num" in subs else 0)
-    call_cols = ["_g", "topic", "_r", "strategy", "_broadcast", "virtual_nodes", "rooms",
+    call_cols = ["_g", "_t", "_r", "strategy", "_broadcast", "virtual_nodes", "rooms",
                  "config_queues", "_mode", "_pop"]
     calls = subs.drop_duplicates(call_cols)
-    unit_index = pd.MultiIndex.from_arrays([unit_group, unit_topic])
-    call_unit = unit_index.get_indexer(
-        pd.MultiIndex.from_arrays([calls["_g"].to_numpy(np.int64), calls["topic"].to_numpy(object)])
-    )
+    # units are in (group, topic rank) order: one int64 key each
+    topic_span = int(topic_rank_all.max(initial=-1)) + 2
+    call_unit = _sorted_lookup(unit_group * topic_span + unit_topic_rank + 1,
+                               np.arange(len(unit_group), dtype=np.int64),
+                               calls["_g"].to_numpy(np.int64) * topic_span
+                               + calls["_t"].to_numpy(np.int64) + 1, -1)
     has_unit = call_unit >= 0
     calls, call_unit = calls[has_unit], call_unit[has_unit].astype(np.int64)
     call_r = calls["_r"].to_numpy(np.int64)
     call_g = calls["_g"].to_numpy(np.int64)
 
-    first_slot = pd.Series(first_slot_of_client, index=pd.MultiIndex.from_arrays([sc_g, sc_r]))
-    call_slot_index = _lookup(first_slot, call_g, call_r, default=-1).astype(np.int64)
+    call_slot_index = _sorted_lookup(sc_key, first_slot_of_client, call_g * span + call_r + 1,
+                                     -1)
 
     # Kafka membership: distinct subscribing client ids of each unit, in Java order.
-    sub_pairs = pd.DataFrame({"u": call_unit, "r": call_r}).drop_duplicates()
-    sub_pairs = sub_pairs.sort_values(["u", "r"], kind="stable")
-    sub_pairs["i"] = sub_pairs.groupby("u", sort=False).cumcount()
-    unit_subscriber_count = np.bincount(sub_pairs["u"], minlength=len(unit_queue_start))
-    sub_index = sub_pairs.set_index(["u", "r"])["i"]
-    call_subscriber_index = _lookup(sub_index, call_unit, call_r, default=-1).astype(np.int64)
+    call_pair = call_unit * span + call_r + 1
+    pairs = np.unique(call_pair)  # by (unit, rank)
+    pair_unit = pairs // span
+    unit_subscriber_count = np.bincount(pair_unit, minlength=len(unit_queue_start))
+    pair_index = np.arange(len(pairs)) - np.searchsorted(pair_unit, pair_unit)
+    call_subscriber_index = pair_index[np.searchsorted(pairs, call_pair)]
 
     vnodes = pd.to_numeric(calls["virtual_nodes"], errors="coerce")
     batch = AllocationBatch(
@@ -218,17 +254,3 @@ def _nullable_objects(series: pd.Series) -> np.ndarray:
     """Object array with None (not NaN) for missing values."""
     values = series.to_numpy(object)
     return np.where(pd.isna(values), None, values)
-
-
-def _lookup(
-    table: pd.Series, level0: np.ndarray, level1: np.ndarray, default: object = None
-) -> np.ndarray:
-    """Vectorized lookup of (level0, level1) keys in a two-level indexed Series."""
-    if len(level0) == 0:
-        return np.empty(0, dtype=object if default is None else np.int64)
-    if len(table) == 0:
-        return np.full(len(level0), default, dtype=object)
-    pos = table.index.get_indexer(pd.MultiIndex.from_arrays([level0, level1]))
-    values = table.to_numpy()
-    out = np.where(pos >= 0, values[np.clip(pos, 0, None)], default)
-    return out if default is None else out.astype(np.int64)
