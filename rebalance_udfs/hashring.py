@@ -51,28 +51,37 @@ def md5_prefix(keys: list[str] | np.ndarray) -> np.ndarray:
     return hashes[codes]
 
 
-def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray) -> np.ndarray:
+def node_hashes(ids: np.ndarray, first: np.ndarray, count: np.ndarray,
+                id_codes: np.ndarray | None = None) -> np.ndarray:
     """`md5_prefix` of the ring nodes `<ids[j]>-<k>` for every j and first[j] <= k <
     first[j] + count[j], in `expand_blocks(first, count)` order.
 
     The nodes are most of a ring's hashing (tens of virtual nodes per client), so each
     distinct id's keys 0 .. its largest k are hashed once, as the id's encoded bytes
     followed by a shared table of `-<k>` suffixes: no string is formatted per node.
-    Encoding the id alone is encoding the key: the suffix is ASCII."""
+    Encoding the id alone is encoding the key: the suffix is ASCII. `id_codes`, when the
+    caller has them: non-negative integers, equal only where the ids are (Java ranks)."""
     first = np.asarray(first, np.int64)
     count = np.clip(np.asarray(count, np.int64), 0, None)
     member, k = expand_blocks(first, count)
     if len(k) == 0:
         return np.empty(0, np.int64)
-    # a dict, not pandas' factorize: its string table compares UTF-8 buffers, which an
-    # id with an unpaired surrogate does not have (its codes came out nondeterministic)
-    index: dict[str, int] = {}
-    codes = np.array([index.setdefault(str(c), len(index)) for c in ids], np.int64)
-    need = np.zeros(len(index), np.int64)
+    if id_codes is None:
+        # a dict, not pandas' factorize: its string table compares UTF-8 buffers, which
+        # an id with an unpaired surrogate does not have (its codes came out
+        # nondeterministic)
+        index: dict[str, int] = {}
+        codes = np.array([index.setdefault(str(c), len(index)) for c in ids], np.int64)
+        distinct = list(index)
+    else:
+        _, at, codes = np.unique(id_codes, return_index=True, return_inverse=True)
+        codes = codes.reshape(-1)
+        distinct = [str(c) for c in np.asarray(ids, object)[at]]
+    need = np.zeros(len(distinct), np.int64)
     np.maximum.at(need, codes, np.where(count > 0, first + count, 0))
     suffixes = md5.encode([f"-{n}" for n in range(int(need.max()))])
     node_id, node_k = expand_blocks(np.zeros(len(need), np.int64), need)
-    table = md5.first_words(md5.encode(list(index)), node_id, suffixes, node_k)
+    table = md5.first_words(md5.encode(distinct), node_id, suffixes, node_k)
     return table[(np.cumsum(need) - need)[codes[member]] + k]
 
 

@@ -455,7 +455,14 @@ def _hyp_clients(cands: pd.DataFrame, clients: pd.DataFrame,
     ids[own] = today[start[own] + i[own]]
     extra = i[~own] - C[~own]
     ids[~own] = _synthetic(extra)[extra] if len(extra) else []
-    return pd.DataFrame({"cand": cands["cand"].to_numpy()[row], "g": g, "i": i, "client_id": ids})
+    out = pd.DataFrame({"cand": cands["cand"].to_numpy()[row], "g": g, "i": i, "client_id": ids})
+    if "_rank" in clients:  # a number per distinct id: Java ranks, then synthetic ones
+        rank = clients["_rank"].to_numpy(np.int64)
+        code = np.empty(len(row), np.int64)
+        code[own] = rank[start[own] + i[own]]
+        code[~own] = int(rank.max(initial=-1)) + 1 + extra
+        out["_code"] = code
+    return out
 
 
 def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
@@ -847,7 +854,7 @@ def _ring_nodes(cands: pd.DataFrame, clients: pd.DataFrame,
     # a client id recurs across rings (today's and 4× the virtual nodes), groups (one
     # client in several) and, synthetic, in every group: node_hashes hashes each once
     hashes = node_hashes(hc["client_id"].to_numpy(object), np.zeros(len(hc), np.int64),
-                         member_v)
+                         member_v, hc["_code"].to_numpy() if "_code" in hc else None)
     index = hc["i"].to_numpy(np.int64)[member]
     # by ring, then hash (hashes are 32-bit); the nodes come in ring order, and a stable
     # sort merges ordered blocks in about a quarter of a quicksort's time (1.3M nodes)

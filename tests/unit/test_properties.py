@@ -505,6 +505,12 @@ def test_node_hashes_hash_every_node_key(ids: list[str], data: st.DataObject) ->
                       np.array(count, np.int64))
     assert got.dtype == np.int64
     assert got.tolist() == expect
+    # given codes equal only where the ids are (an id may have several)
+    names = sorted(set(ids))
+    codes = [names.index(c) * 2 + data.draw(st.integers(0, 1)) for c in ids]
+    coded = node_hashes(np.array(ids, dtype=object), np.array(first, np.int64),
+                        np.array(count, np.int64), np.array(codes, np.int64))
+    assert coded.tolist() == expect
 
 
 @SETTINGS

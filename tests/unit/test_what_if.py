@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from rebalance_udfs import what_if
@@ -16,6 +17,7 @@ from rebalance_udfs.what_if import (
     best_change,
     what_if_bucket,
 )
+from vocabulary.schemas import WHAT_IF_ARROW_SCHEMA
 
 
 def _group(clients: list[str], topics: dict[str, int], strategy: str,
@@ -430,3 +432,13 @@ def test_groups_share_a_client_list_number_exactly_when_their_lists_are_equal(
     for g in range(len(lists)):
         same = numbers == numbers[g]
         assert same.tolist() == [other == lists[g] for other in lists]
+
+
+def test_rows_typed_straight_to_arrow_equal_the_typed_pandas_rows() -> None:
+    assigned, members = _random_bucket(2, 30)
+    rows = what_if_bucket(assigned, members)
+    rows.loc[rows.index[::7], "estimated_duplicates"] = np.nan  # unknown offsets
+    assert rows["virtual_nodes"].isna().any() and rows["virtual_nodes"].notna().any()
+    expected = pa.Table.from_pandas(what_if.typed(rows)[WHAT_IF_ARROW_SCHEMA.names],
+                                    schema=WHAT_IF_ARROW_SCHEMA, preserve_index=False)
+    assert what_if.typed_arrow(rows, WHAT_IF_ARROW_SCHEMA).equals(expected)
