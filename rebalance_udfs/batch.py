@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rebalance_udfs.key_codes import key_codes
+from rebalance_udfs.key_codes import key_codes, numbered_in_key_order, sorted_lookup
 from rebalance_udfs.ordering import java_rank
 from vocabulary.columns import BROADCASTING, CLIENT, CLUSTERING, GROUP_KEYS
 
@@ -74,22 +74,6 @@ class AllocationBatch:
 DEFAULT_VIRTUAL_NODES = 10
 
 
-def _group_numbers(members: pd.DataFrame,
-                   queues: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
-    """(g of each member row, g of each queue row or -1, number of groups): the groups
-    with members numbered in GROUP_KEYS order, the keys of both tables coded once."""
-    rows = len(members)
-    code, size = key_codes(*(np.concatenate([members[k].to_numpy(object),
-                                             queues[k].to_numpy(object)])
-                             for k in GROUP_KEYS))
-    present, first = np.unique(code[:rows], return_index=True)
-    keys = members[GROUP_KEYS].iloc[first].reset_index(drop=True)
-    in_order = keys.sort_values(GROUP_KEYS, na_position="last", kind="stable").index
-    g_of = np.full(size, -1, np.int64)
-    g_of[present[in_order.to_numpy()]] = np.arange(len(present))
-    return g_of[code[:rows]], g_of[code[rows:]], len(present)
-
-
 def _distinct_addresses(client_key: np.ndarray,
                         addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct client keys ascending, slots of each): a client id has one slot per
@@ -100,19 +84,6 @@ def _distinct_addresses(client_key: np.ndarray,
     per_key = np.bincount(np.searchsorted(keys, client_key[named][pairs]),
                           minlength=len(keys))
     return keys, np.maximum(per_key, 1).astype(np.int64)
-
-
-def _sorted_lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray,
-                   default: object) -> np.ndarray:
-    """`values[i]` where `keys[i]` (ascending, distinct) equals each wanted key, else
-    `default`."""
-    if len(keys) == 0:
-        return np.full(len(wanted), default, dtype=values.dtype)
-    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-    found = keys[at] == wanted
-    out = values[at].copy()
-    out[~found] = default
-    return out
 
 
 def build_batch(
@@ -133,7 +104,9 @@ def build_batch(
 
     # Groups: every group with members, numbered in key order; queues only ever belong to
     # such groups.
-    group_codes, queue_group, n_groups = _group_numbers(members, queues)
+    group_codes, queue_group, first_of_group = numbered_in_key_order(members, queues,
+                                                                     GROUP_KEYS)
+    n_groups = len(first_of_group)
     if (queue_group < 0).any():
         raise ValueError("queue rows for a consumer group that has no members in this batch")
 
@@ -180,7 +153,7 @@ def build_batch(
     room = _nullable_objects(members["client_room"])
     roomed = np.flatnonzero(~pd.isna(room))
     room_key, first_roomed = np.unique(client_key[roomed], return_index=True)
-    slot_room = _sorted_lookup(room_key, room[roomed][first_roomed],
+    slot_room = sorted_lookup(room_key, room[roomed][first_roomed],
                                slot_group * span + slot_client_rank + 1, None)
 
     # Calls: one per (group, topic, client, strategy, model, params) that has a unit.
@@ -198,7 +171,7 @@ def build_batch(
     calls = subs.drop_duplicates(call_cols)
     # units are in (group, topic rank) order: one int64 key each
     topic_span = int(topic_rank_all.max(initial=-1)) + 2
-    call_unit = _sorted_lookup(unit_group * topic_span + unit_topic_rank + 1,
+    call_unit = sorted_lookup(unit_group * topic_span + unit_topic_rank + 1,
                                np.arange(len(unit_group), dtype=np.int64),
                                calls["_g"].to_numpy(np.int64) * topic_span
                                + calls["_t"].to_numpy(np.int64) + 1, -1)
@@ -207,7 +180,7 @@ def build_batch(
     call_r = calls["_r"].to_numpy(np.int64)
     call_g = calls["_g"].to_numpy(np.int64)
 
-    call_slot_index = _sorted_lookup(sc_key, first_slot_of_client, call_g * span + call_r + 1,
+    call_slot_index = sorted_lookup(sc_key, first_slot_of_client, call_g * span + call_r + 1,
                                      -1)
 
     # Kafka membership: distinct subscribing client ids of each unit, in Java order.

@@ -47,6 +47,35 @@ def row_of(table: list[np.ndarray], query: list[np.ndarray]) -> np.ndarray:
     return at[code[rows:]]
 
 
+def numbered_in_key_order(left: pd.DataFrame, right: pd.DataFrame,
+                          keys: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(number of each `left` row, number of each `right` row or -1, first `left` row of
+    each number): the distinct `keys` combinations of `left` numbered 0, 1, ... in the
+    order of the keys themselves (nulls last), as pandas' sorted group-by numbers them,
+    both frames' keys coded in one pass."""
+    rows = len(left)
+    code, size = key_codes(*(np.concatenate([left[k].to_numpy(object),
+                                             right[k].to_numpy(object)]) for k in keys))
+    present, first = np.unique(code[:rows], return_index=True)
+    in_order = (left[keys].iloc[first].reset_index(drop=True)
+                .sort_values(keys, na_position="last", kind="stable").index.to_numpy())
+    number = np.full(size, -1, np.int64)
+    number[present[in_order]] = np.arange(len(present))
+    return number[code[:rows]], number[code[rows:]], first[in_order]
+
+
+def sorted_lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray,
+                  default: object) -> np.ndarray:
+    """`values[i]` where `keys[i]` (ascending, distinct) equals each wanted key, else
+    `default`: a join on one int64 key by binary search."""
+    if len(keys) == 0:
+        return np.full(len(wanted), default, dtype=values.dtype)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    out = values[at].copy()
+    out[keys[at] != wanted] = default
+    return out
+
+
 def column_codes(column: Column) -> tuple[np.ndarray, int]:
     """(code per row, size): int64 codes in 0..size-1, equal exactly where the values are
     (null is a value of its own), with size at most the number of rows. Non-negative

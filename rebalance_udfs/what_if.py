@@ -59,7 +59,7 @@ from rebalance_udfs.hashring import (
     node_hashes,
     route,
 )
-from rebalance_udfs.key_codes import key_codes, row_of
+from rebalance_udfs.key_codes import key_codes, numbered_in_key_order, row_of, sorted_lookup
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
@@ -109,11 +109,10 @@ def _bucket_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> _Tables:
     groups over both inputs' GROUP_KEYS, client ids by Java rank over both."""
     clust = members[_clustering(members)]
     both = len(clust)
-    code, n_codes = key_codes(*(np.concatenate([clust[key].to_numpy(object),
-                                                assigned[key].to_numpy(object)])
-                                for key in GROUP_KEYS))
-    groups, g_of = _group_table(clust, code[:both], n_codes)
-    member_g, row_g = g_of[code[:both]], g_of[code[both:]]
+    member_key, row_key, first = numbered_in_key_order(clust, assigned, GROUP_KEYS)
+    groups, g_of = _group_table(clust, member_key, first)
+    g_of = np.append(g_of, -1)  # number -1, a group only `assigned` has: none
+    member_g, row_g = g_of[member_key], g_of[row_key]
     rank = java_rank(np.concatenate([clust["client_id"].to_numpy(object),
                                      assigned["client_id"].to_numpy(object)]))
     clients = _client_table(clust["client_id"].to_numpy(object), member_g, rank[:both])
@@ -136,26 +135,28 @@ def _clustering(members: pd.DataFrame) -> np.ndarray:
 def _groups(members: pd.DataFrame) -> pd.DataFrame:
     """`_group_table` of the members' clustering rows."""
     clust = members[_clustering(members)]
-    code, n = key_codes(*(clust[key].to_numpy(object) for key in GROUP_KEYS))
-    return _group_table(clust, code, n)[0]
+    code, _, first = numbered_in_key_order(clust, clust.iloc[:0], GROUP_KEYS)
+    return _group_table(clust, code, first)[0]
 
 
 def _group_table(clust: pd.DataFrame, code: np.ndarray,
-                 n_codes: int) -> tuple[pd.DataFrame, np.ndarray]:
-    """Per group, in GROUP_KEYS order (g = 0, 1, ...): its own strategy (the one most of
-    its clustering rows run, ties: the first name), that strategy's largest virtual-node
-    count, today's strategies ('/'-joined, by name) and the strategy its client-count
-    sweep runs; and the g of every group code (`code`: the rows' group numbers below
-    `n_codes`; -1 for a code without a named strategy).
+                 first: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+    """Per group with a named strategy, in GROUP_KEYS order (g = 0, 1, ...): its own
+    strategy (the one most of its clustering rows run, ties: the first name), that
+    strategy's largest virtual-node count, today's strategies ('/'-joined, by name) and
+    the strategy its client-count sweep runs; and the g of every key number (`code`: the
+    rows' numbers in key order, `first`: each number's first row; -1 for a number
+    without a named strategy).
 
     Strategies are numbered by name, so every step is an integer sort or count."""
+    n_codes = len(first)
     names, s_code = _by_name(clust["strategy"].to_numpy(object))
     named = s_code >= 0
     pair = code[named] * len(names) + s_code[named]
     pairs, count = np.unique(pair, return_counts=True)  # by (group, strategy name)
     p_code, p_name = pairs // max(len(names), 1), pairs % max(len(names), 1)
     starts = np.flatnonzero(np.diff(p_code, prepend=-1) != 0)
-    coded = p_code[starts]  # the codes with a strategy, ascending
+    coded = p_code[starts]  # the numbers with a strategy, ascending: in key order
     best = np.lexsort((p_name, -count, p_code))
     own = p_name[best[np.diff(p_code[best], prepend=-1) != 0]]
     own_of = np.full(n_codes, -1, np.int64)
@@ -165,23 +166,18 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     vnodes = vn[runs_own].groupby(code[runs_own]).max()  # index: `coded`
     today = names[p_name][starts].copy()
     several = np.flatnonzero(np.diff(np.r_[starts, len(pairs)]) > 1)
-    for j, first, last in zip(several, starts[several], np.r_[starts, len(pairs)][several + 1],
-                              strict=True):
-        today[j] = "/".join(names[p_name[first:last]])
-    occurring, first = np.unique(code, return_index=True)
-    first_row = np.full(n_codes, -1, np.int64)
-    first_row[occurring] = first
-    keys = clust[GROUP_KEYS].iloc[first_row[coded]].reset_index(drop=True)
-    order = keys.sort_values(GROUP_KEYS).index.to_numpy()
-    groups = keys.iloc[order].reset_index(drop=True)
-    groups["own"] = names[own[order]]
-    groups["vnodes"] = vnodes.to_numpy()[order]
-    groups["today_strategy"] = today[order]
+    for j, lo, hi in zip(several, starts[several], np.r_[starts, len(pairs)][several + 1],
+                         strict=True):
+        today[j] = "/".join(names[p_name[lo:hi]])
+    groups = clust[GROUP_KEYS].iloc[first[coded]].reset_index(drop=True)
+    groups["own"] = names[own]
+    groups["vnodes"] = vnodes.to_numpy()
+    groups["today_strategy"] = today
     groups["g"] = np.arange(len(groups))
     groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
                                np.where(groups["own"].isin(KAFKA), "roundrobin", "AVG"))
     g_of = np.full(n_codes, -1, np.int64)
-    g_of[coded[order]] = np.arange(len(groups))
+    g_of[coded] = np.arange(len(groups))
     return groups, g_of
 
 
@@ -262,10 +258,7 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     recommended = np.zeros(len(g), bool)
     recommended[best[np.diff(g[best], prepend=-1) != 0]] = True  # g >= 0
     final = np.lexsort((order, g))
-    group_g = groups["g"].to_numpy(np.int64)
-    at = np.full(int(group_g.max(initial=-1)) + 1, -1, np.int64)
-    at[group_g] = np.arange(len(groups))
-    row = at[g[final]]
+    row = np.searchsorted(groups["g"].to_numpy(np.int64), g[final])  # groups by g
     columns = {key: groups[key].to_numpy()[row] for key in GROUP_KEYS}
     for name in COLUMNS[len(GROUP_KEYS):-1]:
         columns[name] = out[name].to_numpy()[final]
@@ -291,9 +284,8 @@ def _client_index(clients: pd.DataFrame, g: np.ndarray, rank: np.ndarray) -> np.
     span = int(max(clients["_rank"].to_numpy(np.int64).max(initial=-1),
                    rank.max(initial=-1))) + 2
     keys = clients["g"].to_numpy(np.int64) * span + clients["_rank"].to_numpy(np.int64) + 1
-    wanted = g * span + rank + 1
-    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-    return np.where((len(keys) > 0) & (keys[at] == wanted) & (rank >= 0), at, -1)
+    at = sorted_lookup(keys, np.arange(len(keys), dtype=np.int64), g * span + rank + 1, -1)
+    return np.where(rank >= 0, at, -1)
 
 
 def _queue_table(a: pd.DataFrame, g: np.ndarray, client_rank: np.ndarray,
@@ -362,17 +354,17 @@ def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame,
     idle = np.add.reduceat((load == 0).astype(np.int64), starts)[at] if len(starts) else load[:0]
     # pooled_max as group_balance computes it: max(ceil(Q / S), max_t ceil(q_t / s_t))
     subscribed = (member_g >= 0) & clust["topic"].notna().to_numpy(bool)
-    topic = pd.Index(topics["topic"].unique()).get_indexer(
-        clust["topic"].to_numpy(object)[subscribed])
+    topic_names = pd.Index(topics["topic"].unique())
+    topic = topic_names.get_indexer(clust["topic"].to_numpy(object)[subscribed])
     client, _ = key_codes(clust["client_id"].to_numpy(object)[subscribed])
     sub_g = member_g[subscribed]
     distinct = np.unique(key_codes(sub_g, topic, client)[0], return_index=True)[1]
     sub_g, topic, client = sub_g[distinct], topic[distinct], client[distinct]
-    s_t = pd.Series(1, index=pd.MultiIndex.from_arrays([sub_g, topic])).groupby(
-        level=[0, 1]).size()
-    topic_of = pd.Index(topics["topic"].unique()).get_indexer(topics["topic"].to_numpy(object))
-    st = s_t.reindex(pd.MultiIndex.from_arrays([topics["g"].to_numpy(np.int64), topic_of]))
-    ideal = _ceil_div(topics["qt"].to_numpy(np.int64), st.fillna(0).to_numpy(np.int64))
+    # each distinct (group, topic, client) subscription counted on its topic row
+    row = row_of([topics["g"].to_numpy(np.int64),
+                  topic_names.get_indexer(topics["topic"].to_numpy(object))], [sub_g, topic])
+    st = np.bincount(row[row >= 0], minlength=len(topics))
+    ideal = _ceil_div(topics["qt"].to_numpy(np.int64), st)
     topic_ideal = pd.Series(ideal).groupby(topics["g"].to_numpy(np.int64)).max()
     s_all = pd.Series(client).groupby(sub_g).nunique()
     pooled = np.maximum(

@@ -6,10 +6,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 
-from rebalance_udfs.key_codes import column_codes, key_codes, row_of
+from rebalance_udfs.key_codes import (
+    column_codes,
+    key_codes,
+    numbered_in_key_order,
+    row_of,
+    sorted_lookup,
+)
 
 
 def _reference(*columns: list) -> tuple[list[int], int]:
@@ -96,3 +103,21 @@ def test_row_of_finds_the_first_equal_table_row_of_every_query_row() -> None:
     assert got.tolist() == expected
     assert (got == -1).any() and (got >= 0).any()
     assert row_of([np.zeros(0, np.int64)], [np.arange(3)]).tolist() == [-1, -1, -1]
+
+
+def test_numbered_in_key_order_numbers_left_keys_as_a_sorted_group_by_does() -> None:
+    left = pd.DataFrame({"a": ["s2", "s1", "s2", "s1", "é"], "b": ["x", "y", "x", "b", "a"]})
+    right = pd.DataFrame({"a": ["s1", "zz", "s2"], "b": ["b", "x", "x"]})
+    left_n, right_n, first = numbered_in_key_order(left, right, ["a", "b"])
+    expected = left.groupby(["a", "b"], sort=True).ngroup().to_numpy()
+    assert left_n.tolist() == expected.tolist()
+    assert right_n.tolist() == [expected[3], -1, expected[0]]
+    assert first.tolist() == [3, 1, 0, 4]  # (s1, b), (s1, y), (s2, x), (é, a)
+
+
+def test_sorted_lookup_takes_the_value_of_an_equal_key_or_the_default() -> None:
+    keys = np.array([2, 5, 9], np.int64)
+    values = np.array([20, 50, 90], np.int64)
+    got = sorted_lookup(keys, values, np.array([9, 1, 5, 10, 2]), -1)
+    assert got.tolist() == [90, -1, 50, -1, 20]
+    assert sorted_lookup(keys[:0], values[:0], np.array([3]), -1).tolist() == [-1]
