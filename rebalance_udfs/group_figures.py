@@ -47,6 +47,7 @@ from vocabulary.findings import (
     LOAD_FINDINGS,
     SPLIT_BRAIN,
 )
+from vocabulary.schemas import BALANCE_FIGURES_ARROW_SCHEMA, LOAD_FIGURES_ARROW_SCHEMA
 
 GROUP = ["snapshot_id", "cluster", "consumer_group"]
 FACT_INTS = ("rows", "lag_all", "lag_all_known", "rate_all_known", "contended", "claims",
@@ -57,7 +58,6 @@ FACT_COLUMNS = [*GROUP, "topic", "client_id", *FACT_INTS, *FACT_RATES]
 # `variant`: the strategy with its parameters as one comparable string (made in Spark)
 MEMBER_COLUMNS = [*GROUP, "client_id", "topic", "strategy", "variant", "message_model",
                   "client_room", "client_addr", "allocation_mode"]
-LOAD, BALANCE = 0, 1  # the `_table` of an output row
 
 
 # ------------------------------------------------------------------------- small helpers
@@ -232,11 +232,10 @@ def _finding_lists(bits: np.ndarray) -> pa.ListArray:
 
 
 # ------------------------------------------------------------------------------ the pass
-def group_figures(facts: pa.Table, members: pa.Table) -> pa.Table:
-    """Every consumer_load and group_balance row of the groups in `members`, as
-    `(_table, load, balance)` rows: `_table` LOAD with the `load` struct, or BALANCE with
-    the `balance` struct (schemas: `vocabulary.schemas.GROUP_FIGURES_SCHEMA`)."""
-    return _Pass(facts, members).table()
+def group_figures(facts: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(consumer_load, group_balance): every row of both of the groups in `members`, in
+    LOAD_FIGURES_ARROW_SCHEMA and BALANCE_FIGURES_ARROW_SCHEMA (rates exact decimals)."""
+    return _Pass(facts, members).tables()
 
 
 class _Pass:
@@ -303,21 +302,14 @@ class _Pass:
         to_client[codes[:nc]] = np.arange(nc)
         self.f_cc = to_client[codes[nc:]]
 
-    def table(self) -> pa.Table:
+    def tables(self) -> tuple[pa.Table, pa.Table]:
         load = self._consumer_load()
         group_facts = self._group_facts()
         topic_rows, rollup = self._topic_rows(group_facts)
         balance = pa.concat_tables([topic_rows, self._group_rows(group_facts, rollup)])
-        n_load, n_bal = load.num_rows, balance.num_rows
-        is_load = np.r_[np.ones(n_load, bool), np.zeros(n_bal, bool)]
-        load_struct = pa.StructArray.from_arrays(
-            [pa.concat_arrays([c.combine_chunks(), pa.nulls(n_bal, c.type)])
-             for c in load.columns], fields=list(load.schema), mask=pa.array(~is_load))
-        balance_struct = pa.StructArray.from_arrays(
-            [pa.concat_arrays([pa.nulls(n_load, c.type), c.combine_chunks()])
-             for c in balance.columns], fields=list(balance.schema), mask=pa.array(is_load))
-        kind = pa.array(np.where(is_load, LOAD, BALANCE), pa.int8())
-        return pa.table({"_table": kind, "load": load_struct, "balance": balance_struct})
+        return (load.select(LOAD_FIGURES_ARROW_SCHEMA.names).cast(LOAD_FIGURES_ARROW_SCHEMA),
+                balance.select(BALANCE_FIGURES_ARROW_SCHEMA.names)
+                .cast(BALANCE_FIGURES_ARROW_SCHEMA))
 
     # --- consumer_load: one row per member client ---------------------------------------
     def _consumer_load(self) -> pa.Table:

@@ -32,8 +32,8 @@ from rebalance_udfs.churn import churn_totals
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, churn_inputs
 from rebalance_udfs.churn_link import ROW_COLUMNS as CHURN_ROW_COLUMNS
 from rebalance_udfs.claim_facts import ROW_COLUMNS, claim_facts
-from rebalance_udfs.group_figures import BALANCE, LOAD, group_figures
 from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
+from rebalance_udfs.group_figures import group_figures
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
     WHAT_IF_MEMBER_COLUMNS,
@@ -43,7 +43,6 @@ from rebalance_udfs.what_if import (
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
 from vocabulary.columns import GROUP_KEYS, WHAT_IF_MODES
 from vocabulary.schemas import (
-    BALANCE_FIGURES_ARROW_SCHEMA,
     BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA,
     CHURN_TOTALS_ARROW_SCHEMA,
     LOAD_FIGURES_ARROW_SCHEMA,
@@ -77,10 +76,8 @@ def report_bucket(rows: pa.Table, members: pa.Table, what_if: str,
     (`rebalance_udfs.churn_link.churn_inputs`)."""
     if what_if not in WHAT_IF_MODES:
         raise ValueError(f"what_if must be one of {WHAT_IF_MODES}, not {what_if!r}")
-    figures = group_figures(claim_facts(rows.select(ROW_COLUMNS)),
-                            members.select(FIGURE_MEMBER_COLUMNS))
-    load = _struct_rows(figures, LOAD, "load", LOAD_FIGURES_ARROW_SCHEMA)
-    balance = _struct_rows(figures, BALANCE, "balance", BALANCE_FIGURES_ARROW_SCHEMA)
+    load, balance = group_figures(claim_facts(rows.select(ROW_COLUMNS)),
+                                  members.select(FIGURE_MEMBER_COLUMNS))
     simulated = _what_if(rows, members, _simulated_groups(balance, members, what_if))
     tables = {"consumer_load": load,
               "group_balance": _with_lines(balance, what_if_lines(simulated)),
@@ -90,14 +87,6 @@ def report_bucket(rows: pa.Table, members: pa.Table, what_if: str,
             rows.select(CHURN_ROW_COLUMNS), load.select(CLIENT_ROW_COLUMNS), prior_rows,
             prior_clients, pairs))
     return tables
-
-
-def _struct_rows(figures: pa.Table, code: int, name: str, schema: pa.Schema) -> pa.Table:
-    """The rows of one table of the figures pass's (`_table`, load, balance) output."""
-    rows = figures.filter(pc.equal(figures.column("_table"), code)).column(name)
-    struct = rows.combine_chunks()
-    table = pa.Table.from_arrays(struct.flatten(), names=[f.name for f in struct.type])
-    return table.select(schema.names).cast(schema)
 
 
 def _with_lines(balance: pa.Table, lines: pa.Table) -> pa.Table:

@@ -88,6 +88,12 @@ COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
            "queues_moved", "estimated_duplicates", "is_current", "recommended"]
 
 
+def _of_groups(groups: pd.DataFrame, name: str, g: np.ndarray) -> np.ndarray:
+    """`groups[name]` of each group number in `g`, every one a group of `groups` (which
+    are in g order): a binary search, not an index built per call."""
+    return groups[name].to_numpy()[np.searchsorted(groups["g"].to_numpy(np.int64), g)]
+
+
 def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return -(-np.asarray(a, np.int64) // np.maximum(np.asarray(b, np.int64), 1))
 
@@ -423,7 +429,7 @@ def _candidates(groups: pd.DataFrame) -> pd.DataFrame:
 
 def _chunks(cands: pd.DataFrame, groups: pd.DataFrame):
     """Candidates in slices of about CHUNK_ROWS hypothetical queue rows."""
-    rows = cands["g"].map(groups.set_index("g")["Q"]).to_numpy(np.int64)
+    rows = _of_groups(groups, "Q", cands["g"].to_numpy(np.int64))
     edge = np.cumsum(rows) // CHUNK_ROWS
     for k in np.unique(edge):
         yield cands[edge == k]
@@ -439,7 +445,7 @@ def _hyp_clients(cands: pd.DataFrame, clients: pd.DataFrame,
     """(cand, client index, client id) of every candidate: today's first, then synthetic."""
     row, i = expand_blocks(np.zeros(len(cands), np.int64), cands["clients"].to_numpy(np.int64))
     g = cands["g"].to_numpy(np.int64)[row]
-    C = groups.set_index("g")["C"].reindex(g).to_numpy(np.int64)
+    C = _of_groups(groups, "C", g)
     start = np.searchsorted(clients["g"].to_numpy(np.int64), g)
     today = clients["client_id"].to_numpy(object)
     ids = np.empty(len(row), dtype=object)
@@ -549,7 +555,7 @@ def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
                         index=last.index, dtype=bool)
     empty_id = clients["client_id"].eq("").groupby(clients["g"]).any()
     g = cands["g"].to_numpy(np.int64)
-    today = groups.set_index("g")["C"].reindex(g).to_numpy(np.int64)
+    today = _of_groups(groups, "C", g)
     strategy = cands["strategy"].to_numpy(object)
     vn = cands["virtual_nodes"].to_numpy(float)
     usable_ring = (strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
@@ -615,7 +621,7 @@ def _pairs(cands: pd.DataFrame, groups: pd.DataFrame,
     candidate, as int32 (`expand_blocks` in two repeats: these are tens of millions)."""
     g = cands["g"].to_numpy(np.int64)
     first_queue = np.searchsorted(positions["g"].to_numpy(np.int64), g)
-    take = groups.set_index("g")["Q"].reindex(g).to_numpy(np.int64)
+    take = _of_groups(groups, "Q", g)
     row = np.repeat(np.arange(len(g), dtype=np.int32), take)
     shift = (first_queue - (np.cumsum(take) - take)).astype(np.int32)
     return row, np.arange(len(row), dtype=np.int32) + np.repeat(shift, take)
@@ -656,8 +662,7 @@ def _split_shares(cands: pd.DataFrame, groups: pd.DataFrame, topics: pd.DataFram
     rank), its share c_t = min(q_t, max(1, ceil(C × q_t / Q))) of today's C clients and
     its first client's index; and per candidate the shares' sum."""
     g = cands["g"].to_numpy(np.int64)
-    gi = groups.set_index("g")
-    C, Q = (gi[col].reindex(g).to_numpy(np.int64) for col in ("C", "Q"))
+    C, Q = _of_groups(groups, "C", g), _of_groups(groups, "Q", g)
     topic_g = topics["g"].to_numpy(np.int64)
     start = np.searchsorted(topic_g, g)
     row, topic = expand_blocks(start, np.searchsorted(topic_g, g, side="right") - start)
@@ -700,7 +705,7 @@ def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.D
         owner[hashed] = _split_rings(cands, clients, groups, row_t, first, ct,
                                      entry[hashed], queue_hash[queue[hashed]])
     rows = _summarize(cands, groups, positions, row, queue, owner)
-    Q = groups.set_index("g")["Q"].reindex(cands["g"].to_numpy(np.int64)).to_numpy(np.int64)
+    Q = _of_groups(groups, "Q", cands["g"].to_numpy(np.int64))
     ideal = np.maximum.reduceat(_ceil_div(topics["qt"].to_numpy(np.int64)[topic], ct),
                                 entry_start)  # a split group has two topics or more
     pooled = np.maximum(_ceil_div(Q, total), ideal)
@@ -997,7 +1002,6 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
     """The candidates' rows from their loads and, per candidate, the queues that stay with
     today's owner (`stays`: how many, how many of them with known duplicates, and the
     sum of those). What moves is every queue with an owner today but those."""
-    gi = groups.set_index("g")
     g = cands["g"].to_numpy(np.int64)
     n = cands["clients"].to_numpy(np.int64)
     strategy = cands["strategy"].to_numpy(object)
@@ -1020,11 +1024,11 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
         "g": g, "candidate": _labels(n, strategy, vn), "clients": n, "strategy": strategy,
         "virtual_nodes": vn, "split_by_topic": False,
         "max_queues": mx, "min_queues": mn, "idle_clients": idle,
-        "skew": mx - _ceil_div(gi["Q"].reindex(g).to_numpy(np.int64), n),
+        "skew": mx - _ceil_div(_of_groups(groups, "Q", g), n),
         "queues_moved": moved_n, "estimated_duplicates": dups, "is_current": False,
         "order": cands["order"].to_numpy(np.int64),
-        "C_today": gi["C"].reindex(g).to_numpy(np.int64),
-        "own_today": gi["own"].reindex(g).to_numpy(object),
+        "C_today": _of_groups(groups, "C", g),
+        "own_today": _of_groups(groups, "own", g),
     })
 
 
@@ -1038,7 +1042,7 @@ def _labels(n: np.ndarray, strategy: np.ndarray, vn: np.ndarray) -> np.ndarray:
     v_code, v_values = pd.factorize(pd.Series(vn, dtype=float))  # NaN: code -1
     key = ((np.asarray(n, np.int64) * (len(s_names) + 1) + s_code) * (len(v_values) + 1)
            + v_code + 1)
-    unique, codes = np.unique(key, return_inverse=True)
+    codes, unique = pd.factorize(key)  # a hash pass: no sort of every candidate's key
     text = []
     for k in unique.tolist():
         rest, v = divmod(k, len(v_values) + 1)

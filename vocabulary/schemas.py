@@ -61,9 +61,8 @@ DRIFT_SCHEMA = T.StructType([
     T.StructField("kind", T.StringType()),
 ])
 
-# the group-figures pass (`rebalance_udfs.group_figures`): one row per consumer_load row
-# (`_table` 0, the `load` struct) or group_balance row (`_table` 1, the `balance` struct);
-# rates are exact decimals there, doubles in the tables
+# the group-figures pass's two tables (`rebalance_udfs.group_figures`): consumer_load and
+# group_balance rows; rates are exact decimals there, doubles in the tables
 _RATE = T.DecimalType(38, 9)
 _STRINGS = T.ArrayType(T.StringType())
 _SETS = T.ArrayType(T.StringType(), containsNull=False)  # as consumer_load declares them
@@ -106,12 +105,6 @@ BALANCE_FIGURES = T.StructType([
 # what-if line (`rebalance_udfs.what_if_lines`)
 BALANCE_FIGURES_WITH_LINE = T.StructType([*BALANCE_FIGURES.fields,
                                           T.StructField("_what_if_line", T.StringType())])
-GROUP_FIGURES_SCHEMA = T.StructType([
-    T.StructField("_table", T.ByteType(), False),
-    T.StructField("load", LOAD_FIGURES),
-    T.StructField("balance", BALANCE_FIGURES),
-])
-GROUP_FIGURES_ARROW_SCHEMA = to_arrow_schema(GROUP_FIGURES_SCHEMA)
 LOAD_FIGURES_ARROW_SCHEMA = to_arrow_schema(LOAD_FIGURES)
 BALANCE_FIGURES_ARROW_SCHEMA = to_arrow_schema(BALANCE_FIGURES)
 BALANCE_FIGURES_WITH_LINE_ARROW_SCHEMA = to_arrow_schema(BALANCE_FIGURES_WITH_LINE)

@@ -11,16 +11,14 @@ import pyarrow as pa
 
 from rebalance_udfs.exact import RATE_TYPE
 from rebalance_udfs.group_figures import (
-    BALANCE,
     FACT_COLUMNS,
     FACT_RATES,
-    LOAD,
     MEMBER_COLUMNS,
     _max_string,
     _sorted_sets,
     group_figures,
 )
-from vocabulary.schemas import GROUP_FIGURES_ARROW_SCHEMA
+from vocabulary.schemas import BALANCE_FIGURES_ARROW_SCHEMA, LOAD_FIGURES_ARROW_SCHEMA
 
 
 def _members(rows: list[dict]) -> pa.Table:
@@ -44,11 +42,11 @@ def _member(client: str, topic: str | None, **extra) -> dict:
             "topic": topic, "strategy": "AVG", "variant": "AVG|[]", **extra}
 
 
-def _split(out: pa.Table) -> tuple[list[dict], list[dict]]:
-    out = out.cast(GROUP_FIGURES_ARROW_SCHEMA)  # as the UDF returns it
-    rows = out.to_pylist()
-    return ([r["load"] for r in rows if r["_table"] == LOAD],
-            [r["balance"] for r in rows if r["_table"] == BALANCE])
+def _split(out: tuple[pa.Table, pa.Table]) -> tuple[list[dict], list[dict]]:
+    load, balance = out
+    assert load.schema == LOAD_FIGURES_ARROW_SCHEMA
+    assert balance.schema == BALANCE_FIGURES_ARROW_SCHEMA
+    return load.to_pylist(), balance.to_pylist()
 
 
 def test_an_empty_bucket_gives_no_rows() -> None:
