@@ -88,10 +88,10 @@ COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
            "queues_moved", "estimated_duplicates", "is_current", "recommended"]
 
 
-def _of_groups(groups: pd.DataFrame, name: str, g: np.ndarray) -> np.ndarray:
-    """`groups[name]` of each group number in `g`, every one a group of `groups` (which
-    are in g order): a binary search, not an index built per call."""
-    return groups[name].to_numpy()[np.searchsorted(groups["g"].to_numpy(np.int64), g)]
+def _group_rows(groups: pd.DataFrame, g: np.ndarray) -> np.ndarray:
+    """The row of `groups` (which are in g order) of each group number in `g`, every one a
+    group of `groups`: a binary search, not an index built per call."""
+    return np.searchsorted(groups["g"].to_numpy(np.int64), g)
 
 
 def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -264,7 +264,7 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     recommended = np.zeros(len(g), bool)
     recommended[best[np.diff(g[best], prepend=-1) != 0]] = True  # g >= 0
     final = np.lexsort((order, g))
-    row = np.searchsorted(groups["g"].to_numpy(np.int64), g[final])  # groups by g
+    row = _group_rows(groups, g[final])
     columns = {key: groups[key].to_numpy()[row] for key in GROUP_KEYS}
     for name in COLUMNS[len(GROUP_KEYS):-1]:
         columns[name] = out[name].to_numpy()[final]
@@ -429,7 +429,7 @@ def _candidates(groups: pd.DataFrame) -> pd.DataFrame:
 
 def _chunks(cands: pd.DataFrame, groups: pd.DataFrame):
     """Candidates in slices of about CHUNK_ROWS hypothetical queue rows."""
-    rows = _of_groups(groups, "Q", cands["g"].to_numpy(np.int64))
+    rows = groups["Q"].to_numpy()[_group_rows(groups, cands["g"].to_numpy(np.int64))]
     edge = np.cumsum(rows) // CHUNK_ROWS
     for k in np.unique(edge):
         yield cands[edge == k]
@@ -445,7 +445,7 @@ def _hyp_clients(cands: pd.DataFrame, clients: pd.DataFrame,
     """(cand, client index, client id) of every candidate: today's first, then synthetic."""
     row, i = expand_blocks(np.zeros(len(cands), np.int64), cands["clients"].to_numpy(np.int64))
     g = cands["g"].to_numpy(np.int64)[row]
-    C = _of_groups(groups, "C", g)
+    C = groups["C"].to_numpy()[_group_rows(groups, g)]
     start = np.searchsorted(clients["g"].to_numpy(np.int64), g)
     today = clients["client_id"].to_numpy(object)
     ids = np.empty(len(row), dtype=object)
@@ -555,7 +555,7 @@ def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
                         index=last.index, dtype=bool)
     empty_id = clients["client_id"].eq("").groupby(clients["g"]).any()
     g = cands["g"].to_numpy(np.int64)
-    today = _of_groups(groups, "C", g)
+    today = groups["C"].to_numpy()[_group_rows(groups, g)]
     strategy = cands["strategy"].to_numpy(object)
     vn = cands["virtual_nodes"].to_numpy(float)
     usable_ring = (strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
@@ -621,7 +621,7 @@ def _pairs(cands: pd.DataFrame, groups: pd.DataFrame,
     candidate, as int32 (`expand_blocks` in two repeats: these are tens of millions)."""
     g = cands["g"].to_numpy(np.int64)
     first_queue = np.searchsorted(positions["g"].to_numpy(np.int64), g)
-    take = _of_groups(groups, "Q", g)
+    take = groups["Q"].to_numpy()[_group_rows(groups, g)]
     row = np.repeat(np.arange(len(g), dtype=np.int32), take)
     shift = (first_queue - (np.cumsum(take) - take)).astype(np.int32)
     return row, np.arange(len(row), dtype=np.int32) + np.repeat(shift, take)
@@ -662,7 +662,8 @@ def _split_shares(cands: pd.DataFrame, groups: pd.DataFrame, topics: pd.DataFram
     rank), its share c_t = min(q_t, max(1, ceil(C × q_t / Q))) of today's C clients and
     its first client's index; and per candidate the shares' sum."""
     g = cands["g"].to_numpy(np.int64)
-    C, Q = _of_groups(groups, "C", g), _of_groups(groups, "Q", g)
+    at = _group_rows(groups, g)
+    C, Q = groups["C"].to_numpy()[at], groups["Q"].to_numpy()[at]
     topic_g = topics["g"].to_numpy(np.int64)
     start = np.searchsorted(topic_g, g)
     row, topic = expand_blocks(start, np.searchsorted(topic_g, g, side="right") - start)
@@ -705,7 +706,7 @@ def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.D
         owner[hashed] = _split_rings(cands, clients, groups, row_t, first, ct,
                                      entry[hashed], queue_hash[queue[hashed]])
     rows = _summarize(cands, groups, positions, row, queue, owner)
-    Q = _of_groups(groups, "Q", cands["g"].to_numpy(np.int64))
+    Q = groups["Q"].to_numpy()[_group_rows(groups, cands["g"].to_numpy(np.int64))]
     ideal = np.maximum.reduceat(_ceil_div(topics["qt"].to_numpy(np.int64)[topic], ct),
                                 entry_start)  # a split group has two topics or more
     pooled = np.maximum(_ceil_div(Q, total), ideal)
@@ -1003,6 +1004,7 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
     today's owner (`stays`: how many, how many of them with known duplicates, and the
     sum of those). What moves is every queue with an owner today but those."""
     g = cands["g"].to_numpy(np.int64)
+    at = _group_rows(groups, g)
     n = cands["clients"].to_numpy(np.int64)
     strategy = cands["strategy"].to_numpy(object)
     vn = cands["virtual_nodes"].to_numpy(float)
@@ -1024,11 +1026,11 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
         "g": g, "candidate": _labels(n, strategy, vn), "clients": n, "strategy": strategy,
         "virtual_nodes": vn, "split_by_topic": False,
         "max_queues": mx, "min_queues": mn, "idle_clients": idle,
-        "skew": mx - _ceil_div(_of_groups(groups, "Q", g), n),
+        "skew": mx - _ceil_div(groups["Q"].to_numpy()[at], n),
         "queues_moved": moved_n, "estimated_duplicates": dups, "is_current": False,
         "order": cands["order"].to_numpy(np.int64),
-        "C_today": _of_groups(groups, "C", g),
-        "own_today": _of_groups(groups, "own", g),
+        "C_today": groups["C"].to_numpy()[at],
+        "own_today": groups["own"].to_numpy()[at],
     })
 
 
