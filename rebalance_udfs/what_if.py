@@ -514,7 +514,9 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
 
     c = cands.set_index("cand")
     n = c["clients"].to_numpy(np.int64)
-    q_all = c["g"].map(groups.set_index("g")["Q"]).to_numpy(np.int64)
+    g = c["g"].to_numpy(np.int64)
+    at = _group_rows(groups, g)
+    q_all = groups["Q"].to_numpy()[at]
     split_ideal = (st.assign(ideal=_ceil_div(st["qt"], st["ct"])).groupby("cand")["ideal"].max()
                    .reindex(c.index).fillna(0).to_numpy(np.int64))
     pooled = np.maximum(_ceil_div(q_all, n), split_ideal)
@@ -526,8 +528,6 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
     vn = c["virtual_nodes"].to_numpy(float)
     labels = np.where(c["split_by_topic"].to_numpy(bool), "split by topic",
                       _labels(n, c["strategy"].to_numpy(object), vn))
-    g = c["g"].to_numpy(np.int64)
-    gi = groups.set_index("g")
     return pd.DataFrame({
         "g": g, "candidate": labels, "clients": n, "strategy": c["strategy"].to_numpy(object),
         "virtual_nodes": vn, "split_by_topic": c["split_by_topic"].to_numpy(bool),
@@ -535,8 +535,8 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
         "idle_clients": idle.reindex(c.index).fillna(0).to_numpy(np.int64),
         "skew": mx - pooled, "queues_moved": moved_n, "estimated_duplicates": dups,
         "is_current": False, "order": c["order"].to_numpy(np.int64),
-        "C_today": gi["C"].reindex(g).to_numpy(np.int64),
-        "own_today": gi["own"].reindex(g).to_numpy(object),
+        "C_today": groups["C"].to_numpy()[at],
+        "own_today": groups["own"].to_numpy()[at],
     })
 
 
