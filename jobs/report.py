@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from jobs.persist import Persist
 from jobs.read import Inputs
+from jobs.sizing import partitions_for
 from rebalance_udfs.spark.report_pass import unpack
 from reports.consumer_load import consumer_load_report
 from reports.drift import drift_by_group, drift_report
@@ -48,6 +49,7 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     candidates: dict[str, DataFrame] | None = None,
                     compare: bool = False,
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
+                    pass_rows: dict[str, int] | None = None,
                     ) -> dict[str, DataFrame]:
     """Every output table but rejects, as DataFrames (without run_id).
 
@@ -58,24 +60,35 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     candidates (all, findings, off); their best change is quoted in the group_balance
     recommendation. `candidates`: the strategy comparison's hypothetical assignments; its
     table is empty unless `compare`. `step(label)`: the context each materialized part
-    runs in."""
+    runs in. `pass_rows`: rows per table of the pass (`pass_counts`), when known: each
+    table is decoded in as many tasks as its rows need (`jobs.sizing`), not one per
+    bucket."""
+    cores = side.sparkSession.sparkContext.defaultParallelism
+
+    def unpacked(name: str) -> DataFrame:
+        rows = None if pass_rows is None else pass_rows.get(name)
+        if rows is None:
+            return unpack(side, name)
+        # whole waves of tasks: 3 tasks on 2 cores left one core idle for a third
+        return unpack(side, name, -(-partitions_for(rows, cores) // cores) * cores)
+
     drift = drift_report(assignments, inputs.observed, buckets)
     if inputs.observed is not None:
         with step("drift"):
             drift = persist(drift)
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
-    balance = group_balance_report(unpack(side, "group_balance"), times, drift_groups)
+    balance = group_balance_report(unpacked("group_balance"), times, drift_groups)
     decide = simulates_more(inputs, what_if)
     if decide:  # the groups' findings decide which what-if rows the table keeps
         with step("group_balance"):
             balance = persist(balance)
     reports = {
         "assignments": assignments,
-        "consumer_load": consumer_load_report(unpack(side, "consumer_load"), times),
+        "consumer_load": consumer_load_report(unpacked("consumer_load"), times),
         "group_balance": balance,
-        "rebalance_churn": churn_table(unpack(side, "churn"), pairs),
+        "rebalance_churn": churn_table(unpacked("churn"), pairs),
         "drift": drift,
-        "what_if": what_if_report(unpack(side, "what_if"), times,
+        "what_if": what_if_report(unpacked("what_if"), times,
                                   balance if decide else None),
     }
     if candidates:

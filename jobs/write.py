@@ -35,10 +35,15 @@ from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
 PARTITION_BY = ["snapshot_id"]
 # written in as many tasks as their rows need (`_sized`), not as many as the frame they
 # come from has: the assignments (one partition per bucket of the pass) and the rejects
-# (a union of every input's partitions and, on a re-run, the kept rows'). Not the tables
-# report.html reads: written so, in fewer and larger files, they raised the driver's
-# peak while the page read them (10M benchmark: 342 → 448 MB).
+# (a union of every input's partitions and, on a re-run, the kept rows'). The pass's other
+# tables are decoded in as many tasks as their rows need (`jobs.report`).
 SIZED = ("assignments", "rejects")
+# the most rows a file of a table report.html reads holds: the page reads a file at a
+# time, and its peak follows the files' rows (10M benchmark, the pass's tables in as many
+# tasks as their rows need: 227 MB with a file per bucket, 265 MB in files of up to
+# 250,000 rows, 252 MB in files of up to 50,000), whatever the run's size
+PAGE_TABLES = ("consumer_load", "group_balance", "rebalance_churn", "what_if", "drift")
+PAGE_FILE_ROWS = 50_000
 log = logging.getLogger("rebalance_audit")
 
 Counts = dict[tuple[str | None, str | None], int]
@@ -107,7 +112,8 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
         if name in SIZED:
             df = _sized(df, rows)
         result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
-                             since=baselines[name], run_id=run_id)
+                             since=baselines[name], run_id=run_id,
+                             rows_per_file=PAGE_FILE_ROWS if name in PAGE_TABLES else None)
         writes.append((result, partitions))
         log.info("%-24s %7.1f s  %s rows, version %s", f"write {name}",
                  time.perf_counter() - started, f"{rows:,}",

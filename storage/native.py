@@ -128,7 +128,7 @@ class NativeStore:
     def write(
         self, df: DataFrame | None, path: str, name: str, partition_by: list[str],
         replace: list | None = None, since: TableState | None = None,
-        run_id: str | None = None,
+        run_id: str | None = None, rows_per_file: int | None = None,
     ) -> WriteResult:
         """As OfflineStore.write, through delta-spark's transactions."""
         from delta.tables import DeltaTable
@@ -145,6 +145,8 @@ class NativeStore:
             else:
                 writer = (df.write.format("delta").partitionBy(*partition_by)
                           .option("userMetadata", run_id or ""))
+                if rows_per_file:
+                    writer = writer.option("maxRecordsPerFile", rows_per_file)
                 if replace is not None:
                     writer = writer.mode("overwrite").option("replaceWhere", predicate(replace))
                 else:

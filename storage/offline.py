@@ -196,12 +196,13 @@ class OfflineStore:
     def write(
         self, df: DataFrame | None, path: str, name: str, partition_by: list[str],
         replace: list | None = None, since: TableState | None = None,
-        run_id: str | None = None,
+        run_id: str | None = None, rows_per_file: int | None = None,
     ) -> WriteResult:
         """Write `df` (None: no new rows). With `replace` (snapshot_id values, None for
         the null partition) the rows of those partitions are replaced in one commit, and
         the write fails with ConflictError if another commit touched them after `since`
-        (default: the table as it is now); without it the rows are appended."""
+        (default: the table as it is now); without it the rows are appended. A task
+        starts a new file after `rows_per_file` rows when given."""
         root = Path(local_path(path))
         if df is None and not self.exists(path):
             return WriteResult(name, self.engine, 0, None)  # nothing to remove
@@ -216,8 +217,11 @@ class OfflineStore:
         try:
             with locks.exclusive(staging_lock):
                 if df is not None:
-                    (df.write.mode("append").partitionBy(*partition_by)
-                     .option("compression", "snappy").parquet(str(staging)))
+                    writer = (df.write.mode("append").partitionBy(*partition_by)
+                              .option("compression", "snappy"))
+                    if rows_per_file:
+                        writer = writer.option("maxRecordsPerFile", rows_per_file)
+                    writer.parquet(str(staging))
                 with locks.exclusive(locks.commit_lock(root)):
                     return self._commit(staging, root, path, name, partition_by, arrow_schema,
                                         replace, since, run_id)

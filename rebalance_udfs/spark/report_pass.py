@@ -157,18 +157,27 @@ def side_rows(packed: DataFrame) -> DataFrame:
     return packed.where(F.col(TABLE) != ASSIGNMENTS).select(TABLE, BLOB)
 
 
-def unpack(packed: DataFrame, name: str) -> DataFrame:
+def unpack(packed: DataFrame, name: str, tasks: int | None = None) -> DataFrame:
     """The rows of table `name` (one of `rebalance_udfs.report_pass.TABLES`) of a packed
-    frame or its `side_rows`, in its Spark schema (`SPARK_SCHEMAS`)."""
-    return (packed.where(F.col(TABLE) == CODES[name]).select(BLOB)
-            .mapInArrow(_read_streams, SPARK_SCHEMAS[name]))
+    frame or its `side_rows`, in its Spark schema (`SPARK_SCHEMAS`), decoded in `tasks`
+    tasks when given (at most the frame's partitions).
+
+    The streams are gathered into those tasks before they are decoded: every partition
+    that decodes its own pays a round trip through a Python worker (about 50 ms of a
+    core, measured with nearly empty streams) and writes files of its own, so one per
+    bucket of the pass (10M: 73) cost several seconds a table."""
+    blobs = packed.where(F.col(TABLE) == CODES[name]).select(BLOB)
+    if tasks is not None:
+        blobs = blobs.coalesce(max(1, tasks))
+    return blobs.mapInArrow(_read_streams, SPARK_SCHEMAS[name])
 
 
 def pass_counts(packed: DataFrame) -> dict[str, Counts]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
     included (a few rows per bucket to the driver)."""
     out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES)}
-    totals = unpack(packed, COUNTS).groupBy("table", "snapshot_id", "cluster").agg(
+    cores = packed.sparkSession.sparkContext.defaultParallelism
+    totals = unpack(packed, COUNTS, cores).groupBy("table", "snapshot_id", "cluster").agg(
         F.sum("rows").alias("rows"))
     for r in totals.collect():
         out[r.table][(r.snapshot_id, r.cluster)] = int(r.rows)

@@ -51,6 +51,11 @@ def _both(spark, paths: dict[str, str]) -> tuple[list[dict[str, DataFrame]],
     # the assigning call's rows are the kernel's
     assert_df_equality(assignment_rows(one_pass), assigned, ignore_row_order=True)
     apart = persist(report(assigned, inputs.members, BUCKETS, "off"))
+    for name in ("consumer_load", "group_balance"):  # decoded in one task: the same rows
+        gathered = unpack(one_pass, name, tasks=1)
+        assert gathered.rdd.getNumPartitions() == 1
+        assert_df_equality(_comparable(gathered), _comparable(unpack(one_pass, name)),
+                           ignore_row_order=True)
     ours = [{"consumer_load": consumer_load_report(unpack(packed, "consumer_load"), times),
              "group_balance": group_balance_report(unpack(packed, "group_balance"), times)}
             for packed in (one_pass, apart)]

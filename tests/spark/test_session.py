@@ -14,10 +14,12 @@ POOL = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
 SERIALIZER = "spark.serializer"
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 REFERENCES = "spark.kryo.referenceTracking"
+HUGE_METHOD = "spark.sql.codegen.hugeMethodLimit"
 
 
 def test_the_defaults_apply_unless_the_user_says_otherwise() -> None:
-    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, REFERENCES: "false", POOL: "system"}
+    assert SESSION_DEFAULTS == {SERIALIZER: KRYO, REFERENCES: "false", POOL: "system",
+                                HUGE_METHOD: "8000"}
     conf = session_conf(None, False)
     assert conf[POOL] == "system" and conf[SERIALIZER] == KRYO
     assert conf["spark.ui.showConsoleProgress"] == "false"
@@ -33,6 +35,12 @@ def test_under_spark_submit_a_default_applies_only_where_the_submit_left_it_unse
     assert POOL not in conf and conf[SERIALIZER] == KRYO
     assert conf["spark.sql.shuffle.partitions"] == "4"
     assert not set(SESSION_DEFAULTS) & set(session_conf(None, False, set(SESSION_DEFAULTS)))
+
+
+def test_no_fused_stage_keeps_a_method_the_jit_will_not_compile(spark) -> None:
+    """A stage whose fused method passes HotSpot's 8,000 bytes runs as code the JIT
+    compiles (group_balance's words were 30,330 bytes, interpreted)."""
+    assert spark.conf.get(HUGE_METHOD) == "8000"
 
 
 def test_the_runs_checkpoints_go_through_kryo(spark) -> None:

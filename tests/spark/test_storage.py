@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 from deltalake import DeltaTable
@@ -56,6 +57,17 @@ def test_replace_touches_only_the_given_partitions(spark, store, tmp_path: Path)
                        ignore_row_order=True, ignore_nullable=True)
     assert DeltaTable(path).version() == 1
     assert not (tmp_path / "t" / "_staging").exists()
+
+
+def test_rows_per_file_caps_every_file(spark, store, tmp_path: Path) -> None:
+    """What report.html reads a file at a time: a task starts a new file after that many
+    rows (`jobs.write.PAGE_FILE_ROWS`)."""
+    path = str(tmp_path / "t")
+    df = _frame(spark, ["s1"] * 7 + ["s2"] * 3).coalesce(1)
+    store.write(df, path, "t", ["snapshot_id"], rows_per_file=3)
+    files = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    assert sorted(files.column("num_records").to_pylist()) == [1, 3, 3, 3]
+    assert_df_equality(store.read(path, "t"), df, ignore_row_order=True, ignore_nullable=True)
 
 
 def test_unpartitioned_and_empty_tables(spark, store, tmp_path: Path) -> None:
