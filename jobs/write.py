@@ -39,11 +39,12 @@ PARTITION_BY = ["snapshot_id"]
 # tables are decoded in as many tasks as their rows need (`jobs.report`).
 SIZED = ("assignments", "rejects")
 # the most rows a file of a table report.html reads holds: the page reads a file at a
-# time, and its peak follows the files' rows (10M benchmark, the pass's tables in as many
-# tasks as their rows need: 227 MB with a file per bucket, 265 MB in files of up to
-# 250,000 rows, 252 MB in files of up to 50,000), whatever the run's size
-PAGE_TABLES = ("consumer_load", "group_balance", "rebalance_churn", "what_if", "drift")
-PAGE_FILE_ROWS = 50_000
+# time, and its peak follows the files' size. About 0.3 MB a file, as when each bucket
+# of the pass wrote its own (10M benchmark output, the page in a process with Spark up:
+# 245 MB so, 243-244 MB with these caps, 264-287 MB with 50,000 rows a file for every
+# table, 283 MB uncapped); whatever the run's size
+PAGE_FILE_ROWS = {"group_balance": 5_000, "rebalance_churn": 5_000, "drift": 5_000,
+                  "consumer_load": 20_000, "what_if": 50_000}
 log = logging.getLogger("rebalance_audit")
 
 Counts = dict[tuple[str | None, str | None], int]
@@ -113,7 +114,7 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
             df = _sized(df, rows)
         result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
                              since=baselines[name], run_id=run_id,
-                             rows_per_file=PAGE_FILE_ROWS if name in PAGE_TABLES else None)
+                             rows_per_file=PAGE_FILE_ROWS.get(name))
         writes.append((result, partitions))
         log.info("%-24s %7.1f s  %s rows, version %s", f"write {name}",
                  time.perf_counter() - started, f"{rows:,}",

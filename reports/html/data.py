@@ -117,7 +117,7 @@ def _scan_file(dataset: ds.FileSystemDataset, fragment: ds.ParquetFileFragment,
     fresh = dataset.format.make_fragment(fragment.path, fragment.filesystem,
                                          partition_expression=fragment.partition_expression)
     scanner = ds.Scanner.from_fragment(fresh, schema=dataset.schema, columns=columns,
-                                       filter=condition, batch_readahead=1, batch_size=4096)
+                                       filter=condition, batch_readahead=1)
     yield from scanner.to_batches()
 
 

@@ -209,3 +209,15 @@ def test_assignments_are_written_in_as_many_tasks_as_their_rows_need(spark) -> N
     assert _sized(frame, 100).rdd.getNumPartitions() == partitions_for(100, cores) == cores
     assert _sized(frame, 100 * ROWS_PER_TASK).rdd.getNumPartitions() == 3 * cores
     assert _sized(None, 100) is None
+
+
+def test_the_tables_report_html_reads_are_written_in_small_files() -> None:
+    """The page reads a file at a time: every table it reads has a cap on a file's rows
+    (`jobs.write.PAGE_FILE_ROWS`), whatever the tasks that write it."""
+    from jobs.audit import OUTPUT_TABLES
+    from jobs.write import PAGE_FILE_ROWS, SIZED
+
+    page = {"consumer_load", "group_balance", "rebalance_churn", "what_if", "drift"}
+    assert set(PAGE_FILE_ROWS) == page and page <= set(OUTPUT_TABLES)
+    assert not page & set(SIZED)
+    assert all(0 < rows <= 50_000 for rows in PAGE_FILE_ROWS.values())
