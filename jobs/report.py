@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from jobs.persist import Persist
 from jobs.read import Inputs
-from jobs.sizing import partitions_for
+from jobs.sizing import waves_for
 from rebalance_udfs.spark.report_pass import unpack
 from reports.consumer_load import consumer_load_report
 from reports.drift import drift_by_group, drift_report
@@ -47,9 +47,9 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     times: DataFrame, pairs: DataFrame, buckets: int, persist: Persist,
                     what_if: str = "findings",
                     candidates: dict[str, DataFrame] | None = None,
-                    compare: bool = False,
+                    compare: bool = False, *,
+                    pass_rows: dict[str, int],
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
-                    pass_rows: dict[str, int] | None = None,
                     ) -> dict[str, DataFrame]:
     """Every output table but rejects, as DataFrames (without run_id).
 
@@ -59,18 +59,14 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     (`reports.rebalance_churn.churn_history`). `what_if`: which groups got what-if
     candidates (all, findings, off); their best change is quoted in the group_balance
     recommendation. `candidates`: the strategy comparison's hypothetical assignments; its
-    table is empty unless `compare`. `step(label)`: the context each materialized part
-    runs in. `pass_rows`: rows per table of the pass (`pass_counts`), when known: each
-    table is decoded in as many tasks as its rows need (`jobs.sizing`), not one per
-    bucket."""
+    table is empty unless `compare`. `pass_rows`: rows per table of the pass
+    (`pass_counts`): each table is decoded in as many tasks as its rows need
+    (`jobs.sizing.waves_for`), not one per bucket. `step(label)`: the context each
+    materialized part runs in."""
     cores = side.sparkSession.sparkContext.defaultParallelism
 
     def unpacked(name: str) -> DataFrame:
-        rows = None if pass_rows is None else pass_rows.get(name)
-        if rows is None:
-            return unpack(side, name)
-        # whole waves of tasks: 3 tasks on 2 cores left one core idle for a third
-        return unpack(side, name, -(-partitions_for(rows, cores) // cores) * cores)
+        return unpack(side, name, waves_for(pass_rows[name], cores))
 
     drift = drift_report(assignments, inputs.observed, buckets)
     if inputs.observed is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.sizing import MAX_PARTITIONS, ROWS_PER_TASK, partitions_for
+from jobs.sizing import MAX_PARTITIONS, ROWS_PER_TASK, partitions_for, waves_for
 
 
 def test_rows_per_task_within_cores_and_cap() -> None:
@@ -14,3 +14,11 @@ def test_rows_per_task_within_cores_and_cap() -> None:
     assert partitions_for(ROWS_PER_TASK * 10 + 1, 2) == 11
     assert partitions_for(10**12, 2) == MAX_PARTITIONS
     assert partitions_for(None, 0) == 1
+
+
+def test_waves_round_up_to_whole_waves_of_the_cores() -> None:
+    assert waves_for(581_000, 2) == 4  # 3 tasks of rows, on 2 cores
+    assert waves_for(2_400_000, 2) == 10  # already whole
+    assert waves_for(0, 2) == 2 and waves_for(None, 3) == 3
+    assert waves_for(ROWS_PER_TASK * 5, 4) == 8
+    assert waves_for(10, 0) == 1
