@@ -27,6 +27,8 @@ from typing import Protocol
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
+from jobs.jvm_logs import RDD_LOGGERS, quieted
+
 
 class Persist(Protocol):
     """What validation and the reports take: materialize a frame for the rest of the run
@@ -58,8 +60,14 @@ class Persisted:
         return df
 
     def release(self) -> None:
-        while self._frames:
-            _drop_blocks(self._frames.pop())
+        """Free every frame's blocks. Spark warns, once per local checkpoint released,
+        that its rows cannot be recomputed: the run no longer reads them, so that warning
+        is kept off the console."""
+        if not self._frames:
+            return
+        with quieted(self._frames[0].sparkSession, RDD_LOGGERS):
+            while self._frames:
+                _drop_blocks(self._frames.pop())
 
 
 @contextmanager

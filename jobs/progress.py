@@ -49,9 +49,15 @@ class Steps:
         yield line
         elapsed = time.perf_counter() - started
         self.timings[name] = self.timings.get(name, 0.0) + elapsed
-        log.info("%-24s %7.1f s  %s", label, elapsed, line.detail)
+        progress_line(label, elapsed, line.detail)
         if point is not None:
             self.hook(point or name)
+
+
+def progress_line(label: str, seconds: float, detail: str) -> None:
+    """One step's line: its label, seconds and detail, in columns (the longest label,
+    `report strategy_comparison`, fits)."""
+    log.info("%-26s %7.1f s  %s", label, seconds, detail)
 
 
 def row_counts(counts: dict[str, int]) -> str:

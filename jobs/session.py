@@ -13,6 +13,8 @@ from collections.abc import Collection
 
 from pyspark.sql import SparkSession
 
+from jobs.jvm_logs import quiet_known_warnings
+
 REQUIRED_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
@@ -71,7 +73,8 @@ def build_session(
 ) -> SparkSession:
     """Get or create the session; `master` only applies when spark-submit did not set one.
     Spark's console progress bars stay off unless `console_progress` (the run prints one
-    line per step instead, `jobs.progress`)."""
+    line per step instead, `jobs.progress`), and so do Spark's warnings about what the job
+    does on purpose (`jobs.jvm_logs`)."""
     # Without this the Python workers start the system python3, which lacks pandas/pyarrow.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -84,6 +87,7 @@ def build_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
+    quiet_known_warnings(spark)
     return spark
 
 

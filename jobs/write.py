@@ -17,7 +17,6 @@ stops with ConflictError (exit 2) having published nothing.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from datetime import UTC, datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.progress import progress_line
 from jobs.scope import Scope
 from jobs.sizing import partitions_for
 from storage.base import ConflictError, TableState, WriteResult
@@ -45,7 +45,6 @@ SIZED = ("assignments", "rejects")
 # table, 283 MB uncapped); whatever the run's size
 PAGE_FILE_ROWS = {"group_balance": 5_000, "rebalance_churn": 5_000, "drift": 5_000,
                   "consumer_load": 20_000, "what_if": 50_000}
-log = logging.getLogger("rebalance_audit")
 
 Counts = dict[tuple[str | None, str | None], int]
 Hook = Callable[[str], None]
@@ -116,9 +115,8 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                              since=baselines[name], run_id=run_id,
                              rows_per_file=PAGE_FILE_ROWS.get(name))
         writes.append((result, partitions))
-        log.info("%-24s %7.1f s  %s rows, version %s", f"write {name}",
-                 time.perf_counter() - started, f"{rows:,}",
-                 result.version)
+        progress_line(f"write {name}", time.perf_counter() - started,
+                      f"{rows:,} rows, version {result.version}")
         hook(f"committed:{name}")
 
     for result, partitions in writes:  # nobody overwrote what this run just wrote

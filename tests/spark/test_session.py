@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
+from jobs.jvm_logs import QUIET_LOGGERS, RDD_LOGGERS, jvm_log_level, quieted
+from jobs.persist import Persisted
 from jobs.session import REQUIRED_CONF, SESSION_DEFAULTS, session_conf
 
 POOL = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
@@ -79,3 +81,41 @@ def test_the_benchmarks_bare_pass_runs_with_the_workers_environment() -> None:
     assert worker_env([]) == {"ARROW_DEFAULT_MEMORY_POOL": "system"}
     assert worker_env([f"{POOL}=jemalloc", "spark.sql.shuffle.partitions=8"]) == {
         "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}
+
+
+def _warns(spark, logger: str) -> bool:
+    return bool(spark.sparkContext._jvm.org.apache.logging.log4j.LogManager
+                .getLogger(logger).isWarnEnabled())
+
+
+def test_spark_keeps_its_warnings_about_what_the_job_does_on_purpose_off_the_console(
+        spark) -> None:
+    # the session quiets cut plan texts for good (build_session made the fixture's session)
+    assert all(jvm_log_level(spark, name) == "ERROR" for name in QUIET_LOGGERS)
+    assert not _warns(spark, "org.apache.spark.sql.catalyst.util.StringUtils")
+    assert _warns(spark, "org.apache.spark.sql.execution.SparkPlan")  # others still warn
+    # a released checkpoint's warning only while the run releases them
+    checkpointed = "org.apache.spark.rdd.MapPartitionsRDD"
+    before = jvm_log_level(spark, RDD_LOGGERS)
+    assert _warns(spark, checkpointed)
+    with quieted(spark, RDD_LOGGERS):
+        assert not _warns(spark, checkpointed)
+    assert _warns(spark, checkpointed) and jvm_log_level(spark, RDD_LOGGERS) == before
+    # the logger had no level of its own: it follows the session's level again
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        assert not _warns(spark, checkpointed)
+    finally:
+        spark.sparkContext.setLogLevel("WARN")
+
+
+def test_releasing_the_runs_checkpoints_leaves_the_rdd_loggers_as_they_were(spark) -> None:
+    persisted = Persisted()
+    frame = persisted(spark.range(10))
+    assert frame.count() == 10
+    rdd = frame._jdf.queryExecution().logical().rdd().id()
+    stored = spark.sparkContext._jsc.sc().getPersistentRDDs
+    assert stored().contains(rdd)
+    persisted.release()
+    assert not stored().contains(rdd)
+    assert _warns(spark, "org.apache.spark.rdd.MapPartitionsRDD")

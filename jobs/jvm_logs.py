@@ -1,0 +1,80 @@
+"""Spark's warnings about what the job does on purpose, kept off the operator's console.
+
+A run prints one line per step (`jobs.progress`), and Spark's driver log (at WARN)
+interleaves with them. A few of its warnings only report a choice the job made and ask
+nothing of an operator: the demo printed 27 of them between its progress lines, and every
+run ended with one per checkpoint it released (the demo 11, a 1M audit 10). Those
+loggers are set to ERROR through log4j2's `Configurator`, the logging Spark ships with;
+under another backend nothing changes and the run goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from pyspark.sql import SparkSession
+
+log = logging.getLogger("rebalance_audit")
+
+QUIET_LOGGERS = (
+    # a query's plan text cut at spark.sql.maxPlanStringLength, which the session bounds on
+    # purpose (`jobs.session.REQUIRED_CONF`): one warning per long query
+    "org.apache.spark.sql.catalyst.util.StringUtils",
+    # a plan's field list cut at spark.sql.debug.maxToStringFields (the pass's wide rows)
+    "org.apache.spark.util.SparkStringUtils",
+)
+# where an RDD warns, as its local checkpoint is released, that it cannot be recomputed:
+# the run releases its checkpoints once it no longer reads them (`jobs.persist`)
+RDD_LOGGERS = "org.apache.spark.rdd"
+
+
+def quiet_known_warnings(spark: SparkSession) -> None:
+    """Set the QUIET_LOGGERS to ERROR for the session's JVM."""
+    for name in QUIET_LOGGERS:
+        _to_error(spark, name)
+
+
+@contextmanager
+def quieted(spark: SparkSession, name: str) -> Iterator[None]:
+    """JVM logger `name` at ERROR inside the block, as it was configured after it."""
+    undo = _to_error(spark, name)
+    try:
+        yield
+    finally:
+        undo()
+
+
+def jvm_log_level(spark: SparkSession, name: str) -> str:
+    """The level JVM logger `name` logs at (its own or inherited)."""
+    jvm = spark.sparkContext._jvm
+    return str(jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel().name())
+
+
+def _to_error(spark: SparkSession, name: str) -> Callable[[], None]:
+    """Set logger `name` to ERROR; returns what puts its configuration back (its own
+    level, or none of its own)."""
+    try:
+        jvm = spark.sparkContext._jvm
+        context = jvm.org.apache.logging.log4j.core.LoggerContext.getContext(False)
+        config = context.getConfiguration()
+        own = config.getLoggerConfig(name)
+        had_own = own.getName() == name
+        before = own.getExplicitLevel() if had_own else None
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            name, jvm.org.apache.logging.log4j.Level.ERROR)
+    except Exception as exc:  # another logging backend: its warnings stay
+        log.debug("JVM logger %s left as it is: %s", name, exc)
+        return lambda: None
+
+    def undo() -> None:
+        try:
+            if had_own:
+                config.getLoggerConfig(name).setLevel(before)
+            else:
+                config.removeLogger(name)
+            context.updateLoggers()
+        except Exception as exc:  # putting a log level back must never fail the run
+            log.debug("JVM logger %s not restored: %s", name, exc)
+    return undo
