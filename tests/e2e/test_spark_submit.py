@@ -38,7 +38,7 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
         assert step in said, step
     assert "[Stage" not in said and "very large size" not in said
     # nor Spark's warnings about what the job does on purpose (jobs.jvm_logs): cut plan
-    # texts (the demo printed 27) and released local checkpoints
+    # texts (27 in the default demo before) and released local checkpoints
     assert "Truncated the string representation" not in said
     assert "was locally checkpointed" not in said
     for table in ("assignments", "consumer_load", "group_balance", "rejects", "rebalance_churn",
