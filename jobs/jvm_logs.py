@@ -46,12 +46,6 @@ def quieted(spark: SparkSession, name: str) -> Iterator[None]:
         undo()
 
 
-def jvm_log_level(spark: SparkSession, name: str) -> str:
-    """The level JVM logger `name` logs at (its own or inherited)."""
-    jvm = spark.sparkContext._jvm
-    return str(jvm.org.apache.logging.log4j.LogManager.getLogger(name).getLevel().name())
-
-
 def _to_error(spark: SparkSession, name: str) -> Callable[[], None]:
     """Set logger `name` to ERROR; returns what puts its configuration back (its own
     level, or none of its own)."""

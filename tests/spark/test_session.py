@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from jobs.jvm_logs import QUIET_LOGGERS, RDD_LOGGERS, jvm_log_level, quieted
+from jobs.jvm_logs import QUIET_LOGGERS, RDD_LOGGERS, quieted
 from jobs.persist import Persisted
 from jobs.session import REQUIRED_CONF, SESSION_DEFAULTS, session_conf
 
@@ -46,8 +46,6 @@ def test_no_fused_stage_keeps_a_method_the_jit_will_not_compile(spark) -> None:
 
 
 def test_the_runs_checkpoints_go_through_kryo(spark) -> None:
-    from jobs.persist import Persisted
-
     assert spark.sparkContext.getConf().get(SERIALIZER) == KRYO
     assert spark.sparkContext.getConf().get(REFERENCES) == "false"
     persisted = Persisted()
@@ -83,9 +81,17 @@ def test_the_benchmarks_bare_pass_runs_with_the_workers_environment() -> None:
         "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}
 
 
-def _warns(spark, logger: str) -> bool:
-    return bool(spark.sparkContext._jvm.org.apache.logging.log4j.LogManager
-                .getLogger(logger).isWarnEnabled())
+def _logger(spark, name: str):
+    return spark.sparkContext._jvm.org.apache.logging.log4j.LogManager.getLogger(name)
+
+
+def _warns(spark, name: str) -> bool:
+    return bool(_logger(spark, name).isWarnEnabled())
+
+
+def jvm_log_level(spark, name: str) -> str:
+    """The level JVM logger `name` logs at (its own or inherited)."""
+    return str(_logger(spark, name).getLevel().name())
 
 
 def test_spark_keeps_its_warnings_about_what_the_job_does_on_purpose_off_the_console(
