@@ -52,7 +52,7 @@ SESSION_DEFAULTS = {
     # buckets had freed: the same 1M bucket run 10 times in one process took the peak from
     # 488 to 626 MB, and the benchmark's workers peaked at 553 MB at 1M and 663 MB at 10M
     # (about 36 buckets per worker against 4). With glibc they peaked at 459 and 523 MB,
-    # at the same speed (README, Benchmarks).
+    # at the same speed (benchmarks/README.md).
     "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL": "system",
     # HotSpot never compiles a method of more than 8,000 bytes of bytecode: it stays
     # interpreted. Spark's default limit (65,535) keeps such a method in a fused stage; at
