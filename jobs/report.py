@@ -88,6 +88,11 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                                   balance if decide else None),
     }
     if candidates:
+        if compare:
+            # the comparison reads each candidate's rows twice (moves per queue, the
+            # heaviest client), in plans too different for Spark to share: stored by the
+            # first read, each candidate's kernels run once, not twice
+            candidates = {s: persist(rows, eager=False) for s, rows in candidates.items()}
         comparison = strategy_comparison_report(candidates, inputs.queues, inputs.members)
         # written empty when not asked for but an earlier run wrote it: this run's
         # snapshots must not keep that run's rows

@@ -3,6 +3,7 @@ Spark). Expected claims are written out by hand from the assignors' rules."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, sticky_bucket
@@ -145,3 +146,41 @@ def test_empty_bucket() -> None:
     queues, members = _frames([("s1", [])], [])
     out = sticky_bucket(queues.iloc[0:0], members)
     assert out.empty and list(out.columns) == ["_row", "client_id", "strategy", "status"]
+
+
+def test_a_bucket_is_its_groups_run_alone_whatever_the_row_order() -> None:
+    # three groups in two clusters, their snapshots and members interleaved and shuffled:
+    # each group's claims are those it gets alone (the chain never crosses groups)
+    def group(cluster: str, name: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        rng = np.random.default_rng(seed)
+        snapshots = [(s, [(t, b, q) for t in ("T", "U") for b in (None, "b1")
+                          for q in range(int(rng.integers(1, 5)))]) for s in ("s1", "s2", "s3")]
+        clients = ["a", "B", "c10", "c9"]
+        members = [(s, c, t, COOP if name == "g1" else "sticky", None)
+                   for s, _ in snapshots for c in rng.choice(clients, 3, replace=False)
+                   for t in ("T", "U") if rng.random() < 0.8]
+        members += [("s2", "z", "U", "sticky", "BROADCASTING")]
+        prior = [("s1", str(rng.choice(clients)), "T", None, q) for q in range(3)]
+        queues, side = _frames(snapshots, members, prior, first_previous="s0")
+        queues[["cluster", "consumer_group"]] = cluster, name
+        side[["cluster", "consumer_group"]] = cluster, name
+        return queues, side
+
+    groups = [group("c", "g1", 1), group("c", "g2", 2), group("d", "g1", 3)]
+    alone = []
+    for queues, members in groups:
+        out = sticky_bucket(queues, members)
+        alone.append(out.assign(_row=queues["_row"].to_numpy()[out["_row"]].astype(str)
+                                + "@" + queues["cluster"].iloc[0]
+                                + queues["consumer_group"].iloc[0]))
+    queues = pd.concat([q.assign(_key=q["_row"].astype(str) + "@" + q["cluster"]
+                                 + q["consumer_group"]) for q, _ in groups])
+    queues = queues.sample(frac=1, random_state=7).reset_index(drop=True)
+    queues["_row"] = range(len(queues))
+    members = pd.concat([m for _, m in groups]).sample(frac=1, random_state=8)
+    together = sticky_bucket(queues.drop(columns="_key"), members)
+    together["_row"] = queues["_key"].to_numpy()[together["_row"]]
+    expected = pd.concat(alone).sort_values(["_row", "client_id"], ignore_index=True)
+    got = together.sort_values(["_row", "client_id"], ignore_index=True)
+    assert (got["status"] == "OK").sum() > 0 and (got["status"] == "BROADCAST").sum() > 0
+    pd.testing.assert_frame_equal(got, expected)
