@@ -10,8 +10,8 @@ ahead; each file through a dataset fragment of its own, see `_scan_file`), so wh
 driver holds grows with what the page shows, not with the tables or their files: every
 group is read only as the few figures the overview needs, reduced per batch (the groups
 worth detailing to the `top` worst so far, the skew histogram to one count per skew
-value, the churn timeline to one sum per snapshot), whole rows only for the groups the
-page details.
+value, the churn timeline to one sum per snapshot, drift to one count per group and
+kind), whole rows only for the groups the page details.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ CHURN_TIMELINE_KEYS = ["cluster", "snapshot_id", "captured_at"]
 BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
                          "findings", *SEVERITY_WEIGHTS)
 RUN_KEYS = ["snapshot_id", "cluster", "run_id"]
+# the drift section's rows: drifting queues counted per group and kind
+DRIFT_KEYS = ["cluster", "consumer_group", "kind"]
 
 
 @dataclass
@@ -61,7 +63,8 @@ class ReportData:
     group_balance: pd.DataFrame  # shown snapshots (load(): the detailed groups only)
     consumer_load: pd.DataFrame  # shown snapshots
     churn: pd.DataFrame  # queues_moved per complete snapshot: the timeline is history
-    drift: pd.DataFrame | None = None  # None: the run had no observed input
+    # drifting queues per DRIFT_KEYS (`queues`); None: the run had no observed input
+    drift: pd.DataFrame | None = None
     what_if: pd.DataFrame | None = None  # None: no what_if table in the output
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
     # how many whole-group rows of the shown snapshots have each skew (skew value →
@@ -231,9 +234,30 @@ def load(output: str, snapshots: Sequence[str] | None = None,
         skew_counts=index.skew_counts,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=churn_timeline(output, all_runs),
-        drift=rows("drift"), what_if=rows("what_if", of_groups=detailed),
+        drift=drift_counts(output, shown, groups or None, all_runs),
+        what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
     )
+
+
+def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,
+                 all_runs: pd.DataFrame) -> pd.DataFrame | None:
+    """Drifting queues of complete runs per DRIFT_KEYS (`queues`), counted batch by batch:
+    the table holds a row per drifting queue, and a capture taken while groups rebalance
+    can make that every queue. None when the output has no drift table."""
+    if not has_table(output, "drift"):
+        return None
+
+    def count(batch: pa.RecordBatch) -> pd.DataFrame:
+        rows = of_complete_runs(batch.to_pandas(), all_runs)
+        return rows.groupby(DRIFT_KEYS, dropna=False).size().rename("queues").reset_index()
+
+    counts = reduce_table(output, "drift", count, snapshots, groups,
+                          list(dict.fromkeys([*RUN_KEYS, *DRIFT_KEYS])))
+    if counts.empty:
+        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in DRIFT_KEYS},
+                             "queues": pd.Series(dtype="int64")})
+    return counts.groupby(DRIFT_KEYS, dropna=False)["queues"].sum().reset_index()
 
 
 @dataclass

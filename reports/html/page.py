@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from reports.html import charts
-from reports.html.data import ReportData
+from reports.html.data import DRIFT_KEYS, ReportData
 from reports.html.select import DEFAULT_TOP, groups_needing_attention, skew_counts
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -112,10 +112,11 @@ def header(data: ReportData, generated: datetime) -> str:
 
 
 def drift_section(drift: pd.DataFrame | None) -> str:
-    """Drifting queues per group and kind, when the run had an observed input."""
+    """Drifting queues per group and kind (`data.drift_counts`), when the run had an
+    observed input."""
     if drift is None or drift.empty:
         return ""
-    counts = (drift.groupby(["cluster", "consumer_group", "kind"], dropna=False).size()
+    counts = (drift.groupby(DRIFT_KEYS, dropna=False)["queues"].sum()
               .unstack("kind", fill_value=0))
     counts.insert(0, "drifting_queues", counts.sum(axis=1))
     counts = counts.sort_values("drifting_queues", ascending=False).reset_index()

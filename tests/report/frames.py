@@ -77,6 +77,12 @@ def drift() -> pd.DataFrame:
         for q, k in ((0, "NOT_HELD"), (1, "HELD_TWICE"), (2, "NOT_HELD"))])
 
 
+def drift_counts() -> pd.DataFrame:
+    """`drift()` as the page gets it: drifting queues per group and kind."""
+    return (drift().groupby(["cluster", "consumer_group", "kind"]).size().rename("queues")
+            .reset_index())
+
+
 def what_if() -> pd.DataFrame:
     base = {"snapshot_id": "s2", "cluster": "c1", "captured_at": T2,
             "consumer_group": "g-skew", "virtual_nodes": None, "split_by_topic": False,

@@ -175,3 +175,33 @@ def test_a_scan_file_by_file_reads_what_the_whole_table_holds(tmp_path):
     # the file written before the column was added reads it as null
     assert got.set_index("consumer_group")["recommendation"].isna().to_dict() == {
         "g-1-0": True, "g-5-0": False, "g-5-1": False}
+
+
+@pytest.mark.parametrize("one_row_batches", [False, True])
+def test_drift_is_counted_per_group_and_kind_of_complete_runs(tmp_path, monkeypatch,
+                                                              one_row_batches):
+    """The page gets drifting queues per (cluster, group, kind), never the rows: counted
+    batch by batch (one row a batch: the same counts), a dead run's rows left out, a
+    group filter kept."""
+    from deltalake import write_deltalake
+
+    from reports.html import data
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    dead = frames.drift().assign(run_id="dead")  # a run that died part-way
+    write_deltalake(f"{output}/drift", frames.to_arrow(dead), mode="append",
+                    partition_by=["snapshot_id"])
+    if one_row_batches:
+        scan = data.scan
+
+        def batches(*args, **kwargs):
+            for batch in scan(*args, **kwargs):
+                yield from (batch.slice(i, 1) for i in range(batch.num_rows))
+
+        monkeypatch.setattr(data, "scan", batches)
+    drift = load(output).drift
+    assert drift.sort_values("kind").values.tolist() == [
+        ["c1", "g-skew", "HELD_TWICE", 1], ["c1", "g-skew", "NOT_HELD", 2]]
+    assert load(output, groups=["g-idle"]).drift.empty
+    assert list(load(output, snapshots=["s1"]).drift.columns) == [
+        "cluster", "consumer_group", "kind", "queues"]

@@ -22,7 +22,7 @@ def data(**overrides) -> ReportData:
     base = {"output": "/out/<root>", "runs": shown,
             "group_balance": balance[balance["snapshot_id"] == "s2"],
             "consumer_load": frames.consumer_load(), "churn": frames.churn(),
-            "drift": frames.drift(), "what_if": frames.what_if()}
+            "drift": frames.drift_counts(), "what_if": frames.what_if()}
     return ReportData(**{**base, **overrides})
 
 
