@@ -35,6 +35,18 @@ def key_codes(*columns: Column) -> tuple[np.ndarray, int]:
     return _dense(key)
 
 
+def runs(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and length of each run of equal key tuples in already sorted key arrays
+    (the groups of sorted rows, without a group-by)."""
+    n = len(keys[0])
+    brk = np.zeros(n, dtype=bool)
+    brk[:1] = True
+    for k in keys:
+        brk[1:] |= k[1:] != k[:-1]
+    start = np.flatnonzero(brk).astype(np.int64)
+    return start, np.diff(np.append(start, n)).astype(np.int64)
+
+
 def row_of(table: list[np.ndarray], query: list[np.ndarray]) -> np.ndarray:
     """For every row of the `query` columns, the first row of the `table` columns equal
     to it in every column, or -1: a join on several keys as one hash pass over both."""

@@ -21,6 +21,7 @@ import pandas as pd
 
 from rebalance_udfs.batch import AllocationBatch
 from rebalance_udfs.hashring import build_rings, segment_claims, usable_virtual_nodes
+from rebalance_udfs.key_codes import runs
 from rebalance_udfs.machine_room import Share, share_in_lists
 from rebalance_udfs.positional import EMPTY_CLAIMS, Claims, expand_blocks, rocketmq_cid_index
 from rebalance_udfs.rocketmq import averagely_by_circle_share, averagely_share
@@ -40,17 +41,6 @@ def _room_codes(rooms: np.ndarray) -> tuple[np.ndarray, int]:
     empty = np.flatnonzero(pd.Series(names, dtype=object).astype(str).to_numpy() == "")
     codes = np.where(np.isin(codes, empty), -1, codes).astype(np.int64)
     return codes, max(len(names), 1)
-
-
-def _runs(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and length of each run of equal key tuples in already sorted key arrays."""
-    n = len(keys[0])
-    brk = np.zeros(n, dtype=bool)
-    brk[:1] = True
-    for k in keys:
-        brk[1:] |= k[1:] != k[:-1]
-    start = np.flatnonzero(brk).astype(np.int64)
-    return start, np.diff(np.append(start, n)).astype(np.int64)
 
 
 def nearby_kernel(inner: str) -> Callable[[AllocationBatch, np.ndarray], Claims]:
@@ -102,7 +92,7 @@ def _nearby(batch: AllocationBatch, calls: np.ndarray, share: Share | None,
     # Queue lists: (unit, broker room), queues in mqAll order.
     order = np.lexsort((q_pos, q_room, q_u))
     list_pos, lq_u, lq_room = q_pos[order], q_u[order], q_room[order]
-    list_start, list_count = _runs(lq_u, lq_room)
+    list_start, list_count = runs(lq_u, lq_room)
     list_unit, list_room = lq_u[list_start], lq_room[list_start]
     list_group = batch.unit_group[rel_units[list_unit]]
     list_group = np.searchsorted(rel_groups, list_group)
@@ -110,7 +100,7 @@ def _nearby(batch: AllocationBatch, calls: np.ndarray, share: Share | None,
     # Client lists: (group, client room), slots in cidAll order, duplicates kept.
     order = np.lexsort((s_pos, s_room, s_g))
     cl_slots, cs_g, cs_room = s_pos[order], s_g[order], s_room[order]
-    cl_start, cl_count = _runs(cs_g, cs_room)
+    cl_start, cl_count = runs(cs_g, cs_room)
     cl_key = cs_g[cl_start] * n_rooms + cs_room[cl_start]
     seg_of = np.repeat(np.arange(len(cl_start), dtype=np.int64), cl_count)
     index_in_room = np.empty(len(cl_slots), np.int64)
