@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Collection
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -63,6 +64,11 @@ SESSION_DEFAULTS = {
     "spark.sql.codegen.hugeMethodLimit": "8000",
 }
 
+# The launcher's log settings (spark-submit.sh passes the same file): warnings and errors
+# only, without Spark's start-up banner.
+LOG4J_CONF = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
 
 def build_session(
     app_name: str = "rebalance-audit",
@@ -82,6 +88,7 @@ def build_session(
     submitted = launched_by_spark_submit()
     if not submitted:
         builder = builder.master(master or "local[*]")
+        conf = launch_conf(conf, master or "local[*]")
     already = submitted_keys() if submitted else frozenset()
     for key, value in session_conf(conf, console_progress, already).items():
         builder = builder.config(key, value)
@@ -89,6 +96,23 @@ def build_session(
     spark.sparkContext.setLogLevel(log_level)
     quiet_known_warnings(spark)
     return spark
+
+
+def launch_conf(conf: dict[str, str] | None, master: str) -> dict[str, str]:
+    """`conf` plus what spark-submit.sh gives a JVM it starts, for a JVM started from plain
+    Python (`python -m jobs.cli`, notebooks, tests): the launcher's log4j2 file (not
+    Spark's start-up banner and hostname and native-library warnings), and, on a local
+    master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it). A
+    log configuration the user's driver options name wins; only a JVM not yet running
+    takes either."""
+    conf = dict(conf or {})
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    options = conf.get(DRIVER_JAVA_OPTIONS, "")
+    if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
+        ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
+        conf[DRIVER_JAVA_OPTIONS] = f"{ours} {options}".strip()
+    return conf
 
 
 def session_conf(conf: dict[str, str] | None, console_progress: bool,

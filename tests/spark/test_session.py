@@ -3,6 +3,7 @@ workers' Arrow memory pool as the workers really see it, and Kryo as the session
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -10,7 +11,14 @@ import pyarrow as pa
 
 from jobs.jvm_logs import QUIET_LOGGERS, RDD_LOGGERS, quieted
 from jobs.persist import Persisted
-from jobs.session import REQUIRED_CONF, SESSION_DEFAULTS, session_conf
+from jobs.session import (
+    DRIVER_JAVA_OPTIONS,
+    LOG4J_CONF,
+    REQUIRED_CONF,
+    SESSION_DEFAULTS,
+    launch_conf,
+    session_conf,
+)
 
 POOL = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
 SERIALIZER = "spark.serializer"
@@ -37,6 +45,32 @@ def test_under_spark_submit_a_default_applies_only_where_the_submit_left_it_unse
     assert POOL not in conf and conf[SERIALIZER] == KRYO
     assert conf["spark.sql.shuffle.partitions"] == "4"
     assert not set(SESSION_DEFAULTS) & set(session_conf(None, False, set(SESSION_DEFAULTS)))
+
+
+def test_a_jvm_started_from_plain_python_logs_as_the_launchers_does(monkeypatch) -> None:
+    """`python -m jobs.cli` printed Spark's start-up banner, hostname and native-library
+    warnings before the first progress line; spark-submit.sh's JVM does not."""
+    monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
+    ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
+    assert LOG4J_CONF.is_file()
+    assert launch_conf(None, "local[2]") == {DRIVER_JAVA_OPTIONS: ours}
+    assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
+    # the user's driver options are kept, and a log configuration of theirs wins
+    kept = launch_conf({DRIVER_JAVA_OPTIONS: "-Xss4m", "k": "v"}, "local[*]")
+    assert kept == {DRIVER_JAVA_OPTIONS: f"{ours} -Xss4m", "k": "v"}
+    theirs = {DRIVER_JAVA_OPTIONS: "-Dlog4j2.configurationFile=file:/etc/mine.properties"}
+    assert launch_conf(theirs, "local[*]") == theirs
+    # a cluster master binds where the cluster says
+    monkeypatch.delenv("SPARK_LOCAL_IP")
+    launch_conf(None, "spark://host:7077")
+    assert "SPARK_LOCAL_IP" not in os.environ
+
+
+def test_the_test_sessions_jvm_took_the_launchers_log_configuration(spark) -> None:
+    options = spark.sparkContext.getConf().get(DRIVER_JAVA_OPTIONS)
+    assert f"log4j2.configurationFile=file:{LOG4J_CONF}" in options
+    native = "org.apache.hadoop.util.NativeCodeLoader"  # the file sets it to ERROR
+    assert jvm_log_level(spark, native) == "ERROR"
 
 
 def test_no_fused_stage_keeps_a_method_the_jit_will_not_compile(spark) -> None:
