@@ -1,7 +1,7 @@
 """Assign: every group's queues recomputed with the clients' own strategies, through the
 kernels' Spark glue (`rebalance_udfs`), with the per-group reports computed in the same
-call (`rebalance_udfs.report_pass`), and the hypothetical assignments the strategy
-comparison weighs (every clustering member switched to one candidate strategy)."""
+call (`rebalance_udfs.report_pass`), and the strategy comparison's figures (every
+clustering member switched to one candidate strategy after another)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from jobs.read import Inputs
 from rebalance_udfs.report_pass import OBSERVED
 from rebalance_udfs.spark.assign import assign
 from rebalance_udfs.spark.churn import BUCKET_KEYS, History
-from rebalance_udfs.spark.members import clustering
+from rebalance_udfs.spark.comparison import comparison_figures
 from rebalance_udfs.spark.report_pass import assign_and_report, report
 from rebalance_udfs.spark.sticky import assign_sticky
 from rebalance_udfs.strategies import supported_strategies
@@ -64,32 +64,17 @@ def _with_observed(members: DataFrame, observed: DataFrame | None) -> DataFrame:
             .withColumn(OBSERVED, F.coalesce(F.col(OBSERVED), F.lit(False))))
 
 
-def with_strategy(members: DataFrame, strategy: str) -> DataFrame:
-    """Members as if every CLUSTERING member ran `strategy` (params other than
-    virtual_nodes cleared)."""
-    member = clustering()
-    return (members
-            .withColumn("strategy", F.when(member, F.lit(strategy))
-                        .otherwise(F.col("strategy")))
-            .withColumn("rooms", F.when(~member, F.col("rooms")))
-            .withColumn("config_queues", F.when(~member, F.col("config_queues"))))
-
-
-def assign_candidates(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-                      buckets: int, strategies: tuple[str, ...] = DEFAULT_CANDIDATES
-                      ) -> dict[str, DataFrame]:
-    """Per candidate strategy, the assignment rows of every snapshot had every clustering
-    member run it (sticky ones chained over the run's snapshots, from no prior)."""
+def strategy_comparison(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
+                        buckets: int, strategies: tuple[str, ...] = DEFAULT_CANDIDATES
+                        ) -> DataFrame:
+    """Per compared group and candidate strategy, the queues, moves, duplicate estimate and
+    heaviest client had every clustering member run it (`rebalance_udfs.spark.comparison`:
+    sticky ones chained over the run's snapshots from no prior). Unknown strategies are
+    refused before any Spark job."""
     strategies = tuple(dict.fromkeys(strategies))
     known = set(supported_strategies())
     unknown = [s for s in strategies if s not in known]
     if unknown or not strategies:
         raise ValueError(f"strategy_comparison: unknown or no strategies {list(unknown)} "
                          f"(supported: {', '.join(sorted(known))})")
-    out = {}
-    for strategy in strategies:
-        switched = with_strategy(members, strategy)
-        out[strategy] = (assign_sticky(queues, switched, offsets, buckets)
-                         if strategy in STICKY_STRATEGIES
-                         else assign(queues, switched, offsets, buckets))
-    return out
+    return comparison_figures(queues, members, offsets, buckets, strategies)

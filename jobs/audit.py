@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import faults
-from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all, assign_candidates
+from jobs.assign import assign_and_report_all, strategy_comparison
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.persist import Persisted
@@ -257,13 +257,11 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         line.detail = ("kernels and per-group reports, "
                        + row_counts({"assignments": sum(counts["assignments"].values())}))
         assignments = assignments_report(assignment_rows(packed), times)
-    candidates = None
-    if compare or "strategy_comparison" in existing:
-        candidates = assign_candidates(inputs.queues, inputs.members, inputs.offsets, buckets,
-                                       DEFAULT_CANDIDATES if compare else ("AVG",))
     reports = compute_reports(
         inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
-        candidates, compare,
+        strategy_comparison(inputs.queues, inputs.members, inputs.offsets, buckets)
+        if compare else None,
+        "strategy_comparison" in existing,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None),
         pass_rows=pass_rows)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}

@@ -3,7 +3,8 @@
 consumer_load and group_balance figures, the what-if candidates and churn come out of the
 pass that assigned the groups' queues (`rebalance_udfs.report_pass`, unpacked by
 `rebalance_udfs.spark.report_pass.unpack`); drift is one pass over the observed holders,
-the strategy comparison one over hypothetical assignments. This step adds what Spark
+the strategy comparison's figures one call per bucket for every candidate
+(`rebalance_udfs.spark.comparison`). This step adds what Spark
 does best (the capture times, the recommendation's words, the pairs' times and the
 triggers) over those rows, lazily: a table is computed when it is written, from the
 pass's materialized rows.
@@ -17,9 +18,11 @@ from contextlib import AbstractContextManager, nullcontext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from jobs.assign import DEFAULT_CANDIDATES
 from jobs.persist import Persist
 from jobs.read import Inputs
 from jobs.sizing import waves_for
+from rebalance_udfs.spark.comparison import no_figures
 from rebalance_udfs.spark.report_pass import unpack
 from reports.consumer_load import consumer_load_report
 from reports.drift import drift_by_group, drift_report
@@ -46,8 +49,8 @@ def simulates_more(inputs: Inputs, what_if: str) -> bool:
 def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     times: DataFrame, pairs: DataFrame, buckets: int, persist: Persist,
                     what_if: str = "findings",
-                    candidates: dict[str, DataFrame] | None = None,
-                    compare: bool = False, *,
+                    comparison: DataFrame | None = None, comparison_written: bool = False,
+                    *,
                     pass_rows: dict[str, int],
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
                     ) -> dict[str, DataFrame]:
@@ -58,8 +61,9 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     assignment rows as the table has them; `pairs`: the snapshots churn compares, with their times
     (`reports.rebalance_churn.churn_history`). `what_if`: which groups got what-if
     candidates (all, findings, off); their best change is quoted in the group_balance
-    recommendation. `candidates`: the strategy comparison's hypothetical assignments; its
-    table is empty unless `compare`. `pass_rows`: rows per table of the pass
+    recommendation. `comparison`: the strategy comparison's figures of the DEFAULT_CANDIDATES
+    (`jobs.assign.strategy_comparison`), when asked for; without them the table is written
+    empty if an earlier run wrote it (`comparison_written`). `pass_rows`: rows per table of the pass
     (`pass_counts`): each table is decoded in as many tasks as its rows need
     (`jobs.sizing.waves_for`), not one per bucket. `step(label)`: the context each
     materialized part runs in."""
@@ -87,14 +91,12 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
         "what_if": what_if_report(unpacked("what_if"), times,
                                   balance if decide else None),
     }
-    if candidates:
-        if compare:
-            # the comparison reads each candidate's rows twice (moves per queue, the
-            # heaviest client), in plans too different for Spark to share: stored by the
-            # first read, each candidate's kernels run once, not twice
-            candidates = {s: persist(rows, eager=False) for s, rows in candidates.items()}
-        comparison = strategy_comparison_report(candidates, inputs.queues, inputs.members)
-        # written empty when not asked for but an earlier run wrote it: this run's
-        # snapshots must not keep that run's rows
-        reports["strategy_comparison"] = comparison if compare else comparison.limit(0)
+    if comparison is not None:
+        reports["strategy_comparison"] = strategy_comparison_report(
+            comparison, DEFAULT_CANDIDATES, inputs.queues, inputs.members)
+    elif comparison_written:
+        # this run's snapshots must not keep that run's rows
+        reports["strategy_comparison"] = strategy_comparison_report(
+            no_figures(side.sparkSession), DEFAULT_CANDIDATES, inputs.queues,
+            inputs.members).limit(0)
     return reports

@@ -1,25 +1,42 @@
-"""strategy_comparison on the upstream stability scenarios."""
+"""strategy_comparison on the upstream stability scenarios, and against the Spark
+assignments and aggregations it replaced (`tests/support/comparison_oracle.py`) on random
+groups: sticky and cooperative-sticky ones, broadcasting members, CONFIG and room
+parameters cleared by the switch, offsets known or not."""
 
 from __future__ import annotations
 
-import pytest
+import random
+from pathlib import Path
 
-from jobs.assign import assign_candidates
+import pandas as pd
+import pytest
+from chispa import assert_df_equality
+
+from jobs.assign import DEFAULT_CANDIDATES, strategy_comparison
+from jobs.persist import Persisted
+from jobs.read import InputPaths, read_inputs
 from reports.strategy_comparison import COLUMNS, strategy_comparison_report
+from storage.delta import DeltaStore
 from tests.support import stability
+from tests.support.comparison_oracle import oracle_candidates, oracle_comparison
+from tests.support.delta_inputs import write_inputs
 
 pytestmark = pytest.mark.spark
 
 
+def _stability_frames(spark):
+    queues, members = stability.input_tables(("AVG",))
+    return (spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
+                                  stability.QUEUES_SCHEMA),
+            spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
+                                  stability.MEMBERS_SCHEMA))
+
+
 def test_stability_moves_per_strategy(spark):
     # one group that really runs AVG; every candidate is computed on the same inputs
-    queues, members = stability.input_tables(("AVG",))
-    queues_df = spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
-                                      stability.QUEUES_SCHEMA)
-    members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
-                                       stability.MEMBERS_SCHEMA)
-    candidates = assign_candidates(queues_df, members_df, None, buckets=2)
-    report = strategy_comparison_report(candidates, queues_df, members_df)
+    queues_df, members_df = _stability_frames(spark)
+    figures = strategy_comparison(queues_df, members_df, None, buckets=2)
+    report = strategy_comparison_report(figures, DEFAULT_CANDIDATES, queues_df, members_df)
     assert report.columns == COLUMNS
     rows = {(r["cluster"], r["strategy"]): r.asDict() for r in report.collect()}
     assert len(rows) == 2 * 4  # snap-2 of each cluster, four candidates
@@ -40,19 +57,75 @@ def test_stability_moves_per_strategy(spark):
         assert sticky["max_client_queues"] == rows[(cluster, "AVG")]["max_client_queues"]
 
 
+def _random_inputs(seed: int) -> dict:
+    """`test_group_figures._random_cluster` (two snapshots, every batch strategy, CONFIG
+    and room parameters, broadcasting members, duplicated client ids), with a sticky and a
+    cooperative-sticky group, a third snapshot, and consumed offsets beside the committed
+    ones (duplicate estimates)."""
+    from tests.spark.test_group_figures import _random_cluster
+
+    rnd = random.Random(seed)
+    data = _random_cluster(seed)
+    third = _random_cluster(seed + 100)
+    for name in ("queues", "members", "offsets"):
+        later = third[name][third[name]["snapshot_id"] == "s2"].assign(snapshot_id="s3")
+        data[name] = data[name]._append(later, ignore_index=True)
+    members = data["members"]
+    for group, strategy in (("g4", "sticky"), ("g5", "cooperative-sticky")):
+        chosen = (members["consumer_group"] == group) & (members["snapshot_id"] != "s1")
+        members.loc[chosen, "strategy"] = strategy
+        members.loc[chosen, ["strategy_params", "allocation_mode"]] = None
+    offsets = data["offsets"]
+    offsets["consumed_offset"] = pd.array(
+        [pd.NA if pd.isna(c) or rnd.random() < 0.3 else int(c) + rnd.randint(-5, 60)
+         for c in offsets["committed_offset"]], dtype="Int64")
+    return data
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_groups_give_the_oracle_comparison(spark, tmp_path, seed):
+    paths = write_inputs(spark, Path(tmp_path), **_random_inputs(seed))
+    persist = Persisted()
+    try:
+        inputs = read_inputs(DeltaStore(spark, "offline"),
+                             InputPaths(paths["queues"], paths["members"], paths["offsets"]),
+                             (), persist)
+        figures = strategy_comparison(inputs.queues, inputs.members, inputs.offsets, 3)
+        ours = strategy_comparison_report(figures, DEFAULT_CANDIDATES, inputs.queues,
+                                          inputs.members)
+        oracle = oracle_comparison(
+            oracle_candidates(inputs.queues, inputs.members, inputs.offsets, 2,
+                              DEFAULT_CANDIDATES), inputs.queues, inputs.members)
+        rows = ours.collect()
+        assert {r["snapshot_id"] for r in rows} == {"s2", "s3"}
+        assert sum(r["moves"] for r in rows) > 0
+        assert any(r["estimated_duplicates"] for r in rows)
+        assert_df_equality(ours, oracle, ignore_row_order=True, ignore_nullable=True)
+    finally:
+        persist.release()
+
+
+def test_one_snapshot_compares_nothing_and_runs_no_python(spark):
+    queues_df, members_df = _stability_frames(spark)
+    first = queues_df.where("snapshot_id = 'snap-1'")
+    figures = strategy_comparison(first, members_df.where("snapshot_id = 'snap-1'"), None, 2)
+    # no pair to compare: an empty frame, not a kernel stage over every queue
+    plan = figures._jdf.queryExecution().analyzed().toString()
+    assert "CoGroups" not in plan and "LogicalRDD" in plan, plan
+    assert figures.count() == 0
+    figures = strategy_comparison(queues_df, members_df, None, 2)
+    assert "FlatMapCoGroupsInArrow" in figures._jdf.queryExecution().analyzed().toString()
+
+
 def test_unknown_strategy_is_refused_before_any_job(spark):
-    queues, members = stability.input_tables(("AVG",))
-    queues_df = spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
-                                      stability.QUEUES_SCHEMA)
-    members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
-                                       stability.MEMBERS_SCHEMA)
+    queues_df, members_df = _stability_frames(spark)
     sc = spark.sparkContext
     sc.setJobGroup("strategy-comparison-refusal", "unknown strategies are refused")
     try:
         with pytest.raises(ValueError) as refused:
-            assign_candidates(queues_df, members_df, None, 2, ("AVG", "FASTEST"))
+            strategy_comparison(queues_df, members_df, None, 2, ("AVG", "FASTEST"))
         with pytest.raises(ValueError, match=r"unknown or no strategies \[\]"):
-            assign_candidates(queues_df, members_df, None, 2, ())
+            strategy_comparison(queues_df, members_df, None, 2, ())
         assert sc.statusTracker().getJobIdsForGroup("strategy-comparison-refusal") == []
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
@@ -60,3 +133,28 @@ def test_unknown_strategy_is_refused_before_any_job(spark):
     assert message.startswith("strategy_comparison: unknown or no strategies ['FASTEST'] "
                               "(supported: AVG, AVG_BY_CIRCLE, ")
     assert "CONSISTENT_HASH" in message and "sticky" in message
+
+
+def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snapshots(
+        spark, tmp_path):
+    from jobs.audit import run
+    from jobs.config import AuditConfig
+    from tests.support.outputs import table
+
+    data = _random_inputs(3)
+    paths = write_inputs(spark, Path(tmp_path) / "in", **data)
+    out = Path(tmp_path) / "out"
+
+    def audit(compare: bool) -> None:
+        run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                        offsets=paths["offsets"], output=str(out), engine="offline",
+                        what_if="off", compare_strategies=compare), spark=spark)
+
+    audit(True)
+    written = table(out, "strategy_comparison")
+    groups = data["members"].query("snapshot_id != 's1'")[["snapshot_id", "consumer_group"]]
+    assert len(written) == len(groups.drop_duplicates()) * len(DEFAULT_CANDIDATES)
+    assert set(written["strategy"]) == set(DEFAULT_CANDIDATES)
+    assert written["moves"].sum() > 0 and written["run_id"].nunique() == 1
+    audit(False)  # the same snapshots again: that run's comparison rows must not stay
+    assert table(out, "strategy_comparison").empty

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.churn import AFTER, BEFORE
 from reports.rebalance_churn import PAIR_COLUMNS, churn_history, in_table_shape
-from reports.strategy_comparison import ROW_COLUMNS, _side, link_rows, queue_changes
+from tests.support.comparison_oracle import ROW_COLUMNS, _side, link_rows, queue_changes
 from vocabulary.columns import GROUP_KEYS
 
 CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
