@@ -10,6 +10,9 @@ of its own and the moves two Spark aggregations over all their rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -22,15 +25,14 @@ from rebalance_udfs.spark.arrow import attach_offsets, gather_assigned, kernel_c
 from rebalance_udfs.spark.assign import queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, bucketed
 from rebalance_udfs.spark.snapshot_order import snapshot_order
+from rebalance_udfs.spark.sticky import CHAIN_KEYS
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
 from vocabulary.columns import MODE_COLUMNS, QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 
-# a group's snapshots share a bucket
-GROUP_CHAIN = ["cluster", "consumer_group"]
 FIGURES = from_arrow_schema(FIGURES_SCHEMA)
 
 
-def candidate_rows(queues: pa.Table, members, strategy: str) -> pa.Table:
+def candidate_rows(queues: pa.Table, members: pd.DataFrame, strategy: str) -> pa.Table:
     """The assignment rows (ASSIGNED_ARROW_SCHEMA) of a bucket had every clustering member
     run `strategy`: the batch kernels, or the sticky chain from no prior.
 
@@ -45,7 +47,10 @@ def candidate_rows(queues: pa.Table, members, strategy: str) -> pa.Table:
     return gather_assigned(queues, claims)
 
 
-def _body(strategies: tuple[str, ...], pairs: pa.Table):
+def _body(strategies: tuple[str, ...], pairs: pa.Table
+          ) -> Callable[[pa.Table, pa.Table], pa.Table]:
+    """The cogrouped UDF body: a bucket's queue rows and members in, FIGURES rows of every
+    candidate out."""
     def body(queues: pa.Table, members: pa.Table) -> pa.Table:
         queues = attach_offsets(queues)
         modes = [c for c in MODE_COLUMNS if c in members.column_names]
@@ -80,6 +85,6 @@ def comparison_figures(queues: DataFrame, members: DataFrame, offsets: DataFrame
     rows = queue_rows(queues, members, offsets).join(F.broadcast(positions), SNAPSHOT_KEYS)
     member_side = members.select(*MEMBER_COLUMNS,
                                  *[c for c in MODE_COLUMNS if c in members.columns])
-    return (bucketed(rows, buckets, GROUP_CHAIN).groupBy(BUCKET)
-            .cogroup(bucketed(member_side, buckets, GROUP_CHAIN).groupBy(BUCKET))
+    return (bucketed(rows, buckets, CHAIN_KEYS).groupBy(BUCKET)
+            .cogroup(bucketed(member_side, buckets, CHAIN_KEYS).groupBy(BUCKET))
             .applyInArrow(_body(strategies, pairs), FIGURES))
