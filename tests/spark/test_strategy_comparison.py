@@ -1,7 +1,7 @@
 """strategy_comparison on the upstream stability scenarios, and against the Spark
 assignments and aggregations it replaced (`tests/support/comparison_oracle.py`) on random
-groups: sticky and cooperative-sticky ones, broadcasting members, CONFIG and room
-parameters cleared by the switch, offsets known or not."""
+groups: sticky and cooperative-sticky ones, broadcasting members, CONFIG parameters
+cleared by the switch, offsets known or not."""
 
 from __future__ import annotations
 
@@ -58,10 +58,10 @@ def test_stability_moves_per_strategy(spark):
 
 
 def _random_inputs(seed: int) -> dict:
-    """`test_group_figures._random_cluster` (two snapshots, every batch strategy, CONFIG
-    and room parameters, broadcasting members, duplicated client ids), with a sticky and a
-    cooperative-sticky group, a third snapshot, and consumed offsets beside the committed
-    ones (duplicate estimates)."""
+    """`test_group_figures._random_cluster` (two snapshots, the batch strategies with
+    CONFIG parameters, broadcasting and POP members, duplicated client ids), with a
+    sticky and a cooperative-sticky group, a third snapshot, and consumed offsets beside
+    the committed ones (duplicate estimates)."""
     from tests.spark.test_group_figures import _random_cluster
 
     rnd = random.Random(seed)
@@ -69,7 +69,7 @@ def _random_inputs(seed: int) -> dict:
     third = _random_cluster(seed + 100)
     for name in ("queues", "members", "offsets"):
         later = third[name][third[name]["snapshot_id"] == "s2"].assign(snapshot_id="s3")
-        data[name] = data[name]._append(later, ignore_index=True)
+        data[name] = pd.concat([data[name], later], ignore_index=True)
     members = data["members"]
     for group, strategy in (("g4", "sticky"), ("g5", "cooperative-sticky")):
         chosen = (members["consumer_group"] == group) & (members["snapshot_id"] != "s1")
