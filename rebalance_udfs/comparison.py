@@ -88,19 +88,15 @@ def _heaviest(rows: pa.Table, totals: pa.Table) -> pa.Array:
                                  pc.is_in(rows.column("status"), pa.array(CLAIM_STATUSES))),
                          False).to_numpy(zero_copy_only=False)
     claims = rows.filter(pa.array(claim))
-    n_totals = totals.num_rows
-    keys = [pa.concat_arrays([_array(claims.column(k)), _array(totals.column(k))])
-            for k in GROUP_KEYS]
-    group, n_groups = key_codes(*keys)
+    # both tables' group keys coded together (`key_codes` reads chunked columns as they are)
+    keys = pa.concat_tables([claims.select(GROUP_KEYS), totals.select(GROUP_KEYS)],
+                           promote_options="permissive")
+    group, n_groups = key_codes(*keys.columns)
     claim_group, total_group = group[:claims.num_rows], group[claims.num_rows:]
-    client_code, n_clients = key_codes(pa.array(claim_group), claims.column("client_id"))
+    client_code, n_clients = key_codes(claim_group, claims.column("client_id"))
     per_client = np.bincount(client_code, minlength=n_clients)
     group_of_client = np.zeros(n_clients, np.int64)
     group_of_client[client_code] = claim_group
     most = np.zeros(n_groups, np.int64)
     np.maximum.at(most, group_of_client, per_client)
-    return pa.array(most[total_group] if n_totals else np.empty(0, np.int64), pa.int32())
-
-
-def _array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return pa.array(most[total_group], pa.int32())

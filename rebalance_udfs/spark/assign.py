@@ -8,6 +8,7 @@ Arrow body).
 
 from __future__ import annotations
 
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -24,9 +25,21 @@ def allocate_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
 
     `queues`: the bucket's queue rows, and its offsets rows when they ride along (see
     `attach_offsets`)."""
+    return run_kernel(attach_offsets(queues), QUEUE_COLUMNS, kernel_member_frame(members),
+                      allocate_bucket)
+
+
+def kernel_members(members: DataFrame) -> DataFrame:
+    """What the batch kernels read of the member rows: MEMBER_COLUMNS and the allocation
+    modes when the input has them."""
+    return members.select(*MEMBER_COLUMNS, *[c for c in MODE_COLUMNS if c in members.columns])
+
+
+def kernel_member_frame(members: pa.Table) -> pd.DataFrame:
+    """A bucket's member rows as the batch kernels take them (`kernel_members`' columns,
+    pandas)."""
     modes = [c for c in MODE_COLUMNS if c in members.column_names]
-    member_frame = members.select([*MEMBER_COLUMNS, *modes]).to_pandas()
-    return run_kernel(attach_offsets(queues), QUEUE_COLUMNS, member_frame, allocate_bucket)
+    return members.select([*MEMBER_COLUMNS, *modes]).to_pandas()
 
 
 def subscribed_units(
@@ -56,11 +69,9 @@ def assign(
 ) -> DataFrame:
     """Assignment rows (ASSIGNED_SCHEMA) of every (group, topic) some member subscribes,
     for members whose strategy has a batch kernel (not the sticky assignors)."""
-    member_cols = members.select(*MEMBER_COLUMNS,
-                                 *[c for c in MODE_COLUMNS if c in members.columns])
     return (
         bucketed(queue_rows(queues, members, offsets), buckets, GROUP_KEYS).groupBy(BUCKET)
-        .cogroup(bucketed(member_cols, buckets, GROUP_KEYS).groupBy(BUCKET))
+        .cogroup(bucketed(kernel_members(members), buckets, GROUP_KEYS).groupBy(BUCKET))
         .applyInArrow(allocate_arrow, ASSIGNED_SCHEMA)
     )
 

@@ -3,7 +3,7 @@ cogrouped Arrow call (`rebalance_udfs.comparison`).
 
 Buckets are by (cluster, consumer_group), so a group's snapshots, which the comparison
 pairs, are in one call; the queue rows bring their offsets along (`queue_rows`) and the
-snapshots' order (`snapshot_order`: the sticky candidate chains them). One shuffle of the
+snapshots' order (`chain_order`: the sticky candidate chains them). One shuffle of the
 inputs and one Python stage for all candidates, where each candidate was an assignment
 of its own and the moves two Spark aggregations over all their rows.
 """
@@ -18,16 +18,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from rebalance_udfs.allocate import MEMBER_COLUMNS, QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.churn_link import PAIR_KEYS
 from rebalance_udfs.comparison import FIGURES_SCHEMA, candidate_figures, switched
 from rebalance_udfs.spark.arrow import attach_offsets, gather_assigned, kernel_claims
-from rebalance_udfs.spark.assign import queue_rows
+from rebalance_udfs.spark.assign import kernel_member_frame, kernel_members, queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, bucketed
-from rebalance_udfs.spark.snapshot_order import snapshot_order
-from rebalance_udfs.spark.sticky import CHAIN_KEYS
+from rebalance_udfs.spark.sticky import CHAIN_KEYS, chain_order
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
-from vocabulary.columns import MODE_COLUMNS, QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
+from vocabulary.columns import QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 
 FIGURES = from_arrow_schema(FIGURES_SCHEMA)
 
@@ -37,7 +36,7 @@ def candidate_rows(queues: pa.Table, members: pd.DataFrame, strategy: str) -> pa
     run `strategy`: the batch kernels, or the sticky chain from no prior.
 
     `queues`: the bucket's queue rows, offsets attached, with ORDER_COLUMNS; `members`:
-    its member rows (pandas, `allocate.MEMBER_COLUMNS` and the MODE_COLUMNS present)."""
+    its member rows (`rebalance_udfs.spark.assign.kernel_member_frame`)."""
     members = switched(members, strategy)
     if strategy in STICKY_STRATEGIES:
         chain = members.assign(broker_name=None, queue_id=None, _prior=False)[MEMBER_SIDE]
@@ -53,8 +52,7 @@ def _body(strategies: tuple[str, ...], pairs: pa.Table
     candidate out."""
     def body(queues: pa.Table, members: pa.Table) -> pa.Table:
         queues = attach_offsets(queues)
-        modes = [c for c in MODE_COLUMNS if c in members.column_names]
-        frame = members.select([*MEMBER_COLUMNS, *modes]).to_pandas()
+        frame = kernel_member_frame(members)
         parts = [candidate_figures(candidate_rows(queues, frame, s), pairs, s)
                  for s in strategies]
         return pa.concat_tables([FIGURES_SCHEMA.empty_table(), *parts])
@@ -72,19 +70,14 @@ def comparison_figures(queues: DataFrame, members: DataFrame, offsets: DataFrame
     `members` and candidate in `strategies`: per snapshot of the run with a predecessor in
     the run, the candidate's queues, moves, duplicate estimate and heaviest client. The
     pairs are a few rows per cluster: collected once, and given to every call."""
-    times = queues.select(*SNAPSHOT_KEYS, "captured_at")
-    order = snapshot_order(times)
-    pairs = (order.where(F.col("previous_snapshot_id").isNotNull())
+    order = chain_order(queues.select(*SNAPSHOT_KEYS, "captured_at"))
+    pairs = (order.where(F.col("_previous").isNotNull())
+             .select("cluster", "snapshot_id", F.col("_previous").alias("previous_snapshot_id"),
+                     F.col("_previous_in_run").alias("previous_in_run"))
              .select(*PAIR_KEYS).toArrow())
     if not pairs.num_rows:  # one snapshot per cluster: nothing to compare
         return no_figures(queues.sparkSession)
-    positions = order.select(
-        *SNAPSHOT_KEYS, F.col("position").alias("_position"),
-        F.col("previous_snapshot_id").alias("_previous"),
-        F.col("previous_in_run").alias("_previous_in_run"))
-    rows = queue_rows(queues, members, offsets).join(F.broadcast(positions), SNAPSHOT_KEYS)
-    member_side = members.select(*MEMBER_COLUMNS,
-                                 *[c for c in MODE_COLUMNS if c in members.columns])
+    rows = queue_rows(queues, members, offsets).join(F.broadcast(order), SNAPSHOT_KEYS)
     return (bucketed(rows, buckets, CHAIN_KEYS).groupBy(BUCKET)
-            .cogroup(bucketed(member_side, buckets, CHAIN_KEYS).groupBy(BUCKET))
+            .cogroup(bucketed(kernel_members(members), buckets, CHAIN_KEYS).groupBy(BUCKET))
             .applyInArrow(_body(strategies, pairs), FIGURES))

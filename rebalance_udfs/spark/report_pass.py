@@ -44,7 +44,7 @@ from rebalance_udfs.spark.arrow import (
     gather_assigned,
     kernel_claims,
 )
-from rebalance_udfs.spark.assign import queue_rows
+from rebalance_udfs.spark.assign import kernel_member_frame, queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, bucketed
 from rebalance_udfs.spark.churn import (
     BUCKET_KEYS,
@@ -191,11 +191,6 @@ def _read_streams(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
 
 
 # --------------------------------------------------------------------------- the UDFs
-def _kernel_members(members: pa.Table):
-    modes = [c for c in MODE_COLUMNS if c in members.column_names]
-    return members.select([*KERNEL_MEMBER_COLUMNS, *modes]).to_pandas()
-
-
 def _report_rows(assigned: pa.Table, rate: pa.Array | pa.ChunkedArray) -> pa.Table:
     """The assignment rows with what the reports read besides: lag and the exact rate."""
     return (assigned.append_column("lag", lag_of(assigned.column("max_offset"),
@@ -227,7 +222,7 @@ def _allocate(queues: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
     """The batch kernels on one bucket's queue rows (with their offsets rows,
     `attach_offsets`)."""
     queues = attach_offsets(queues)
-    claims = kernel_claims(queues, QUEUE_COLUMNS, _kernel_members(members), allocate_bucket)
+    claims = kernel_claims(queues, QUEUE_COLUMNS, kernel_member_frame(members), allocate_bucket)
     assigned = gather_assigned(queues, claims)
     return assigned, _report_rows(assigned, take(queues.column(RATE), claimed_rows(claims)))
 

@@ -37,6 +37,15 @@ def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
                       members.select(MEMBER_SIDE).to_pandas(), sticky_bucket)
 
 
+def chain_order(times: DataFrame, prior_times: DataFrame | None = None) -> DataFrame:
+    """SNAPSHOT_KEYS and ORDER_COLUMNS of every snapshot of `times`: its place in its
+    cluster's order and its predecessor (`snapshot_order`), as `sticky_bucket` reads them."""
+    return snapshot_order(times, prior_times).select(
+        *SNAPSHOT_KEYS, F.col("position").alias("_position"),
+        F.col("previous_snapshot_id").alias("_previous"),
+        F.col("previous_in_run").alias("_previous_in_run"))
+
+
 def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
                   buckets: int, prior_assignments: DataFrame | None = None) -> DataFrame:
     """Assignment rows (ASSIGNED_SCHEMA) of the groups whose members run a sticky assignor.
@@ -46,13 +55,9 @@ def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | No
     earlier runs (snapshot_id, cluster, captured_at, consumer_group, topic, broker_name,
     queue_id, client_id, strategy, status; extra columns ignored), or None.
     """
-    times = queues.select(*SNAPSHOT_KEYS, "captured_at")
     prior_times = (prior_assignments.select(*SNAPSHOT_KEYS, "captured_at")
                    if prior_assignments is not None else None)
-    order = snapshot_order(times, prior_times).select(
-        *SNAPSHOT_KEYS, F.col("position").alias("_position"),
-        F.col("previous_snapshot_id").alias("_previous"),
-        F.col("previous_in_run").alias("_previous_in_run"))
+    order = chain_order(queues.select(*SNAPSHOT_KEYS, "captured_at"), prior_times)
 
     units = subscribed_units(queues, members, offsets).join(
         F.broadcast(order), SNAPSHOT_KEYS)
