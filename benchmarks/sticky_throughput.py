@@ -6,8 +6,9 @@ Builds one bucket of Kafka groups once (1-4 topics of 8-64 partitions, 4-16 memb
 member replaced in each later snapshot, every other group on cooperative-sticky), then
 reports queue rows per second of the whole `sticky_bucket` call (sorting, the chain of
 snapshots, claims, the output frame) against its baseline, measured in the same run: the
-assignor alone (`sticky_assign` per group snapshot on prebuilt inputs, each snapshot from
-the previous one's result), which no bookkeeping around it can beat.
+assignor alone (`sticky_owners`, the integer form the chain calls, per group snapshot on
+prebuilt inputs, each snapshot from the previous one's result), which no bookkeeping
+around it can beat.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rebalance_udfs.sticky import sticky_assign
+from rebalance_udfs.ordering import java_key
+from rebalance_udfs.sticky import sticky_owners
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, sticky_bucket
 from vocabulary.columns import COOPERATIVE_STICKY
 
@@ -58,17 +60,37 @@ def build(groups: int, snapshots: int, seed: int
     return q, m, calls
 
 
-def assignor_alone(calls: list[tuple[dict, dict, bool]], snapshots: int) -> float:
-    """Seconds of `sticky_assign` alone over every group snapshot, each from the previous
-    snapshot's result of its group (computed first, untimed)."""
-    results: list[dict] = []
+def assignor_inputs(calls: list[tuple[dict, dict, bool]], snapshots: int) -> list[tuple]:
+    """Each group snapshot's `sticky_owners` arguments (counts, member topics, claims,
+    constrained, cooperative), its claims from the previous snapshot's result of its
+    group (computed here, untimed)."""
+    inputs: list[tuple] = []
+    before: dict[int, str] = {}  # partition id -> owner after the group's last snapshot
     for i, (subs, partitions, cooperative) in enumerate(calls):
-        before = results[i - 1] if i % snapshots else None
-        results.append(sticky_assign(subs, partitions, before, cooperative))
-    starts = [results[i - 1] if i % snapshots else None for i in range(len(calls))]
+        clients = sorted(subs, key=java_key)
+        topics = sorted(partitions, key=java_key)
+        index = {t: k for k, t in enumerate(topics)}
+        member = {c: k for k, c in enumerate(clients)}
+        claims: list[set[int]] = [set() for _ in clients]
+        for pid, owner in (before.items() if i % snapshots else ()):
+            if owner in member:
+                claims[member[owner]].add(pid)
+        args = ([partitions[t] for t in topics],
+                [frozenset(index[t] for t in subs[c]) for c in clients], claims,
+                len({frozenset(subs[c]) for c in clients}) <= 1, cooperative)
+        owners = sticky_owners(args[0], args[1], args[2], constrained=args[3],
+                               cooperative=args[4])
+        before = {pid: clients[k] for pid, k in enumerate(owners) if k >= 0}
+        inputs.append(args)
+    return inputs
+
+
+def assignor_alone(inputs: list[tuple]) -> float:
+    """Seconds of `sticky_owners` alone over every group snapshot."""
     t = time.perf_counter()
-    for (subs, partitions, cooperative), before in zip(calls, starts, strict=True):
-        sticky_assign(subs, partitions, before, cooperative)
+    for counts, member_topics, claims, constrained, cooperative in inputs:
+        sticky_owners(counts, member_topics, claims, constrained=constrained,
+                      cooperative=cooperative)
     return time.perf_counter() - t
 
 
@@ -84,12 +106,13 @@ def main() -> None:
     rows = len(queues)
     print(f"bucket: {args.groups:,} groups × {args.snapshots} snapshots, {rows:,} queue rows, "
           f"{len(members):,} member rows")
+    inputs = assignor_inputs(calls, args.snapshots)
     chain, alone = [], []
     for _ in range(args.repeat):
         t = time.perf_counter()
         out = sticky_bucket(queues, members)
         chain.append(time.perf_counter() - t)
-        alone.append(assignor_alone(calls, args.snapshots))
+        alone.append(assignor_alone(inputs))
     assert len(out) == rows, "every queue has one clustering owner or is unconsumed"
     best_chain, best_alone = min(chain), min(alone)
     print(f"sticky_bucket      {best_chain:7.3f} s  {rows / best_chain:12,.0f} rows/s  "

@@ -26,13 +26,15 @@ ownership) until nothing is withheld and returns the complete settled assignment
 
 from __future__ import annotations
 
+import functools
 import heapq
+import itertools
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 
 from rebalance_udfs.ordering import java_key
 
-__all__ = ["sticky_assign"]
+__all__ = ["sticky_assign", "sticky_owners"]
 
 # Follow-up rebalances replayed for cooperative-sticky. Usually one settles the group; in
 # random trials about 2 % needed two and very few three. If it never settles, the last
@@ -41,14 +43,11 @@ _MAX_SETTLE_ROUNDS = 8
 
 
 class _Layout:
-    """Dense integer ids for partitions: topics in Java order, then partition number.
-
-    A partition id's natural order is therefore Kafka's (topic, partition) order.
+    """Dense integer ids for partitions: topic index (topics in Java order), then partition
+    number. A partition id's natural order is therefore Kafka's (topic, partition) order.
     """
 
-    def __init__(self, topics: list[str], counts: list[int]) -> None:
-        self.topics = topics
-        self.index = {t: i for i, t in enumerate(topics)}
+    def __init__(self, counts: Sequence[int]) -> None:
         self.offset: list[int] = []
         self.topic_of: list[int] = []
         total = 0
@@ -56,30 +55,22 @@ class _Layout:
             self.offset.append(total)
             self.topic_of.extend([ti] * n)
             total += n
-        self.counts = counts
+        self.counts = list(counts)
         self.size = total
 
-    def pid(self, topic: object, partition: object) -> int | None:
-        """Id of an existing (topic, partition), None for anything else."""
-        ti = self.index.get(topic) if isinstance(topic, str) else None
-        if ti is None or isinstance(partition, bool):
+    @functools.cached_property
+    def partition_first(self) -> list[int] | None:
+        """Rank of each id in the order upstream keeps owned partitions: partition number,
+        then topic (None for one topic, where that is the id order itself)."""
+        if len(self.counts) < 2:
             return None
-        try:
-            p = int(partition)  # numpy ints and numeric strings from JSON/Arrow rows
-        except (TypeError, ValueError):
-            return None
-        if 0 <= p < self.counts[ti]:
-            return self.offset[ti] + p
-        return None
-
-    def partition_first(self, pid: int) -> tuple[int, int]:
-        """Upstream keeps owned partitions sorted by partition number, then topic."""
-        ti = self.topic_of[pid]
-        return pid - self.offset[ti], ti
-
-    def to_pair(self, pid: int) -> tuple[str, int]:
-        ti = self.topic_of[pid]
-        return self.topics[ti], pid - self.offset[ti]
+        offset, topic_of = self.offset, self.topic_of
+        by_partition = sorted(range(self.size),
+                              key=lambda pid: (pid - offset[topic_of[pid]], topic_of[pid]))
+        rank = [0] * self.size
+        for r, pid in enumerate(by_partition):
+            rank[pid] = r
+        return rank
 
 
 def sticky_assign(
@@ -102,9 +93,10 @@ def sticky_assign(
     topics = sorted(
         (t for t in wanted if _partition_count(partitions.get(t)) > 0), key=java_key
     )
-    layout = _Layout(topics, [_partition_count(partitions[t]) for t in topics])
-    member_topics = [frozenset(layout.index[t] for t in s if t in layout.index) for s in raw_subs]
-    constrained = len(set(raw_subs)) <= 1
+    counts = [_partition_count(partitions[t]) for t in topics]
+    index = {t: i for i, t in enumerate(topics)}
+    offset = [0, *itertools.accumulate(counts)]
+    member_topics = [frozenset(index[t] for t in s if t in index) for s in raw_subs]
 
     previous = previous or {}
     claims: list[set[int]] = []
@@ -113,11 +105,44 @@ def sticky_assign(
         for entry in previous.get(m) or ():
             if isinstance(entry, str) or len(entry) != 2:
                 continue
-            pid = layout.pid(entry[0], entry[1])
+            pid = _pid(index, counts, offset, entry[0], entry[1])
             if pid is not None:
                 mine.add(pid)
         claims.append(mine)
 
+    owners = sticky_owners(counts, member_topics, claims,
+                           constrained=len(set(raw_subs)) <= 1, cooperative=cooperative)
+    result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    ti = 0
+    for pid, i in enumerate(owners):  # pid order: topics in Java order, then partition
+        while pid >= offset[ti + 1]:
+            ti += 1
+        if i >= 0:
+            result[members[i]].append((topics[ti], pid - offset[ti]))
+    return result
+
+
+def sticky_owners(
+    counts: Sequence[int],
+    member_topics: Sequence[frozenset[int]],
+    claims: Sequence[set[int]],
+    *,
+    constrained: bool,
+    cooperative: bool = False,
+) -> list[int]:
+    """`sticky_assign` on integer ids, for callers that already hold them in order (the
+    sticky chain): no names are converted either way.
+
+    Topic t (0-based) is the t-th subscribed topic in Java order and has `counts[t]` > 0
+    partitions; partition id = the partitions of the topics before t + partition number.
+    Member i is the i-th member in Java order of id, subscribed to the topic indexes
+    `member_topics[i]` and owning the partition ids `claims[i]` before this rebalance.
+    `constrained`: every member subscribes the same topic names (counted before topics
+    without partitions are dropped, as upstream does). Returns the owner member index of
+    every partition id, -1 for nobody.
+    """
+    layout = _Layout(counts)
+    claims = list(claims)
     owners = _assign_once(layout, member_topics, claims, constrained)
     if cooperative:
         for _ in range(_MAX_SETTLE_ROUNDS):
@@ -126,17 +151,27 @@ def sticky_assign(
                 break
             # The revoking members gave those partitions up and the receivers did not get
             # them yet: that is what every member owns when the follow-up rebalance runs.
-            claims = [set() for _ in members]
+            claims = [set() for _ in member_topics]
             for pid, i in enumerate(owners):
                 if i >= 0 and pid not in withheld:
                     claims[i].add(pid)
             owners = _assign_once(layout, member_topics, claims, constrained)
+    return owners
 
-    result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
-    for pid, i in enumerate(owners):  # pid order: topics in Java order, then partition
-        if i >= 0:
-            result[members[i]].append(layout.to_pair(pid))
-    return result
+
+def _pid(index: Mapping[str, int], counts: Sequence[int], offset: Sequence[int],
+         topic: object, partition: object) -> int | None:
+    """Id of an existing (topic, partition), None for anything else."""
+    ti = index.get(topic) if isinstance(topic, str) else None
+    if ti is None or isinstance(partition, bool):
+        return None
+    try:
+        p = int(partition)  # numpy ints and numeric strings from JSON/Arrow rows
+    except (TypeError, ValueError):
+        return None
+    if 0 <= p < counts[ti]:
+        return offset[ti] + p
+    return None
 
 
 def _partition_count(value: object) -> int:
@@ -199,18 +234,26 @@ def _constrained(layout: _Layout, owned: list[list[int]]) -> list[int]:
     under: list[int] = []  # below min quota, id order
     at_min: deque[int] = deque()  # at min quota, may still take one extra
     over = 0  # members given the max quota so far
+
+    def first(own: list[int], n: int) -> list[int]:
+        """The first n of a member's owned ids in partition-then-topic order."""
+        if len(own) <= n:
+            return own
+        if layout.partition_first is not None:
+            own = sorted(own, key=layout.partition_first.__getitem__)
+        return own[:n]
+
     for i, own in enumerate(owned):
-        own = sorted(own, key=layout.partition_first)
         if len(own) < min_quota:
             keep = own
             under.append(i)
         elif len(own) >= max_quota and over < extra:
-            keep = own[:max_quota]
+            keep = first(own, max_quota)
             over += 1
             if over == extra:
                 at_min.clear()
         else:
-            keep = own[:min_quota]
+            keep = first(own, min_quota)
             if over < extra:
                 at_min.append(i)
         for pid in keep:
@@ -254,7 +297,7 @@ def _general(
     their previous owner or were not owned by the giver before this rebalance.
     """
     n_members = len(member_topics)
-    n_topics = len(layout.topics)
+    n_topics = len(layout.counts)
     total = layout.size
     topic_of = layout.topic_of
     subscribers: list[list[int]] = [[] for _ in range(n_topics)]
