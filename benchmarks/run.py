@@ -710,7 +710,8 @@ def kernel_child(args) -> dict:
     from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
     from rebalance_udfs.spark.arrow import QUEUE_SIDE
     from rebalance_udfs.spark.assign import allocate_arrow
-    from rebalance_udfs.spark.churn import BUCKET_KEYS, History
+    from rebalance_udfs.spark.buckets import BUCKET_KEYS
+    from rebalance_udfs.spark.churn import History
     from rebalance_udfs.spark.report_pass import _allocate, _reported
     from vocabulary.columns import GROUP_KEYS
 

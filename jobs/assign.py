@@ -12,7 +12,8 @@ from jobs.prior import Prior
 from jobs.read import Inputs
 from rebalance_udfs.report_pass import OBSERVED
 from rebalance_udfs.spark.assign import assign
-from rebalance_udfs.spark.churn import BUCKET_KEYS, History
+from rebalance_udfs.spark.buckets import BUCKET_KEYS
+from rebalance_udfs.spark.churn import History
 from rebalance_udfs.spark.comparison import comparison_figures
 from rebalance_udfs.spark.report_pass import assign_and_report, report
 from rebalance_udfs.spark.sticky import assign_sticky

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rebalance_udfs.exact import first_of, nullable, take
+from rebalance_udfs.exact import first_of, nullable, single_chunk, take
 from rebalance_udfs.key_codes import key_codes
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
@@ -37,10 +37,6 @@ _MOVE_TYPE = CHURN_TOTALS_ARROW_SCHEMA.field("moves").type.value_type
 
 
 # ------------------------------------------------------------------------- small helpers
-def _array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-
-
 def _numpy(column: pa.Array, dtype: type = np.int64) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=dtype)
 
@@ -96,18 +92,18 @@ class _Queues:
     """Per distinct queue of a group on either side: presence, claimant sets, moves."""
 
     def __init__(self, rows: pa.Table, group: np.ndarray) -> None:
-        topic, broker, queue_id = (_array(rows[c]) for c in ("topic", "broker_name",
+        topic, broker, queue_id = (single_chunk(rows[c]) for c in ("topic", "broker_name",
                                                               "queue_id"))
         self.code, self.n = key_codes(group, topic, broker, queue_id)
         first = first_of(self.code, self.n)
         self.group = group[first]
         self.topic, self.broker, self.queue_id = (
             take(c, first) for c in (topic, broker, queue_id))
-        side = _numpy(_array(rows[SIDE]), np.int8)
+        side = _numpy(single_chunk(rows[SIDE]), np.int8)
         self.in_before = _flags(self.code, self.n, side == BEFORE)
         self.in_after = _flags(self.code, self.n, side == AFTER)
-        self._claimants(_array(rows["client_id"]), side)
-        self._duplicates(_array(rows[DUPLICATES]))
+        self._claimants(single_chunk(rows["client_id"]), side)
+        self._duplicates(single_chunk(rows[DUPLICATES]))
         self.moved = (self.in_before & self.in_after & self.has_before & self.has_after
                       & self.differ)
 
@@ -173,17 +169,17 @@ class _Clients:
     strategies differ between the sides."""
 
     def __init__(self, rows: pa.Table, group: np.ndarray) -> None:
-        client = _array(rows["client_id"])
+        client = single_chunk(rows["client_id"])
         self.code, self.n = key_codes(group, client)
         first = first_of(self.code, self.n)
         self.group = group[first]
         self.client = take(client, first)
-        side = _numpy(_array(rows[SIDE]), np.int8)
+        side = _numpy(single_chunk(rows[SIDE]), np.int8)
         self.in_before = _flags(self.code, self.n, side == BEFORE)
         self.in_after = _flags(self.code, self.n, side == AFTER)
         both = self.in_before & self.in_after
-        self.subscription = both & self._differs(_array(rows[TOPICS]), side)
-        self.strategy = both & self._differs(_array(rows[STRATEGIES]), side)
+        self.subscription = both & self._differs(single_chunk(rows[TOPICS]), side)
+        self.strategy = both & self._differs(single_chunk(rows[STRATEGIES]), side)
 
     def _differs(self, values: pa.Array, side: np.ndarray) -> np.ndarray:
         """Whether the first known value of a client's BEFORE rows and of its AFTER rows
@@ -214,7 +210,8 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
     `queues`: QUEUE_COLUMNS, the assignment rows of both sides; `clients`: CLIENT_COLUMNS,
     one row per member of a group on each side. A group with rows on one side only still
     gets a row (it vanished, or it is new)."""
-    keys = {k: pa.concat_arrays([_array(queues[k]), _array(clients[k])]) for k in GROUP_KEYS}
+    keys = {k: pa.concat_arrays([single_chunk(queues[k]), single_chunk(clients[k])])
+            for k in GROUP_KEYS}
     group, n = key_codes(*keys.values())
     first = pa.array(first_of(group, n), pa.int64())
     q = _Queues(queues.select(QUEUE_COLUMNS), group[:queues.num_rows])

@@ -34,6 +34,7 @@ from rebalance_udfs.churn import (
     STRATEGIES,
     TOPICS,
 )
+from rebalance_udfs.exact import single_chunk
 from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS
 
 # the pairs the pass is told of: per cluster, a run snapshot and its predecessor
@@ -90,15 +91,15 @@ def _client_keys(clients: pa.Table | None) -> pa.Table | None:
 def _links(pairs: pa.Table) -> pa.Table:
     """Per pair: its own snapshot (a run row, AFTER) and its predecessor (BEFORE; a run
     row when the predecessor is in the run, else a prior row), keyed by the source."""
-    later = pairs.column("snapshot_id")
+    later = single_chunk(pairs.column("snapshot_id"))
     n = pairs.num_rows
     return pa.table({
-        "cluster": pa.concat_arrays([_array(pairs.column("cluster"))] * 2),
-        _SOURCE: pa.concat_arrays([_array(later), _array(pairs.column("previous_snapshot_id"))]),
+        "cluster": pa.concat_arrays([single_chunk(pairs.column("cluster"))] * 2),
+        _SOURCE: pa.concat_arrays([later, single_chunk(pairs.column("previous_snapshot_id"))]),
         _FROM_RUN: pa.concat_arrays([pa.array(np.ones(n, np.int8)),
-                                     _array(pc.cast(pairs.column("previous_in_run"),
-                                                    pa.int8()))]),
-        _LATER: pa.concat_arrays([_array(later)] * 2),
+                                     single_chunk(pc.cast(pairs.column("previous_in_run"),
+                                                          pa.int8()))]),
+        _LATER: pa.concat_arrays([later] * 2),
         SIDE: pa.array(np.r_[np.full(n, AFTER, np.int8), np.full(n, BEFORE, np.int8)]),
     })
 
@@ -143,16 +144,12 @@ def _claimants(rows: pa.Table) -> pa.Table:
 def _comparable(lists: pa.ChunkedArray) -> pa.Array:
     """One string per list, equal only for equal lists (each element prefixed with its
     length, so no character of a name can fake a separator); null for a null list."""
-    lists = _array(lists)
+    lists = single_chunk(lists)
     values = lists.values
     tagged = pc.binary_join_element_wise(pc.cast(pc.utf8_length(values), pa.string()),
                                          values, ":")
     rebuilt = pa.ListArray.from_arrays(lists.offsets, tagged, mask=pc.is_null(lists))
     return pc.binary_join(rebuilt, ",")
-
-
-def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def _bools(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -19,10 +19,16 @@ _INT64_SAFE = 2**62
 _BIG = 1 << 200  # beyond any decimal(38, 9) value: the neutral start of a min over units
 
 
+def single_chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One contiguous Arrow array of a column, whatever it came as (a table's column is
+    chunked, a computed one often not)."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
 def decimal_units(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """(units, known) of a decimal128 column: its unscaled integers (0 where null) as int64,
     or as Python ints when some do not fit, and which rows are not null."""
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    arr = single_chunk(column)
     n = len(arr)
     known = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     if n == 0:

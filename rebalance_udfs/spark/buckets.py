@@ -11,6 +11,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 BUCKET = "_bucket"
+# a group across its snapshots: the passes bucket by it, so every snapshot of a group is
+# in one call (churn compares it with its predecessor there, the sticky chain runs there)
+BUCKET_KEYS = ["cluster", "consumer_group"]
 # Spark's hash partitioning: pmod(Murmur3Hash(columns, seed 42), partitions)
 _SEED = 42
 _C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)

@@ -14,11 +14,9 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.churn import churn_totals
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, PAIR_KEYS, ROW_COLUMNS, churn_inputs
-from rebalance_udfs.spark.buckets import BUCKET, bucketed
+from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from vocabulary.schemas import CHURN_TOTALS_SCHEMA
 
-# a group's snapshots share a bucket: churn compares them in the call
-BUCKET_KEYS = ["cluster", "consumer_group"]
 # a row of the predecessor snapshot, from the output tables
 PRIOR = "_prior"
 

@@ -23,8 +23,8 @@ from rebalance_udfs.churn_link import PAIR_KEYS
 from rebalance_udfs.comparison import FIGURES_SCHEMA, candidate_figures, switched
 from rebalance_udfs.spark.arrow import attach_offsets, gather_assigned, kernel_claims
 from rebalance_udfs.spark.assign import kernel_member_frame, kernel_members, queue_rows
-from rebalance_udfs.spark.buckets import BUCKET, bucketed
-from rebalance_udfs.spark.sticky import CHAIN_KEYS, chain_order
+from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
+from rebalance_udfs.spark.sticky import chain_order
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
 from vocabulary.columns import QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 
@@ -78,6 +78,6 @@ def comparison_figures(queues: DataFrame, members: DataFrame, offsets: DataFrame
     if not pairs.num_rows:  # one snapshot per cluster: nothing to compare
         return no_figures(queues.sparkSession)
     rows = queue_rows(queues, members, offsets).join(F.broadcast(order), SNAPSHOT_KEYS)
-    return (bucketed(rows, buckets, CHAIN_KEYS).groupBy(BUCKET)
-            .cogroup(bucketed(kernel_members(members), buckets, CHAIN_KEYS).groupBy(BUCKET))
+    return (bucketed(rows, buckets, BUCKET_KEYS).groupBy(BUCKET)
+            .cogroup(bucketed(kernel_members(members), buckets, BUCKET_KEYS).groupBy(BUCKET))
             .applyInArrow(_body(strategies, pairs), FIGURES))

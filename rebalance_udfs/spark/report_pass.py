@@ -45,14 +45,8 @@ from rebalance_udfs.spark.arrow import (
     kernel_claims,
 )
 from rebalance_udfs.spark.assign import kernel_member_frame, queue_rows
-from rebalance_udfs.spark.buckets import BUCKET, bucketed
-from rebalance_udfs.spark.churn import (
-    BUCKET_KEYS,
-    History,
-    no_history,
-    split_prior,
-    with_prior,
-)
+from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
+from rebalance_udfs.spark.churn import History, no_history, split_prior, with_prior
 from rebalance_udfs.spark.members import variant
 from rebalance_udfs.spark.rates import exact_rate
 from vocabulary.columns import MODE_COLUMNS

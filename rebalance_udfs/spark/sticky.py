@@ -21,14 +21,11 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.spark.arrow import run_kernel
 from rebalance_udfs.spark.assign import subscribed_units
-from rebalance_udfs.spark.buckets import BUCKET, bucketed
+from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.snapshot_order import snapshot_order
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
 from vocabulary.columns import GROUP_KEYS, OK, QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 from vocabulary.schemas import ASSIGNED_SCHEMA
-
-# a group's snapshots share a bucket
-CHAIN_KEYS = ["cluster", "consumer_group"]
 
 
 def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
@@ -70,8 +67,8 @@ def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | No
         member_side = member_side.unionByName(
             _prior_claims(prior_assignments, order, members))
     return (
-        bucketed(units, buckets, CHAIN_KEYS).groupBy(BUCKET)
-        .cogroup(bucketed(member_side, buckets, CHAIN_KEYS).groupBy(BUCKET))
+        bucketed(units, buckets, BUCKET_KEYS).groupBy(BUCKET)
+        .cogroup(bucketed(member_side, buckets, BUCKET_KEYS).groupBy(BUCKET))
         .applyInArrow(sticky_arrow, ASSIGNED_SCHEMA)
     )
 
