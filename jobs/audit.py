@@ -257,11 +257,15 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         line.detail = ("kernels and per-group reports, "
                        + row_counts({"assignments": sum(counts["assignments"].values())}))
         assignments = assignments_report(assignment_rows(packed), times)
+    comparison = None
+    if compare:
+        # planned now: collecting the run's snapshot pairs is a Spark job of its own
+        with ctx.steps.ahead("report strategy_comparison"):
+            comparison = strategy_comparison(inputs.queues, inputs.members, inputs.offsets,
+                                             buckets)
     reports = compute_reports(
         inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
-        strategy_comparison(inputs.queues, inputs.members, inputs.offsets, buckets)
-        if compare else None,
-        "strategy_comparison" in existing,
+        comparison, "strategy_comparison" in existing,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None),
         pass_rows=pass_rows)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
