@@ -54,7 +54,6 @@ class Steps:
         if point is not None:
             self.hook(point or name)
 
-
     @contextmanager
     def ahead(self, label: str) -> Iterator[None]:
         """Time work done early for the step logged later as `label` (planning it runs a
