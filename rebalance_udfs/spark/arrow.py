@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 
 from rebalance_udfs.allocate import first_of_queue
 from rebalance_udfs.exact import take
-from rebalance_udfs.key_codes import key_codes
-from vocabulary.columns import GROUP_KEYS, QUEUE_FIRST
+from rebalance_udfs.key_codes import key_codes, row_of
+from vocabulary.columns import GROUP_KEYS, QUEUE_FIRST, UNIT_KEYS
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
 
 ROW = "_row"
@@ -88,6 +88,14 @@ def kernel_claims(queues: pa.Table, key_columns: Sequence[str], members: pd.Data
     keys = queues.select(list(key_columns)).to_pandas()
     keys[ROW] = np.arange(len(keys), dtype=np.int64)
     return kernel(keys, members)
+
+
+def subscribed_rows(queues: pa.Table, members: pd.DataFrame) -> np.ndarray:
+    """Mask of the queue rows whose unit (snapshot, cluster, group, topic) some row of
+    `members` subscribes: the queues a kernel run for those members allocates."""
+    named = members[members["topic"].notna()]
+    return row_of([named[c].to_numpy(object) for c in UNIT_KEYS],
+                  [queues.column(c).to_numpy(zero_copy_only=False) for c in UNIT_KEYS]) >= 0
 
 
 def claimed_rows(claims: pd.DataFrame) -> np.ndarray:

@@ -16,9 +16,10 @@ of null consumer_load and group_balance columns). A last stream per bucket holds
 table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records them, and
 no table has to be materialized to be counted.
 
-Groups with a sticky assignor get their assignment rows from another kernel
-(`rebalance_udfs.spark.sticky`): `report` runs the same reports over such rows, bucketed
-alike, and returns them packed alike.
+Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
+(`_chained`, `rebalance_udfs.spark.sticky.chain_claims`): the bucket already holds every
+snapshot of their groups and the predecessor's rows. `report` runs the same reports over
+assignment rows computed elsewhere, bucketed alike, and returns them packed alike.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, PAIR_KEYS
 from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from rebalance_udfs.claim_facts import lag_of
-from rebalance_udfs.exact import take
+from rebalance_udfs.exact import single_chunk, take
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
@@ -43,13 +44,15 @@ from rebalance_udfs.spark.arrow import (
     claimed_rows,
     gather_assigned,
     kernel_claims,
+    subscribed_rows,
 )
 from rebalance_udfs.spark.assign import kernel_member_frame, queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.churn import History, no_history, split_prior, with_prior
 from rebalance_udfs.spark.members import variant
 from rebalance_udfs.spark.rates import exact_rate
-from vocabulary.columns import MODE_COLUMNS
+from rebalance_udfs.spark.sticky import chain_claims
+from vocabulary.columns import MODE_COLUMNS, STICKY_STRATEGIES
 from vocabulary.schemas import (
     ASSIGNED_ARROW_SCHEMA,
     ASSIGNED_SCHEMA,
@@ -193,26 +196,34 @@ def _report_rows(assigned: pa.Table, rate: pa.Array | pa.ChunkedArray) -> pa.Tab
 
 
 Body = Callable[[pa.Table, pa.Table], pa.Table]
+# a bucket's queue side, members and the predecessor's rows (or None) in; its assignment
+# rows and their reports' rows (`_report_rows`) out
+Assign = Callable[[pa.Table, pa.Table, pa.Table | None], tuple[pa.Table, pa.Table]]
+# what the predecessor's rows carry when sticky groups are chained from them
+CHAINED_PRIOR_COLUMNS = [*PRIOR_ROW_COLUMNS, "strategy"]
 
 
-def _reported(what_if: str, history: History | None,
-              assign: Callable[[pa.Table, pa.Table], tuple[pa.Table, pa.Table]]) -> Body:
-    """A UDF body: `assign(queue side, members)` gives the bucket's assignment rows and
-    their reports' rows (`_report_rows`); the reports are computed and all packed."""
+def _reported(what_if: str, history: History | None, assign: Assign,
+              prior_columns: list[str] = PRIOR_ROW_COLUMNS) -> Body:
+    """A UDF body: `assign` gives the bucket's assignment rows and their reports' rows;
+    the reports are computed and all packed."""
     pairs = history.pairs.select(PAIR_KEYS) if history is not None else None
     prior_load = history is not None and history.consumer_load is not None
 
     def body(queues: pa.Table, members: pa.Table) -> pa.Table:
-        queues, prior_rows = split_prior(queues, PRIOR_ROW_COLUMNS)
+        queues, prior_rows = split_prior(queues, prior_columns)
         members, prior_clients = split_prior(members, CLIENT_ROW_COLUMNS)
-        assigned, rows = assign(queues, members)
+        assigned, rows = assign(queues, members, prior_rows)
+        if prior_rows is not None:
+            prior_rows = prior_rows.select(PRIOR_ROW_COLUMNS)
         tables = report_bucket(rows, members, what_if, pairs, prior_rows,
                                prior_clients if prior_load else None)
         return pack(assigned, tables)
     return body
 
 
-def _allocate(queues: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
+def _allocate(queues: pa.Table, members: pa.Table, _prior_rows: pa.Table | None = None
+              ) -> tuple[pa.Table, pa.Table]:
     """The batch kernels on one bucket's queue rows (with their offsets rows,
     `attach_offsets`)."""
     queues = attach_offsets(queues)
@@ -221,7 +232,36 @@ def _allocate(queues: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
     return assigned, _report_rows(assigned, take(queues.column(RATE), claimed_rows(claims)))
 
 
-def _given(rows: pa.Table, members: pa.Table) -> tuple[pa.Table, pa.Table]:
+def _chained(order: pa.Table) -> Assign:
+    """The kernels of a pass where some groups run the Kafka sticky assignors: the batch
+    kernels for the members on other strategies and the sticky chain
+    (`rebalance_udfs.spark.sticky.chain_claims`, from `order` and the predecessor's rows)
+    for those on a sticky one, each on the units its members subscribe; a bucket without
+    sticky members is `_allocate`'s."""
+    def assign(queues: pa.Table, members: pa.Table, prior_rows: pa.Table | None
+               ) -> tuple[pa.Table, pa.Table]:
+        frame = kernel_member_frame(members)
+        sticky = frame["strategy"].isin(STICKY_STRATEGIES).to_numpy(bool)
+        if not sticky.any():
+            return _allocate(queues, members)
+        queues = attach_offsets(queues)
+        parts, rates = [], []
+        for chained in (False, True):
+            mine = frame[sticky == chained]
+            if mine.empty:
+                continue
+            part = queues.filter(pa.array(subscribed_rows(queues, mine)))
+            claims = (chain_claims(part, mine, prior_rows, order) if chained
+                      else kernel_claims(part, QUEUE_COLUMNS, mine, allocate_bucket))
+            parts.append(gather_assigned(part, claims))
+            rates.append(single_chunk(take(part.column(RATE), claimed_rows(claims))))
+        assigned = pa.concat_tables(parts)
+        return assigned, _report_rows(assigned, pa.concat_arrays(rates))
+    return assign
+
+
+def _given(rows: pa.Table, members: pa.Table, _prior_rows: pa.Table | None = None
+           ) -> tuple[pa.Table, pa.Table]:
     """Assignment rows computed elsewhere (with RATE), as they are."""
     assigned = rows.select(ASSIGNED_ARROW_SCHEMA.names).cast(ASSIGNED_ARROW_SCHEMA)
     return assigned, _report_rows(assigned, rows.column(RATE))
@@ -236,9 +276,10 @@ def report_members(members: DataFrame) -> DataFrame:
 
 
 def _packed(queue_side: DataFrame, members: DataFrame, buckets: int, body: Body,
-            history: History | None) -> DataFrame:
+            history: History | None, prior_columns: list[str] = PRIOR_ROW_COLUMNS
+            ) -> DataFrame:
     prior = history or no_history()
-    queue_side = with_prior(queue_side, prior.assignments, PRIOR_ROW_COLUMNS)
+    queue_side = with_prior(queue_side, prior.assignments, prior_columns)
     member_side = with_prior(report_members(members), prior.consumer_load,
                              CLIENT_ROW_COLUMNS)
     return (bucketed(queue_side, buckets, BUCKET_KEYS).groupBy(BUCKET)
@@ -247,19 +288,29 @@ def _packed(queue_side: DataFrame, members: DataFrame, buckets: int, body: Body,
 
 
 def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-                      buckets: int, what_if: str, history: History | None = None
-                      ) -> DataFrame:
-    """PACKED_SCHEMA rows of every group of `members` (none with a sticky assignor): its
-    assignment rows (`allocate_bucket`) and its reports (`report_bucket`; churn when
-    `history` is given), one call per bucket of groups."""
+                      buckets: int, what_if: str, history: History | None = None,
+                      chain: pa.Table | None = None) -> DataFrame:
+    """PACKED_SCHEMA rows of every group of `members`: its assignment rows and its reports
+    (`report_bucket`; churn when `history` is given), one call per bucket of groups.
+
+    Without `chain` no member runs a sticky assignor and the batch kernels
+    (`allocate_bucket`) assign every queue. With it (`chain_order` of the run's snapshots,
+    collected), the sticky members' queues are chained snapshot after snapshot in the same
+    call (`_chained`), from the predecessor's rows riding along for churn, which then carry
+    their strategy too: a sticky group's rows are shuffled once, like any other's."""
     rows = queue_rows(queues, members, offsets, exact_rate(F.col("in_rate")).alias(RATE))
-    return _packed(rows, members, buckets, _reported(what_if, history, _allocate), history)
+    if chain is None:
+        return _packed(rows, members, buckets, _reported(what_if, history, _allocate),
+                       history)
+    return _packed(rows, members, buckets,
+                   _reported(what_if, history, _chained(chain), CHAINED_PRIOR_COLUMNS),
+                   history, CHAINED_PRIOR_COLUMNS)
 
 
 def report(assigned: DataFrame, members: DataFrame, buckets: int, what_if: str,
            history: History | None = None) -> DataFrame:
-    """PACKED_SCHEMA rows of assignment rows computed elsewhere (ASSIGNED_SCHEMA, e.g. the
-    sticky kernel's): the rows themselves and their groups' reports (`report_bucket`)."""
+    """PACKED_SCHEMA rows of assignment rows computed elsewhere (ASSIGNED_SCHEMA): the rows
+    themselves and their groups' reports (`report_bucket`)."""
     rows = assigned.select(*ASSIGNED_SCHEMA.fieldNames(),
                            exact_rate(F.col("in_rate")).alias(RATE))
     return _packed(rows, members, buckets, _reported(what_if, history, _given), history)

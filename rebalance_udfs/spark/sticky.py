@@ -2,7 +2,10 @@
 
 Each snapshot starts from the previous one's result (`rebalance_udfs.sticky_chain`), so
 groups are hashed by (cluster, consumer_group) — not by snapshot — into `buckets`; one
-cogrouped Arrow UDF call receives every snapshot of the bucket's groups.
+cogrouped Arrow UDF call receives every snapshot of the bucket's groups. The audit runs
+the chain inside the assign-and-report pass's call (`chain_claims`, with the snapshots'
+order collected by `chain_order`); `assign_sticky` runs it as a Spark pass of its own
+(the strategy comparison's oracle and the chain's Spark tests use it).
 
 The previous assignment of a snapshot outside the run comes from `prior_assignments` (the
 assignments table of earlier runs); none when the group had no sticky rows there. Only
@@ -15,11 +18,15 @@ fresh.)
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.spark.arrow import run_kernel
+from rebalance_udfs.key_codes import row_of
+from rebalance_udfs.spark.arrow import kernel_claims, run_kernel
 from rebalance_udfs.spark.assign import subscribed_units
 from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.snapshot_order import snapshot_order
@@ -32,6 +39,58 @@ def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
     """The cogrouped UDF body: every snapshot of a bucket of groups in, assignment rows out."""
     return run_kernel(queues, [*QUEUE_KEYS, *ORDER_COLUMNS],
                       members.select(MEMBER_SIDE).to_pandas(), sticky_bucket)
+
+
+def chain_claims(queues: pa.Table, members: pd.DataFrame, prior_rows: pa.Table | None,
+                 order: pa.Table) -> pd.DataFrame:
+    """In the assign-and-report pass's call: the claims (`kernel_claims`: `_row` into
+    `queues`) the sticky chain makes for a bucket's sticky members.
+
+    `queues`: the queue rows of the units those members subscribe; `members`: their rows
+    (the kernels' member frame); `prior_rows`: the predecessor's assignment rows that ride
+    along for churn, with `strategy`; `order`: `chain_order` of the run's snapshots and
+    the predecessors, collected (a few rows per cluster)."""
+    at = row_of([_values(order, "snapshot_id"), _values(order, "cluster")],
+                [_values(queues, "snapshot_id"), _values(queues, "cluster")])
+    keyed = queues.select(QUEUE_KEYS)
+    for name in ORDER_COLUMNS:
+        keyed = keyed.append_column(name, order.column(name).take(pa.array(at)))
+    side = pd.concat([members.assign(broker_name=None, queue_id=None, _prior=False)[MEMBER_SIDE],
+                      _prior_claim_rows(prior_rows, order, members)], ignore_index=True)
+    side["_prior"] = side["_prior"].astype(bool)
+    return kernel_claims(keyed, [*QUEUE_KEYS, *ORDER_COLUMNS], side, sticky_bucket)
+
+
+def _values(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False)
+
+
+def _prior_claim_rows(prior_rows: pa.Table | None, order: pa.Table, members: pd.DataFrame
+                      ) -> pd.DataFrame:
+    """MEMBER_SIDE rows (`_prior` true) of the predecessor's sticky claims, keyed by the
+    run's snapshot that follows it, for the groups of `members` (as `_prior_claims`)."""
+    if prior_rows is None or not prior_rows.num_rows:
+        return pd.DataFrame(columns=MEMBER_SIDE)
+    claimed = pc.and_(pc.and_(prior_rows.column("client_id").is_valid(),
+                              pc.equal(prior_rows.column("status"), OK)),
+                      pc.is_in(prior_rows.column("strategy"),
+                               value_set=pa.array(STICKY_STRATEGIES)))
+    rows = prior_rows.filter(pc.fill_null(claimed, False))
+    first = order.filter(pc.and_(order.column("_previous").is_valid(),
+                                 pc.invert(pc.fill_null(order.column("_previous_in_run"),
+                                                        True))))
+    following = row_of([_values(first, "cluster"), _values(first, "_previous")],
+                       [_values(rows, "cluster"), _values(rows, "snapshot_id")])
+    kept = following >= 0
+    claims = pd.DataFrame({
+        "snapshot_id": _values(first, "snapshot_id")[following[kept]],
+        **{c: _values(rows, c)[kept]
+           for c in ("cluster", "consumer_group", "client_id", "topic", "broker_name",
+                     "queue_id")},
+        "strategy": None, "message_model": None, "_prior": True})
+    ours = row_of([members[c].to_numpy(object) for c in GROUP_KEYS],
+                  [claims[c].to_numpy(object) for c in GROUP_KEYS]) >= 0
+    return claims[ours][MEMBER_SIDE]
 
 
 def chain_order(times: DataFrame, prior_times: DataFrame | None = None) -> DataFrame:
