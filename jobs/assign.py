@@ -16,7 +16,7 @@ from rebalance_udfs.spark.comparison import comparison_figures
 from rebalance_udfs.spark.report_pass import assign_and_report
 from rebalance_udfs.spark.sticky import chain_order
 from rebalance_udfs.strategies import supported_strategies
-from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+from vocabulary.columns import GROUP_KEYS
 
 # what strategy_comparison weighs when not told otherwise
 DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
@@ -31,12 +31,7 @@ def assign_and_report_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky
     assignment in the same call (their groups' other members through the batch kernels,
     as ever); the snapshots' order is collected for it first (a few rows per cluster)."""
     members = _with_observed(inputs.members, inputs.observed)
-    chain = None
-    if has_sticky:
-        prior_times = (prior.assignments.select(*SNAPSHOT_KEYS, "captured_at")
-                       if prior.assignments is not None else None)
-        chain = chain_order(inputs.queues.select(*SNAPSHOT_KEYS, "captured_at"),
-                            prior_times).toArrow()
+    chain = chain_order(inputs.queues, prior.assignments).toArrow() if has_sticky else None
     return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if,
                              history, chain)
 

@@ -62,6 +62,12 @@ Queue = tuple[str, str | None, int]
 MemberRow = tuple[str, str, str, bool]
 
 
+def member_side(members: pd.DataFrame) -> pd.DataFrame:
+    """Member rows (a frame with GROUP_KEYS, client_id, topic, strategy and message_model)
+    as MEMBER_SIDE rows: no queue, not a prior claim."""
+    return members.assign(broker_name=None, queue_id=None, _prior=False)[MEMBER_SIDE]
+
+
 def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
     """Sticky assignments of every snapshot of every group in one bucket.
 

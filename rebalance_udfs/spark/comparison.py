@@ -25,7 +25,7 @@ from rebalance_udfs.spark.arrow import attach_offsets, gather_assigned, kernel_c
 from rebalance_udfs.spark.assign import kernel_member_frame, kernel_members, queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.sticky import chain_order
-from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
+from rebalance_udfs.sticky_chain import ORDER_COLUMNS, member_side, sticky_bucket
 from vocabulary.columns import QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 
 FIGURES = from_arrow_schema(FIGURES_SCHEMA)
@@ -39,8 +39,8 @@ def candidate_rows(queues: pa.Table, members: pd.DataFrame, strategy: str) -> pa
     its member rows (`rebalance_udfs.spark.assign.kernel_member_frame`)."""
     members = switched(members, strategy)
     if strategy in STICKY_STRATEGIES:
-        chain = members.assign(broker_name=None, queue_id=None, _prior=False)[MEMBER_SIDE]
-        claims = kernel_claims(queues, [*QUEUE_KEYS, *ORDER_COLUMNS], chain, sticky_bucket)
+        claims = kernel_claims(queues, [*QUEUE_KEYS, *ORDER_COLUMNS], member_side(members),
+                               sticky_bucket)
     else:
         claims = kernel_claims(queues, QUEUE_COLUMNS, members, allocate_bucket)
     return gather_assigned(queues, claims)
@@ -70,7 +70,7 @@ def comparison_figures(queues: DataFrame, members: DataFrame, offsets: DataFrame
     `members` and candidate in `strategies`: per snapshot of the run with a predecessor in
     the run, the candidate's queues, moves, duplicate estimate and heaviest client. The
     pairs are a few rows per cluster: collected once, and given to every call."""
-    order = chain_order(queues.select(*SNAPSHOT_KEYS, "captured_at"))
+    order = chain_order(queues)
     pairs = (order.where(F.col("_previous").isNotNull())
              .select("cluster", "snapshot_id", F.col("_previous").alias("previous_snapshot_id"),
                      F.col("_previous_in_run").alias("previous_in_run"))

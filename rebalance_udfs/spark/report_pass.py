@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -36,7 +37,7 @@ from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, PAIR_KEYS
 from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from rebalance_udfs.claim_facts import lag_of
-from rebalance_udfs.exact import single_chunk, take
+from rebalance_udfs.exact import take
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
@@ -227,7 +228,13 @@ def _allocate(queues: pa.Table, members: pa.Table, _prior_rows: pa.Table | None 
     """The batch kernels on one bucket's queue rows (with their offsets rows,
     `attach_offsets`)."""
     queues = attach_offsets(queues)
-    claims = kernel_claims(queues, QUEUE_COLUMNS, kernel_member_frame(members), allocate_bucket)
+    return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, kernel_member_frame(members),
+                                       allocate_bucket))
+
+
+def _rows(queues: pa.Table, claims: pd.DataFrame) -> tuple[pa.Table, pa.Table]:
+    """The assignment rows of a kernel's `claims` on `queues` (offsets attached), and
+    their reports' rows."""
     assigned = gather_assigned(queues, claims)
     return assigned, _report_rows(assigned, take(queues.column(RATE), claimed_rows(claims)))
 
@@ -240,23 +247,21 @@ def _chained(order: pa.Table) -> Assign:
     sticky members is `_allocate`'s."""
     def assign(queues: pa.Table, members: pa.Table, prior_rows: pa.Table | None
                ) -> tuple[pa.Table, pa.Table]:
+        queues = attach_offsets(queues)
         frame = kernel_member_frame(members)
         sticky = frame["strategy"].isin(STICKY_STRATEGIES).to_numpy(bool)
         if not sticky.any():
-            return _allocate(queues, members)
-        queues = attach_offsets(queues)
-        parts, rates = [], []
+            return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, frame, allocate_bucket))
+        parts = []
         for chained in (False, True):
             mine = frame[sticky == chained]
             if mine.empty:
                 continue
             part = queues.filter(pa.array(subscribed_rows(queues, mine)))
-            claims = (chain_claims(part, mine, prior_rows, order) if chained
-                      else kernel_claims(part, QUEUE_COLUMNS, mine, allocate_bucket))
-            parts.append(gather_assigned(part, claims))
-            rates.append(single_chunk(take(part.column(RATE), claimed_rows(claims))))
-        assigned = pa.concat_tables(parts)
-        return assigned, _report_rows(assigned, pa.concat_arrays(rates))
+            parts.append(_rows(part, chain_claims(part, mine, prior_rows, order) if chained
+                               else kernel_claims(part, QUEUE_COLUMNS, mine, allocate_bucket)))
+        return (pa.concat_tables([assigned for assigned, _ in parts]),
+                pa.concat_tables([rows for _, rows in parts]))
     return assign
 
 

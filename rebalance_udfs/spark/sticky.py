@@ -30,7 +30,7 @@ from rebalance_udfs.spark.arrow import kernel_claims, run_kernel
 from rebalance_udfs.spark.assign import subscribed_units
 from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.snapshot_order import snapshot_order
-from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, sticky_bucket
+from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, member_side, sticky_bucket
 from vocabulary.columns import GROUP_KEYS, OK, QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 from vocabulary.schemas import ASSIGNED_SCHEMA
 
@@ -55,8 +55,8 @@ def chain_claims(queues: pa.Table, members: pd.DataFrame, prior_rows: pa.Table |
     keyed = queues.select(QUEUE_KEYS)
     for name in ORDER_COLUMNS:
         keyed = keyed.append_column(name, order.column(name).take(pa.array(at)))
-    side = pd.concat([members.assign(broker_name=None, queue_id=None, _prior=False)[MEMBER_SIDE],
-                      _prior_claim_rows(prior_rows, order, members)], ignore_index=True)
+    side = pd.concat([member_side(members), _prior_claim_rows(prior_rows, order, members)],
+                     ignore_index=True)
     side["_prior"] = side["_prior"].astype(bool)
     return kernel_claims(keyed, [*QUEUE_KEYS, *ORDER_COLUMNS], side, sticky_bucket)
 
@@ -93,10 +93,14 @@ def _prior_claim_rows(prior_rows: pa.Table | None, order: pa.Table, members: pd.
     return claims[ours][MEMBER_SIDE]
 
 
-def chain_order(times: DataFrame, prior_times: DataFrame | None = None) -> DataFrame:
-    """SNAPSHOT_KEYS and ORDER_COLUMNS of every snapshot of `times`: its place in its
-    cluster's order and its predecessor (`snapshot_order`), as `sticky_bucket` reads them."""
-    return snapshot_order(times, prior_times).select(
+def chain_order(rows: DataFrame, prior_rows: DataFrame | None = None) -> DataFrame:
+    """SNAPSHOT_KEYS and ORDER_COLUMNS of every snapshot of `rows` (queue rows, or any with
+    SNAPSHOT_KEYS and captured_at): its place in its cluster's order and its predecessor,
+    which may be a snapshot of `prior_rows` (the output's assignment rows of earlier runs)
+    (`snapshot_order`), as `sticky_bucket` reads them."""
+    times = [*SNAPSHOT_KEYS, "captured_at"]
+    prior_times = prior_rows.select(*times) if prior_rows is not None else None
+    return snapshot_order(rows.select(*times), prior_times).select(
         *SNAPSHOT_KEYS, F.col("position").alias("_position"),
         F.col("previous_snapshot_id").alias("_previous"),
         F.col("previous_in_run").alias("_previous_in_run"))
@@ -111,9 +115,7 @@ def assign_sticky(queues: DataFrame, members: DataFrame, offsets: DataFrame | No
     earlier runs (snapshot_id, cluster, captured_at, consumer_group, topic, broker_name,
     queue_id, client_id, strategy, status; extra columns ignored), or None.
     """
-    prior_times = (prior_assignments.select(*SNAPSHOT_KEYS, "captured_at")
-                   if prior_assignments is not None else None)
-    order = chain_order(queues.select(*SNAPSHOT_KEYS, "captured_at"), prior_times)
+    order = chain_order(queues, prior_assignments)
 
     units = subscribed_units(queues, members, offsets).join(
         F.broadcast(order), SNAPSHOT_KEYS)
