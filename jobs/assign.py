@@ -1,7 +1,7 @@
 """Assign: every group's queues recomputed with the clients' own strategies, through the
 kernels' Spark glue (`rebalance_udfs`), with the per-group reports computed in the same
-call (`rebalance_udfs.report_pass`), and the strategy comparison's figures (every
-clustering member switched to one candidate strategy after another)."""
+call (`rebalance_udfs.report_pass`), the strategy comparison's rows too when asked for
+(every clustering member switched to one candidate strategy after another)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from jobs.prior import Prior
 from jobs.read import Inputs
 from rebalance_udfs.report_pass import OBSERVED
 from rebalance_udfs.spark.churn import History
-from rebalance_udfs.spark.comparison import comparison_figures
+from rebalance_udfs.spark.comparison import Plan
 from rebalance_udfs.spark.report_pass import assign_and_report
 from rebalance_udfs.spark.sticky import chain_order
-from rebalance_udfs.strategies import supported_strategies
 from vocabulary.columns import GROUP_KEYS
 
 # what strategy_comparison weighs when not told otherwise
@@ -23,17 +22,20 @@ DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 
 
 def assign_and_report_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool,
-                          what_if: str, history: History) -> DataFrame:
+                          what_if: str, history: History, comparison: Plan | None = None
+                          ) -> DataFrame:
     """Every group's assignment rows and per-group reports, packed
     (`rebalance_udfs.spark.report_pass`): kernels and reports in one call per bucket of
     groups, churn against `history`. When a member runs a Kafka sticky assignor, the
     sticky members' queues are chained snapshot after snapshot from the previous
     assignment in the same call (their groups' other members through the batch kernels,
-    as ever); the snapshots' order is collected for it first (a few rows per cluster)."""
+    as ever); the snapshots' order is collected for it first (a few rows per cluster).
+    With a `comparison` plan (`rebalance_udfs.spark.comparison.comparison_plan`) the same call
+    computes the strategy comparison's rows."""
     members = _with_observed(inputs.members, inputs.observed)
     chain = chain_order(inputs.queues, prior.assignments).toArrow() if has_sticky else None
     return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if,
-                             history, chain)
+                             history, chain, comparison)
 
 
 def _with_observed(members: DataFrame, observed: DataFrame | None) -> DataFrame:
@@ -44,19 +46,3 @@ def _with_observed(members: DataFrame, observed: DataFrame | None) -> DataFrame:
     seen = observed.select(*GROUP_KEYS).distinct().withColumn(OBSERVED, F.lit(True))
     return (members.join(seen, GROUP_KEYS, "left")
             .withColumn(OBSERVED, F.coalesce(F.col(OBSERVED), F.lit(False))))
-
-
-def strategy_comparison(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-                        buckets: int, strategies: tuple[str, ...] = DEFAULT_CANDIDATES
-                        ) -> DataFrame:
-    """Per compared group and candidate strategy, the queues, moves, duplicate estimate and
-    heaviest client had every clustering member run it (`rebalance_udfs.spark.comparison`:
-    sticky ones chained over the run's snapshots from no prior). Unknown strategies are
-    refused before any Spark job."""
-    strategies = tuple(dict.fromkeys(strategies))
-    known = set(supported_strategies())
-    unknown = [s for s in strategies if s not in known]
-    if unknown or not strategies:
-        raise ValueError(f"strategy_comparison: unknown or no strategies {list(unknown)} "
-                         f"(supported: {', '.join(sorted(known))})")
-    return comparison_figures(queues, members, offsets, buckets, strategies)

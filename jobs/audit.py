@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import faults
-from jobs.assign import assign_and_report_all, strategy_comparison
+from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.persist import Persisted
@@ -32,6 +32,7 @@ from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
+from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import assignment_rows, pass_counts, side_rows
 from reports.assignments import assignments_report, snapshot_times
 from reports.group_balance import what_if_line
@@ -243,8 +244,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         # the kernels and every per-group report in one call per bucket of groups
         history, pairs = churn_history(member_snapshots(inputs.members, times),
                                        prior.assignments, prior.consumer_load)
+        comparison = comparison_plan(times, DEFAULT_CANDIDATES) if compare else None
         packed = persist(assign_and_report_all(inputs, buckets, prior, has_sticky,
-                                               config.what_if, history))
+                                               config.what_if, history, comparison))
         # the side tables' rows apart: each table read from them scans a few rows per
         # bucket, not the assignment rows too; stored by the scan that counts the tables
         # (one scan of the packed rows, not two: 10M, 4.9 + 3.0 s)
@@ -257,15 +259,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         line.detail = ("kernels and per-group reports, "
                        + row_counts({"assignments": sum(counts["assignments"].values())}))
         assignments = assignments_report(assignment_rows(packed), times)
-    comparison = None
-    if compare:
-        # planned now: collecting the run's snapshot pairs is a Spark job of its own
-        with ctx.steps.ahead("report strategy_comparison"):
-            comparison = strategy_comparison(inputs.queues, inputs.members, inputs.offsets,
-                                             buckets)
     reports = compute_reports(
         inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
-        comparison, "strategy_comparison" in existing,
+        compare, "strategy_comparison" in existing,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None),
         pass_rows=pass_rows)
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}

@@ -36,7 +36,6 @@ class Steps:
     hook: Hook
     describe: Callable[[str | None], None] = lambda _name: None
     timings: dict[str, float] = field(default_factory=dict)
-    _ahead: dict[str, float] = field(default_factory=dict)
 
     @contextmanager
     def step(self, name: str, label: str | None = None,
@@ -48,20 +47,11 @@ class Steps:
         started = time.perf_counter()
         line = Step(label)
         yield line
-        elapsed = time.perf_counter() - started + self._ahead.pop(label, 0.0)
+        elapsed = time.perf_counter() - started
         self.timings[name] = self.timings.get(name, 0.0) + elapsed
         progress_line(label, elapsed, line.detail)
         if point is not None:
             self.hook(point or name)
-
-    @contextmanager
-    def ahead(self, label: str) -> Iterator[None]:
-        """Time work done early for the step logged later as `label` (planning it runs a
-        Spark job of its own): its seconds go into that step's line and time."""
-        self.describe(f"audit: {label}")
-        started = time.perf_counter()
-        yield
-        self._ahead[label] = self._ahead.get(label, 0.0) + time.perf_counter() - started
 
 
 def progress_line(label: str, seconds: float, detail: str) -> None:

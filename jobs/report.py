@@ -2,9 +2,9 @@
 
 consumer_load and group_balance figures, the what-if candidates and churn come out of the
 pass that assigned the groups' queues (`rebalance_udfs.report_pass`, unpacked by
-`rebalance_udfs.spark.report_pass.unpack`); drift is one pass over the observed holders,
-the strategy comparison's figures one call per bucket for every candidate
-(`rebalance_udfs.spark.comparison`). This step adds what Spark
+`rebalance_udfs.spark.report_pass.unpack`); and so do the strategy comparison's rows when asked for
+(`rebalance_udfs.spark.comparison`); drift is one pass over the observed holders. This
+step adds what Spark
 does best (the capture times, the recommendation's words, the pairs' times and the
 triggers) over those rows, lazily: a table is computed when it is written, from the
 pass's materialized rows.
@@ -18,12 +18,10 @@ from contextlib import AbstractContextManager, nullcontext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.assign import DEFAULT_CANDIDATES
 from jobs.persist import Persist
 from jobs.read import Inputs
 from jobs.sizing import waves_for
-from rebalance_udfs.spark.comparison import no_figures
-from rebalance_udfs.spark.report_pass import unpack
+from rebalance_udfs.spark.report_pass import COMPARISON, unpack
 from reports.consumer_load import consumer_load_report
 from reports.drift import drift_by_group, drift_report
 from reports.group_balance import group_balance_report
@@ -48,8 +46,8 @@ def simulates_more(inputs: Inputs, what_if: str) -> bool:
 
 def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     times: DataFrame, pairs: DataFrame, buckets: int, persist: Persist,
-                    what_if: str = "findings",
-                    comparison: DataFrame | None = None, comparison_written: bool = False,
+                    what_if: str = "findings", comparison: bool = False,
+                    comparison_written: bool = False,
                     *,
                     pass_rows: dict[str, int],
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
@@ -61,9 +59,9 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     assignment rows as the table has them; `pairs`: the snapshots churn compares, with their times
     (`reports.rebalance_churn.churn_history`). `what_if`: which groups got what-if
     candidates (all, findings, off); their best change is quoted in the group_balance
-    recommendation. `comparison`: the strategy comparison's figures of the DEFAULT_CANDIDATES
-    (`jobs.assign.strategy_comparison`), when asked for; without them the table is written
-    empty if an earlier run wrote it (`comparison_written`). `pass_rows`: rows per table of the pass
+    recommendation. `comparison`: whether the pass computed the strategy comparison's rows;
+    without them the table is written empty if an earlier run wrote it
+    (`comparison_written`). `pass_rows`: rows per table of the pass
     (`pass_counts`): each table is decoded in as many tasks as its rows need
     (`jobs.sizing.waves_for`), not one per bucket. `step(label)`: the context each
     materialized part runs in."""
@@ -91,12 +89,9 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
         "what_if": what_if_report(unpacked("what_if"), times,
                                   balance if decide else None),
     }
-    if comparison is not None:
-        reports["strategy_comparison"] = strategy_comparison_report(
-            comparison, DEFAULT_CANDIDATES, inputs.queues, inputs.members)
-    elif comparison_written:
-        # this run's snapshots must not keep that run's rows
-        reports["strategy_comparison"] = strategy_comparison_report(
-            no_figures(side.sparkSession), DEFAULT_CANDIDATES, inputs.queues,
-            inputs.members).limit(0)
+    if comparison or comparison_written:
+        # without a comparison the pass made no rows of it: this run's snapshots must not
+        # keep an earlier run's
+        reports["strategy_comparison"] = strategy_comparison_report(unpacked(COMPARISON),
+                                                                    times)
     return reports

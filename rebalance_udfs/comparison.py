@@ -24,7 +24,8 @@ import pyarrow.compute as pc
 from rebalance_udfs.churn import churn_totals
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, churn_inputs
 from rebalance_udfs.churn_link import ROW_COLUMNS as CHURN_ROW_COLUMNS
-from rebalance_udfs.key_codes import key_codes
+from rebalance_udfs.exact import first_of, take
+from rebalance_udfs.key_codes import key_codes, row_of
 from vocabulary.columns import CLAIM_STATUSES, CLUSTERING, GROUP_KEYS
 
 # one row per (snapshot with a predecessor in the run, cluster, group, candidate)
@@ -34,6 +35,20 @@ FIGURES_SCHEMA = pa.schema([
     ("estimated_duplicates", pa.int64()), ("duplicates_known_moves", pa.int32()),
     ("max_client_queues", pa.int32()),
 ])
+
+# strategy_comparison's rows as a bucket's call makes them: the table's columns but
+# captured_at, which Spark adds from the snapshots' times
+ROWS_SCHEMA = pa.schema([
+    ("snapshot_id", pa.string()), ("cluster", pa.string()),
+    ("previous_snapshot_id", pa.string()), ("consumer_group", pa.string()),
+    ("strategy", pa.string()),
+    ("actual_strategy", pa.list_(pa.field("element", pa.string(), nullable=False))),
+    ("queues", pa.int32()), ("moves", pa.int32()), ("estimated_duplicates", pa.int64()),
+    ("duplicates_known_moves", pa.int32()), ("max_client_queues", pa.int32()),
+])
+# the counts a candidate that gave a group no queue on either side has: zero (its
+# duplicate estimate is unknown)
+_ZEROED = ("queues", "moves", "duplicates_known_moves", "max_client_queues")
 
 _NO_CLIENTS = pa.table({
     **{k: pa.array([], pa.string()) for k in [*GROUP_KEYS, "client_id"]},
@@ -100,3 +115,60 @@ def _heaviest(rows: pa.Table, totals: pa.Table) -> pa.Array:
     most = np.zeros(n_groups, np.int64)
     np.maximum.at(most, group_of_client, per_client)
     return pa.array(most[total_group], pa.int32())
+
+
+def comparison_rows(figures: pa.Table, members: pa.Table, pairs: pa.Table,
+                    strategies: tuple[str, ...]) -> pa.Table:
+    """ROWS_SCHEMA rows of a bucket: one per group with member rows in a snapshot of
+    `pairs` and per candidate in `strategies`, with the candidate's `figures`
+    (FIGURES_SCHEMA; zero counts and no duplicate estimate where it gave the group no
+    queue on either side), the snapshot's predecessor and what the group's members really
+    run (`actual_strategy`: distinct, sorted, nulls left out).
+
+    `members`: the bucket's member rows (GROUP_KEYS, strategy); `pairs`: PAIR_KEYS of the
+    run's snapshots with a predecessor in the run."""
+    snapshot, cluster = _values(members, "snapshot_id"), _values(members, "cluster")
+    pair = row_of([_values(pairs, "snapshot_id"), _values(pairs, "cluster")],
+                  [snapshot, cluster])
+    compared = members.filter(pa.array(pair >= 0))
+    pair = pair[pair >= 0]
+    group, n_groups = key_codes(*(compared.column(k) for k in GROUP_KEYS))
+    first = first_of(group, n_groups)
+    k = len(strategies)
+    of_row = np.repeat(first, k)  # a member row of each output row's group
+    candidate = np.tile(np.array(strategies, dtype=object), n_groups)
+    keys = [_values(compared, c)[of_row] for c in GROUP_KEYS]
+    at = row_of([_values(figures, c) for c in [*GROUP_KEYS, "strategy"]], [*keys, candidate])
+    found = pa.array(np.maximum(at, 0), pa.int64(), mask=at < 0)  # null: not found
+    columns = {c: take(compared.column(c), of_row) for c in GROUP_KEYS}
+    columns["previous_snapshot_id"] = take(pairs.column("previous_snapshot_id"),
+                                           pair[of_row])
+    columns["strategy"] = pa.array(candidate, pa.string())
+    columns["actual_strategy"] = take(_actual_strategies(compared, group, n_groups),
+                                      np.repeat(np.arange(n_groups), k))
+    for name in ROWS_SCHEMA.names:
+        if name in FIGURES_SCHEMA.names and name not in columns:
+            value = figures.column(name).take(found)
+            columns[name] = pc.fill_null(value, 0) if name in _ZEROED else value
+    return pa.table([columns[f.name] for f in ROWS_SCHEMA], schema=ROWS_SCHEMA)
+
+
+def _actual_strategies(members: pa.Table, group: np.ndarray, n_groups: int) -> pa.ListArray:
+    """Per group code, the distinct strategies of its member rows, sorted by code point
+    (as Spark sorts strings), nulls left out."""
+    strategy = _values(members, "strategy")
+    named = np.flatnonzero(pd.notna(strategy))
+    names, rank = np.unique(strategy[named].astype(str), return_inverse=True)
+    combination, _ = key_codes(group[named], rank)
+    distinct = np.unique(combination, return_index=True)[1]
+    group_of, rank_of = group[named][distinct], rank[distinct]
+    order = np.lexsort((rank_of, group_of))
+    offsets = np.zeros(n_groups + 1, np.int32)
+    np.cumsum(np.bincount(group_of, minlength=n_groups), out=offsets[1:])
+    strategies = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()),
+                                          pa.array(names[rank_of[order]], pa.string()))
+    return strategies.cast(ROWS_SCHEMA.field("actual_strategy").type)
+
+
+def _values(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False)

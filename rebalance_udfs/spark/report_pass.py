@@ -18,7 +18,9 @@ no table has to be materialized to be counted.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
 (`_chained`, `rebalance_udfs.spark.sticky.chain_claims`): the bucket already holds every
-snapshot of their groups and the predecessor's rows. `report` runs the same reports over
+snapshot of their groups and the predecessor's rows. With `--compare-strategies` the call
+also computes the strategy comparison's rows of its groups (COMPARISON, one more side
+table; `rebalance_udfs.spark.comparison`). `report` runs the same reports over
 assignment rows computed elsewhere, bucketed alike, and returns them packed alike.
 """
 
@@ -31,12 +33,14 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS as KERNEL_MEMBER_COLUMNS
 from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, PAIR_KEYS
 from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from rebalance_udfs.claim_facts import lag_of
+from rebalance_udfs.comparison import ROWS_SCHEMA as COMPARISON_ROWS
 from rebalance_udfs.exact import take
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
@@ -50,6 +54,7 @@ from rebalance_udfs.spark.arrow import (
 from rebalance_udfs.spark.assign import kernel_member_frame, queue_rows
 from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.churn import History, no_history, split_prior, with_prior
+from rebalance_udfs.spark.comparison import Plan, bucket_comparison
 from rebalance_udfs.spark.members import variant
 from rebalance_udfs.spark.rates import exact_rate
 from rebalance_udfs.spark.sticky import chain_claims
@@ -65,15 +70,16 @@ from vocabulary.schemas import (
 
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
-COUNTS = "counts"
-CODES = {name: code for code, name in enumerate([*TABLES, COUNTS], start=1)}
+COMPARISON, COUNTS = "strategy_comparison", "counts"
+CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS], start=1)}
 COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
                               T.StructField("snapshot_id", T.StringType()),
                               T.StructField("cluster", T.StringType()),
                               T.StructField("rows", T.LongType(), False)])
-SPARK_SCHEMAS = dict(zip([*TABLES, COUNTS],
+SPARK_SCHEMAS = dict(zip([*TABLES, COMPARISON, COUNTS],
                          (LOAD_FIGURES, BALANCE_FIGURES_WITH_LINE, WHAT_IF_SCHEMA,
-                          CHURN_TOTALS_SCHEMA, COUNTS_SCHEMA), strict=True))
+                          CHURN_TOTALS_SCHEMA, from_arrow_schema(COMPARISON_ROWS),
+                          COUNTS_SCHEMA), strict=True))
 PACKED_SCHEMA = T.StructType([*ASSIGNED_SCHEMA.fields,
                               T.StructField(TABLE, T.ByteType(), False),
                               T.StructField(BLOB, T.BinaryType(), True)])
@@ -156,9 +162,10 @@ def side_rows(packed: DataFrame) -> DataFrame:
 
 
 def unpack(packed: DataFrame, name: str, tasks: int | None = None) -> DataFrame:
-    """The rows of table `name` (one of `rebalance_udfs.report_pass.TABLES`) of a packed
-    frame or its `side_rows`, in its Spark schema (`SPARK_SCHEMAS`), decoded in `tasks`
-    tasks when given (at most the frame's partitions).
+    """The rows of table `name` (one of `rebalance_udfs.report_pass.TABLES`, or
+    COMPARISON) of a packed frame or its `side_rows`, in its Spark schema
+    (`SPARK_SCHEMAS`), decoded in `tasks` tasks when given (at most the frame's
+    partitions).
 
     The streams are gathered into those tasks before they are decoded: every partition
     that decodes its own pays a round trip through a Python worker (about 50 ms of a
@@ -173,7 +180,7 @@ def unpack(packed: DataFrame, name: str, tasks: int | None = None) -> DataFrame:
 def pass_counts(packed: DataFrame) -> dict[str, Counts]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
     included (a few rows per bucket to the driver)."""
-    out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES)}
+    out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON)}
     cores = packed.sparkSession.sparkContext.defaultParallelism
     totals = unpack(packed, COUNTS, cores).groupBy("table", "snapshot_id", "cluster").agg(
         F.sum("rows").alias("rows"))
@@ -197,39 +204,43 @@ def _report_rows(assigned: pa.Table, rate: pa.Array | pa.ChunkedArray) -> pa.Tab
 
 
 Body = Callable[[pa.Table, pa.Table], pa.Table]
-# a bucket's queue side, members and the predecessor's rows (or None) in; its assignment
-# rows and their reports' rows (`_report_rows`) out
-Assign = Callable[[pa.Table, pa.Table, pa.Table | None], tuple[pa.Table, pa.Table]]
+# a bucket's queue rows (offsets attached), its member rows as the kernels take them and
+# the predecessor's rows (or None) in; its assignment rows and their reports' rows
+# (`_report_rows`) out
+Assign = Callable[[pa.Table, pd.DataFrame, pa.Table | None], tuple[pa.Table, pa.Table]]
 # what the predecessor's rows carry when sticky groups are chained from them
 CHAINED_PRIOR_COLUMNS = [*PRIOR_ROW_COLUMNS, "strategy"]
 
 
 def _reported(what_if: str, history: History | None, assign: Assign,
-              prior_columns: list[str] = PRIOR_ROW_COLUMNS) -> Body:
+              prior_columns: list[str] = PRIOR_ROW_COLUMNS,
+              comparison: Plan | None = None) -> Body:
     """A UDF body: `assign` gives the bucket's assignment rows and their reports' rows;
-    the reports are computed and all packed."""
+    the reports are computed (the strategy comparison's rows too, with a `comparison`
+    plan) and all packed."""
     pairs = history.pairs.select(PAIR_KEYS) if history is not None else None
     prior_load = history is not None and history.consumer_load is not None
 
     def body(queues: pa.Table, members: pa.Table) -> pa.Table:
         queues, prior_rows = split_prior(queues, prior_columns)
         members, prior_clients = split_prior(members, CLIENT_ROW_COLUMNS)
-        assigned, rows = assign(queues, members, prior_rows)
+        queues = attach_offsets(queues)
+        frame = kernel_member_frame(members)
+        assigned, rows = assign(queues, frame, prior_rows)
         if prior_rows is not None:
             prior_rows = prior_rows.select(PRIOR_ROW_COLUMNS)
         tables = report_bucket(rows, members, what_if, pairs, prior_rows,
                                prior_clients if prior_load else None)
+        if comparison is not None:
+            tables[COMPARISON] = bucket_comparison(queues, frame, members, comparison)
         return pack(assigned, tables)
     return body
 
 
-def _allocate(queues: pa.Table, members: pa.Table, _prior_rows: pa.Table | None = None
+def _allocate(queues: pa.Table, members: pd.DataFrame, _prior_rows: pa.Table | None = None
               ) -> tuple[pa.Table, pa.Table]:
-    """The batch kernels on one bucket's queue rows (with their offsets rows,
-    `attach_offsets`)."""
-    queues = attach_offsets(queues)
-    return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, kernel_member_frame(members),
-                                       allocate_bucket))
+    """The batch kernels on one bucket's queue rows."""
+    return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, members, allocate_bucket))
 
 
 def _rows(queues: pa.Table, claims: pd.DataFrame) -> tuple[pa.Table, pa.Table]:
@@ -245,10 +256,8 @@ def _chained(order: pa.Table) -> Assign:
     (`rebalance_udfs.spark.sticky.chain_claims`, from `order` and the predecessor's rows)
     for those on a sticky one, each on the units its members subscribe; a bucket without
     sticky members is `_allocate`'s."""
-    def assign(queues: pa.Table, members: pa.Table, prior_rows: pa.Table | None
+    def assign(queues: pa.Table, frame: pd.DataFrame, prior_rows: pa.Table | None
                ) -> tuple[pa.Table, pa.Table]:
-        queues = attach_offsets(queues)
-        frame = kernel_member_frame(members)
         sticky = frame["strategy"].isin(STICKY_STRATEGIES).to_numpy(bool)
         if not sticky.any():
             return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, frame, allocate_bucket))
@@ -265,7 +274,7 @@ def _chained(order: pa.Table) -> Assign:
     return assign
 
 
-def _given(rows: pa.Table, members: pa.Table, _prior_rows: pa.Table | None = None
+def _given(rows: pa.Table, _members: pd.DataFrame, _prior_rows: pa.Table | None = None
            ) -> tuple[pa.Table, pa.Table]:
     """Assignment rows computed elsewhere (with RATE), as they are."""
     assigned = rows.select(ASSIGNED_ARROW_SCHEMA.names).cast(ASSIGNED_ARROW_SCHEMA)
@@ -294,7 +303,8 @@ def _packed(queue_side: DataFrame, members: DataFrame, buckets: int, body: Body,
 
 def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
                       buckets: int, what_if: str, history: History | None = None,
-                      chain: pa.Table | None = None) -> DataFrame:
+                      chain: pa.Table | None = None, comparison: Plan | None = None
+                      ) -> DataFrame:
     """PACKED_SCHEMA rows of every group of `members`: its assignment rows and its reports
     (`report_bucket`; churn when `history` is given), one call per bucket of groups.
 
@@ -302,13 +312,16 @@ def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame 
     (`allocate_bucket`) assign every queue. With it (`chain_order` of the run's snapshots,
     collected), the sticky members' queues are chained snapshot after snapshot in the same
     call (`_chained`), from the predecessor's rows riding along for churn, which then carry
-    their strategy too: a sticky group's rows are shuffled once, like any other's."""
+    their strategy too: a sticky group's rows are shuffled once, like any other's. With a
+    `comparison` plan the call computes the strategy comparison's rows (COMPARISON) of its
+    groups from the same rows (`rebalance_udfs.spark.comparison.bucket_comparison`)."""
     rows = queue_rows(queues, members, offsets, exact_rate(F.col("in_rate")).alias(RATE))
     if chain is None:
-        return _packed(rows, members, buckets, _reported(what_if, history, _allocate),
-                       history)
+        return _packed(rows, members, buckets,
+                       _reported(what_if, history, _allocate, comparison=comparison), history)
     return _packed(rows, members, buckets,
-                   _reported(what_if, history, _chained(chain), CHAINED_PRIOR_COLUMNS),
+                   _reported(what_if, history, _chained(chain), CHAINED_PRIOR_COLUMNS,
+                             comparison),
                    history, CHAINED_PRIOR_COLUMNS)
 
 

@@ -50,15 +50,22 @@ def chain_claims(queues: pa.Table, members: pd.DataFrame, prior_rows: pa.Table |
     (the kernels' member frame); `prior_rows`: the predecessor's assignment rows that ride
     along for churn, with `strategy`; `order`: `chain_order` of the run's snapshots and
     the predecessors, collected (a few rows per cluster)."""
+    side = pd.concat([member_side(members), _prior_claim_rows(prior_rows, order, members)],
+                     ignore_index=True)
+    side["_prior"] = side["_prior"].astype(bool)
+    return kernel_claims(ordered_keys(queues, order), [*QUEUE_KEYS, *ORDER_COLUMNS], side,
+                         sticky_bucket)
+
+
+def ordered_keys(queues: pa.Table, order: pa.Table) -> pa.Table:
+    """The QUEUE_KEYS of `queues` with their snapshot's ORDER_COLUMNS from `order`
+    (`chain_order`, collected), row for row: what `sticky_bucket` reads."""
     at = row_of([_values(order, "snapshot_id"), _values(order, "cluster")],
                 [_values(queues, "snapshot_id"), _values(queues, "cluster")])
     keyed = queues.select(QUEUE_KEYS)
     for name in ORDER_COLUMNS:
         keyed = keyed.append_column(name, order.column(name).take(pa.array(at)))
-    side = pd.concat([member_side(members), _prior_claim_rows(prior_rows, order, members)],
-                     ignore_index=True)
-    side["_prior"] = side["_prior"].astype(bool)
-    return kernel_claims(keyed, [*QUEUE_KEYS, *ORDER_COLUMNS], side, sticky_bucket)
+    return keyed
 
 
 def _values(table: pa.Table, name: str) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""strategy_comparison on the upstream stability scenarios, and against the Spark
-assignments and aggregations it replaced (`tests/support/comparison_oracle.py`) on random
-groups: sticky and cooperative-sticky ones, broadcasting members, CONFIG parameters
-cleared by the switch, offsets known or not."""
+"""strategy_comparison, computed in the assign-and-report pass, on the upstream stability
+scenarios, and against the Spark assignments and aggregations it replaced
+(`tests/support/comparison_oracle.py`) on random groups: sticky and cooperative-sticky
+ones, broadcasting members, CONFIG parameters cleared by the switch, offsets known or
+not."""
 
 from __future__ import annotations
 
@@ -9,12 +10,21 @@ import random
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
+from deltalake import DeltaTable
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from jobs.assign import DEFAULT_CANDIDATES, strategy_comparison
+from jobs.assign import DEFAULT_CANDIDATES
 from jobs.persist import Persisted
 from jobs.read import InputPaths, read_inputs
+from rebalance_udfs.spark.comparison import comparison_plan
+from rebalance_udfs.spark.report_pass import COMPARISON, assign_and_report, unpack
+from rebalance_udfs.spark.sticky import chain_order
+from reports.assignments import snapshot_times
 from reports.strategy_comparison import COLUMNS, strategy_comparison_report
 from storage.delta import DeltaStore
 from tests.support import stability
@@ -26,18 +36,31 @@ pytestmark = pytest.mark.spark
 
 def _stability_frames(spark):
     queues, members = stability.input_tables(("AVG",))
+    members_df = spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
+                                       stability.MEMBERS_SCHEMA)
     return (spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
                                   stability.QUEUES_SCHEMA),
-            spark.createDataFrame(members[stability.MEMBERS_SCHEMA_COLUMNS],
-                                  stability.MEMBERS_SCHEMA))
+            # the pass's reports read the allocation mode too (none here: the classic one)
+            members_df.withColumn("allocation_mode", F.lit(None).cast("string")))
+
+
+def _compared(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
+              buckets: int) -> DataFrame:
+    """strategy_comparison as the audit makes it: planned, computed by the pass (its
+    groups on the sticky assignors chained), and completed with the snapshots' times."""
+    times = snapshot_times(queues)
+    packed = assign_and_report(queues, members, offsets, buckets, "off",
+                               chain=chain_order(queues).toArrow(),
+                               comparison=comparison_plan(times, DEFAULT_CANDIDATES))
+    return strategy_comparison_report(unpack(packed, COMPARISON), times)
 
 
 def test_stability_moves_per_strategy(spark):
     # one group that really runs AVG; every candidate is computed on the same inputs
     queues_df, members_df = _stability_frames(spark)
-    figures = strategy_comparison(queues_df, members_df, None, buckets=2)
-    report = strategy_comparison_report(figures, DEFAULT_CANDIDATES, queues_df, members_df)
+    report = _compared(queues_df, members_df, None, buckets=2)
     assert report.columns == COLUMNS
+    assert report.schema["actual_strategy"].dataType == T.ArrayType(T.StringType(), False)
     rows = {(r["cluster"], r["strategy"]): r.asDict() for r in report.collect()}
     assert len(rows) == 2 * 4  # snap-2 of each cluster, four candidates
 
@@ -90,9 +113,7 @@ def test_random_groups_give_the_oracle_comparison(spark, tmp_path, seed):
         inputs = read_inputs(DeltaStore(spark, "offline"),
                              InputPaths(paths["queues"], paths["members"], paths["offsets"]),
                              (), persist)
-        figures = strategy_comparison(inputs.queues, inputs.members, inputs.offsets, 3)
-        ours = strategy_comparison_report(figures, DEFAULT_CANDIDATES, inputs.queues,
-                                          inputs.members)
+        ours = _compared(inputs.queues, inputs.members, inputs.offsets, 3)
         oracle = oracle_comparison(
             oracle_candidates(inputs.queues, inputs.members, inputs.offsets, 2,
                               DEFAULT_CANDIDATES), inputs.queues, inputs.members)
@@ -105,27 +126,27 @@ def test_random_groups_give_the_oracle_comparison(spark, tmp_path, seed):
         persist.release()
 
 
-def test_one_snapshot_compares_nothing_and_runs_no_python(spark):
+def test_one_snapshot_compares_nothing(spark):
     queues_df, members_df = _stability_frames(spark)
     first = queues_df.where("snapshot_id = 'snap-1'")
-    figures = strategy_comparison(first, members_df.where("snapshot_id = 'snap-1'"), None, 2)
-    # no pair to compare: an empty frame, not a kernel stage over every queue
-    plan = figures._jdf.queryExecution().analyzed().toString()
-    assert "CoGroups" not in plan and "LogicalRDD" in plan, plan
-    assert figures.count() == 0
-    figures = strategy_comparison(queues_df, members_df, None, 2)
-    assert "FlatMapCoGroupsInArrow" in figures._jdf.queryExecution().analyzed().toString()
+    # no pair to compare: no plan, so the pass simulates no candidate
+    assert comparison_plan(snapshot_times(first), DEFAULT_CANDIDATES) is None
+    assert _compared(first, members_df.where("snapshot_id = 'snap-1'"), None, 2).count() == 0
+    both = comparison_plan(snapshot_times(queues_df), DEFAULT_CANDIDATES)
+    assert both is not None and both.strategies == DEFAULT_CANDIDATES
+    assert sorted(both.pairs.to_pydict()["cluster"]) == ["k-added", "k-removed"]
 
 
 def test_unknown_strategy_is_refused_before_any_job(spark):
-    queues_df, members_df = _stability_frames(spark)
+    queues_df, _members_df = _stability_frames(spark)
+    times = snapshot_times(queues_df)
     sc = spark.sparkContext
     sc.setJobGroup("strategy-comparison-refusal", "unknown strategies are refused")
     try:
         with pytest.raises(ValueError) as refused:
-            strategy_comparison(queues_df, members_df, None, 2, ("AVG", "FASTEST"))
+            comparison_plan(times, ("AVG", "FASTEST"))
         with pytest.raises(ValueError, match=r"unknown or no strategies \[\]"):
-            strategy_comparison(queues_df, members_df, None, 2, ())
+            comparison_plan(times, ())
         assert sc.statusTracker().getJobIdsForGroup("strategy-comparison-refusal") == []
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
@@ -152,6 +173,8 @@ def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snap
 
     audit(True)
     written = table(out, "strategy_comparison")
+    schema = pa.schema(DeltaTable(str(out / "strategy_comparison")).schema().to_arrow())
+    assert schema.field("actual_strategy").type.value_field.nullable is False
     groups = data["members"].query("snapshot_id != 's1'")[["snapshot_id", "consumer_group"]]
     assert len(written) == len(groups.drop_duplicates()) * len(DEFAULT_CANDIDATES)
     assert set(written["strategy"]) == set(DEFAULT_CANDIDATES)
