@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rebalance_udfs.batch import AllocationBatch, build_batch
+from rebalance_udfs.batch import AllocationBatch, BatchLayout, build_batch, with_calls
 from rebalance_udfs.pop import every_queue, pop_kernel
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.strategies import kernel_for
@@ -127,17 +127,23 @@ def first_of_queue(row: np.ndarray) -> np.ndarray:
     return first
 
 
-def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
+def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame,
+                    layout: BatchLayout | None = None) -> pd.DataFrame:
     """Assignments of every (group, topic) in the bucket.
 
     `queues` holds the readable queues of every (snapshot, cluster, group, topic) the group
     subscribes (QUEUE_COLUMNS plus any payload columns, carried to the output unchanged);
-    `members` the member rows of those groups (MEMBER_COLUMNS).
+    `members` the member rows of those groups (MEMBER_COLUMNS). `layout`: the bucket's
+    `batch_layout(queues, members)` when already made (for the same rows, whatever the
+    members run).
     Output: the queue columns, then client_id, strategy, status; sorted deterministically.
     """
     if queues.empty or members.empty:
         return pd.DataFrame(columns=[*queues.columns, "client_id", "strategy", "status"])
-    batch, ordered = build_batch(queues, members)
+    if layout is None:
+        batch, ordered = build_batch(queues, members)
+    else:
+        batch, ordered = with_calls(layout, members), layout.queues
     rows = claims_with_status(batch, *claim_all(batch))
     # index -1 (unclaimed) picks the padding entry appended at the end
     call = rows["call"].to_numpy(np.int64)

@@ -15,7 +15,7 @@ kernel is plain numpy over every group of the batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -86,6 +86,26 @@ def _distinct_addresses(client_key: np.ndarray,
     return keys, np.maximum(per_key, 1).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class BatchLayout:
+    """The part of an AllocationBatch that does not depend on what the members run
+    (strategy, message model, parameters, allocation mode): its units, queues and client
+    slots, and what its calls are looked up by. The strategy comparison lays a bucket out
+    once and gives every candidate its calls (`with_calls`)."""
+
+    batch: AllocationBatch  # its call arrays empty
+    queues: pd.DataFrame  # the queue rows in the batch's queue positions
+    member_group: np.ndarray  # int64 per member row: its group
+    member_client_rank: np.ndarray  # int64 per member row: Java rank of its client id
+    subscribed: np.ndarray  # bool per member row: it names a topic
+    subscribed_topic_rank: np.ndarray  # int64 per subscribed row: its topic's rank
+    unit_key: np.ndarray  # int64 per unit, ascending: (group, topic rank)
+    topic_span: int
+    client_span: int
+    client_key: np.ndarray  # int64, ascending: the distinct (group, client rank) keys
+    first_slot_of_client: np.ndarray  # int64 per client_key: its indexOf in cidAll
+
+
 def build_batch(
     queues: pd.DataFrame, members: pd.DataFrame
 ) -> tuple[AllocationBatch, pd.DataFrame]:
@@ -99,6 +119,12 @@ def build_batch(
 
     Returns the batch and `queues` re-ordered to match the batch's queue positions.
     """
+    layout = batch_layout(queues, members)
+    return with_calls(layout, members), layout.queues
+
+
+def batch_layout(queues: pd.DataFrame, members: pd.DataFrame) -> BatchLayout:
+    """The units, queues and client slots of `build_batch`'s batch (same arguments)."""
     members = members.reset_index(drop=True)
     queues = queues.reset_index(drop=True)
 
@@ -156,48 +182,13 @@ def build_batch(
     slot_room = sorted_lookup(room_key, room[roomed][first_roomed],
                                slot_group * span + slot_client_rank + 1, None)
 
-    # Calls: one per (group, topic, client, strategy, model, params) that has a unit.
-    subs = members[subscribed].copy()
-    subs["_g"] = group_codes[subscribed]
-    subs["_r"] = client_rank_all[subscribed]
-    subs["_t"] = topic_rank_all[len(queues):]
-    subs["_broadcast"] = subs["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
-    subs["_mode"] = (subs["allocation_mode"].fillna(CLIENT) if "allocation_mode" in subs
-                     else CLIENT)
-    subs["_pop"] = (pd.to_numeric(subs["pop_share_queue_num"], errors="coerce").fillna(0)
-                    if "pop_share_queue_num" in subs else 0)
-    call_cols = ["_g", "_t", "_r", "strategy", "_broadcast", "virtual_nodes", "rooms",
-                 "config_queues", "_mode", "_pop"]
-    calls = subs.drop_duplicates(call_cols)
-    # units are in (group, topic rank) order: one int64 key each
-    topic_span = int(topic_rank_all.max(initial=-1)) + 2
-    call_unit = sorted_lookup(unit_group * topic_span + unit_topic_rank + 1,
-                               np.arange(len(unit_group), dtype=np.int64),
-                               calls["_g"].to_numpy(np.int64) * topic_span
-                               + calls["_t"].to_numpy(np.int64) + 1, -1)
-    has_unit = call_unit >= 0
-    calls, call_unit = calls[has_unit], call_unit[has_unit].astype(np.int64)
-    call_r = calls["_r"].to_numpy(np.int64)
-    call_g = calls["_g"].to_numpy(np.int64)
-
-    call_slot_index = sorted_lookup(sc_key, first_slot_of_client, call_g * span + call_r + 1,
-                                     -1)
-
-    # Kafka membership: distinct subscribing client ids of each unit, in Java order.
-    call_pair = call_unit * span + call_r + 1
-    pairs = np.unique(call_pair)  # by (unit, rank)
-    pair_unit = pairs // span
-    unit_subscriber_count = np.bincount(pair_unit, minlength=len(unit_queue_start))
-    pair_index = np.arange(len(pairs)) - np.searchsorted(pair_unit, pair_unit)
-    call_subscriber_index = pair_index[np.searchsorted(pairs, call_pair)]
-
-    vnodes = pd.to_numeric(calls["virtual_nodes"], errors="coerce")
+    no_calls = np.empty(0, np.int64)
     batch = AllocationBatch(
         unit_group=unit_group,
         unit_topic=unit_topic,
         unit_queue_start=unit_queue_start,
         unit_queue_count=unit_queue_count,
-        unit_subscriber_count=unit_subscriber_count.astype(np.int64),
+        unit_subscriber_count=np.zeros(len(unit_queue_start), np.int64),
         queue_unit=queue_unit,
         queue_broker=queues["broker_name"].fillna("").to_numpy(object),
         queue_id=queues["queue_id"].to_numpy(np.int64),
@@ -207,6 +198,63 @@ def build_batch(
         slot_client=slot_client,
         slot_client_rank=slot_client_rank.astype(np.int64),
         slot_room=slot_room,
+        call_unit=no_calls, call_client=np.empty(0, object), call_client_rank=no_calls,
+        call_slot_index=no_calls, call_subscriber_index=no_calls,
+        call_strategy=np.empty(0, object), call_broadcast=np.empty(0, bool),
+        call_virtual_nodes=no_calls, call_rooms=np.empty(0, object),
+        call_config_queues=np.empty(0, object),
+    )
+    # units are in (group, topic rank) order: one int64 key each
+    topic_span = int(topic_rank_all.max(initial=-1)) + 2
+    return BatchLayout(
+        batch=batch, queues=queues, member_group=group_codes,
+        member_client_rank=client_rank_all, subscribed=subscribed,
+        subscribed_topic_rank=topic_rank_all[len(queues):],
+        unit_key=unit_group * topic_span + unit_topic_rank + 1, topic_span=topic_span,
+        client_span=span, client_key=sc_key, first_slot_of_client=first_slot_of_client)
+
+
+def with_calls(layout: BatchLayout, members: pd.DataFrame) -> AllocationBatch:
+    """`layout`'s batch with the calls of `members`: the rows it was laid out from, in the
+    same order, whatever they run (`build_batch`)."""
+    members = members.reset_index(drop=True)
+    subscribed, span = layout.subscribed, layout.client_span
+    # Calls: one per (group, topic, client, strategy, model, params) that has a unit.
+    subs = members[subscribed].copy()
+    subs["_g"] = layout.member_group[subscribed]
+    subs["_r"] = layout.member_client_rank[subscribed]
+    subs["_t"] = layout.subscribed_topic_rank
+    subs["_broadcast"] = subs["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
+    subs["_mode"] = (subs["allocation_mode"].fillna(CLIENT) if "allocation_mode" in subs
+                     else CLIENT)
+    subs["_pop"] = (pd.to_numeric(subs["pop_share_queue_num"], errors="coerce").fillna(0)
+                    if "pop_share_queue_num" in subs else 0)
+    call_cols = ["_g", "_t", "_r", "strategy", "_broadcast", "virtual_nodes", "rooms",
+                 "config_queues", "_mode", "_pop"]
+    calls = subs.drop_duplicates(call_cols)
+    call_unit = sorted_lookup(layout.unit_key, np.arange(len(layout.unit_key), dtype=np.int64),
+                               calls["_g"].to_numpy(np.int64) * layout.topic_span
+                               + calls["_t"].to_numpy(np.int64) + 1, -1)
+    has_unit = call_unit >= 0
+    calls, call_unit = calls[has_unit], call_unit[has_unit].astype(np.int64)
+    call_r = calls["_r"].to_numpy(np.int64)
+    call_g = calls["_g"].to_numpy(np.int64)
+
+    call_slot_index = sorted_lookup(layout.client_key, layout.first_slot_of_client,
+                                     call_g * span + call_r + 1, -1)
+
+    # Kafka membership: distinct subscribing client ids of each unit, in Java order.
+    call_pair = call_unit * span + call_r + 1
+    pairs = np.unique(call_pair)  # by (unit, rank)
+    pair_unit = pairs // span
+    unit_subscriber_count = np.bincount(pair_unit, minlength=len(layout.unit_key))
+    pair_index = np.arange(len(pairs)) - np.searchsorted(pair_unit, pair_unit)
+    call_subscriber_index = pair_index[np.searchsorted(pairs, call_pair)]
+
+    vnodes = pd.to_numeric(calls["virtual_nodes"], errors="coerce")
+    return replace(
+        layout.batch,
+        unit_subscriber_count=unit_subscriber_count.astype(np.int64),
         call_unit=call_unit,
         call_client=calls["client_id"].to_numpy(object),
         call_client_rank=call_r,
@@ -220,7 +268,6 @@ def build_batch(
         call_mode=calls["_mode"].to_numpy(object),
         call_pop_share=calls["_pop"].to_numpy(np.int64),
     )
-    return batch, queues
 
 
 def _nullable_objects(series: pd.Series) -> np.ndarray:

@@ -85,9 +85,15 @@ def kernel_claims(queues: pa.Table, key_columns: Sequence[str], members: pd.Data
                   kernel: Kernel) -> pd.DataFrame:
     """The claims `kernel(keys, members)` returns: `_row` (the claimed queue's row in
     `queues`), client_id, strategy, status, grouped by queue."""
+    return kernel(kernel_keys(queues, key_columns), members)
+
+
+def kernel_keys(queues: pa.Table, key_columns: Sequence[str]) -> pd.DataFrame:
+    """The `key_columns` of `queues` as a kernel reads them (pandas), with `_row`, the
+    row's index in `queues`."""
     keys = queues.select(list(key_columns)).to_pandas()
     keys[ROW] = np.arange(len(keys), dtype=np.int64)
-    return kernel(keys, members)
+    return keys
 
 
 def subscribed_rows(queues: pa.Table, members: pd.DataFrame) -> np.ndarray:

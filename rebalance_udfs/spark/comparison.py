@@ -21,9 +21,10 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.batch import batch_layout
 from rebalance_udfs.churn_link import PAIR_KEYS
 from rebalance_udfs.comparison import candidate_figures, comparison_rows, switched
-from rebalance_udfs.spark.arrow import gather_assigned, kernel_claims
+from rebalance_udfs.spark.arrow import gather_assigned, kernel_claims, kernel_keys
 from rebalance_udfs.spark.sticky import chain_order, ordered_keys
 from rebalance_udfs.sticky_chain import ORDER_COLUMNS, member_side, sticky_bucket
 from rebalance_udfs.strategies import supported_strategies
@@ -64,32 +65,32 @@ def comparison_plan(times: DataFrame, strategies: tuple[str, ...]) -> Plan | Non
     return Plan(strategies, order, pairs)
 
 
-def candidate_rows(queues: pa.Table, members: pd.DataFrame, strategy: str,
-                   order: pa.Table) -> pa.Table:
-    """The assignment rows (ASSIGNED_ARROW_SCHEMA) of a bucket had every clustering member
-    run `strategy`: the batch kernels, or the sticky chain from no prior over the
-    snapshots' `order`.
-
-    `queues`: the bucket's queue rows, offsets attached; `members`: its member rows
-    (`rebalance_udfs.spark.assign.kernel_member_frame`)."""
-    members = switched(members, strategy)
-    if strategy in STICKY_STRATEGIES:
-        claims = kernel_claims(ordered_keys(queues, order), [*QUEUE_KEYS, *ORDER_COLUMNS],
-                               member_side(members), sticky_bucket)
-    else:
-        claims = kernel_claims(queues, QUEUE_COLUMNS, members, allocate_bucket)
-    return gather_assigned(queues, claims)
-
-
 def bucket_comparison(queues: pa.Table, frame: pd.DataFrame, members: pa.Table,
                       comparison: Plan) -> pa.Table:
     """strategy_comparison's rows of a bucket (`rebalance_udfs.comparison.ROWS_SCHEMA`):
     every candidate's figures, per group present in a compared snapshot.
 
+    Every clustering member is switched to each candidate in turn
+    (`rebalance_udfs.comparison.switched`) and the bucket allocated again: by the batch
+    kernels, on one layout of its queues and clients for all of them
+    (`rebalance_udfs.batch.batch_layout`: only the calls differ), or by the sticky chain
+    from no prior over the snapshots' order.
+
     `queues`: the bucket's queue rows, offsets attached; `frame`: its member rows as the
     kernels take them; `members`: the same rows in Arrow (GROUP_KEYS and strategy)."""
-    figures = pa.concat_tables(
-        [candidate_figures(candidate_rows(queues, frame, s, comparison.order),
-                           comparison.pairs, s) for s in comparison.strategies])
-    return comparison_rows(figures, members.select([*GROUP_KEYS, "strategy"]),
-                           comparison.pairs, comparison.strategies)
+    keys = kernel_keys(queues, QUEUE_COLUMNS)
+    layout = batch_layout(keys, frame) if len(keys) and len(frame) else None
+    figures = []
+    for strategy in comparison.strategies:
+        candidates = switched(frame, strategy)
+        if strategy in STICKY_STRATEGIES:
+            claims = kernel_claims(ordered_keys(queues, comparison.order),
+                                   [*QUEUE_KEYS, *ORDER_COLUMNS], member_side(candidates),
+                                   sticky_bucket)
+        else:
+            claims = allocate_bucket(keys, candidates, layout)
+        figures.append(candidate_figures(gather_assigned(queues, claims), comparison.pairs,
+                                         strategy))
+    return comparison_rows(pa.concat_tables(figures),
+                           members.select([*GROUP_KEYS, "strategy"]), comparison.pairs,
+                           comparison.strategies)

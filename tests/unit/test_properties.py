@@ -3,6 +3,7 @@
 * consistent groups: every queue claimed exactly once by the balanced strategies;
 * row order of the input frames does not matter;
 * batching many groups gives what each group gives alone (nothing leaks across groups);
+* one layout of a bucket serves every strategy its members are switched to;
 * consistent hash moves only what it must when one client leaves or joins;
 * messy groups (mixed strategies and params, partial subscriptions, duplicate ids, missing
   rooms) match a plain-Python transcription of the upstream algorithms.
@@ -26,6 +27,8 @@ from rebalance_udfs.allocate import (
     allocate_bucket,
     first_of_queue,
 )
+from rebalance_udfs.batch import batch_layout
+from rebalance_udfs.comparison import switched
 from rebalance_udfs.hashring import build_rings, node_hashes, route
 from rebalance_udfs.ordering import java_key
 from tests.support.examples import claims_of
@@ -200,6 +203,20 @@ def test_row_order_does_not_matter(data: st.DataObject, kafka: bool) -> None:
     shuffled = allocate_bucket(queues.iloc[rng.permutation(len(queues))],
                                members.iloc[rng.permutation(len(members))])
     pd.testing.assert_frame_equal(allocate_bucket(queues, members), shuffled)
+
+
+@SETTINGS
+@given(data=st.data(), kafka=st.booleans())
+def test_one_layout_serves_whatever_the_members_run(data: st.DataObject, kafka: bool) -> None:
+    # the strategy comparison lays a bucket out once for every candidate it switches to
+    groups = [data.draw(messy_groups(f"GID_{k}", kafka=kafka)) for k in range(2)]
+    queues, members = frames_of(groups)
+    layout = batch_layout(queues, members)
+    runs = [members, *(switched(members, s) for s in (KAFKA if kafka else ROCKETMQ)),
+            members]  # the members as they are, again last: nothing was changed in place
+    for run in runs:
+        pd.testing.assert_frame_equal(allocate_bucket(queues, run, layout),
+                                      allocate_bucket(queues, run))
 
 
 @SETTINGS
