@@ -30,8 +30,8 @@ def assign_and_report_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky
     sticky members' queues are chained snapshot after snapshot from the previous
     assignment in the same call (their groups' other members through the batch kernels,
     as ever); the snapshots' order is collected for it first (a few rows per cluster).
-    With a `comparison` plan (`rebalance_udfs.spark.comparison.comparison_plan`) the same call
-    computes the strategy comparison's rows."""
+    With a `comparison` plan (`rebalance_udfs.spark.comparison.comparison_plan`) the same
+    call computes the strategy comparison's rows."""
     members = _with_observed(inputs.members, inputs.observed)
     chain = chain_order(inputs.queues, prior.assignments).toArrow() if has_sticky else None
     return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if,

@@ -1,13 +1,12 @@
 """Report: every output table but rejects, from the assign-and-report pass and the inputs.
 
-consumer_load and group_balance figures, the what-if candidates and churn come out of the
-pass that assigned the groups' queues (`rebalance_udfs.report_pass`, unpacked by
-`rebalance_udfs.spark.report_pass.unpack`); and so do the strategy comparison's rows when asked for
-(`rebalance_udfs.spark.comparison`); drift is one pass over the observed holders. This
-step adds what Spark
-does best (the capture times, the recommendation's words, the pairs' times and the
-triggers) over those rows, lazily: a table is computed when it is written, from the
-pass's materialized rows.
+consumer_load and group_balance figures, the what-if candidates, churn and, when asked
+for, the strategy comparison's rows come out of the pass that assigned the groups'
+queues (`rebalance_udfs.report_pass`, `rebalance_udfs.spark.comparison`; unpacked by
+`rebalance_udfs.spark.report_pass.unpack`); drift is one pass over the observed holders.
+This step adds what Spark does best (the capture times, the recommendation's words, the
+pairs' times and the triggers) over those rows, lazily: a table is computed when it is
+written, from the pass's materialized rows.
 """
 
 from __future__ import annotations

@@ -37,12 +37,14 @@ FIGURES_SCHEMA = pa.schema([
 ])
 
 # strategy_comparison's rows as a bucket's call makes them: the table's columns but
-# captured_at, which Spark adds from the snapshots' times
+# captured_at, which Spark adds from the snapshots' times (the candidate and the members'
+# strategies never null, as the table has always declared them)
 ROWS_SCHEMA = pa.schema([
     ("snapshot_id", pa.string()), ("cluster", pa.string()),
     ("previous_snapshot_id", pa.string()), ("consumer_group", pa.string()),
-    ("strategy", pa.string()),
-    ("actual_strategy", pa.list_(pa.field("element", pa.string(), nullable=False))),
+    pa.field("strategy", pa.string(), nullable=False),
+    pa.field("actual_strategy", pa.list_(pa.field("element", pa.string(), nullable=False)),
+             nullable=False),
     ("queues", pa.int32()), ("moves", pa.int32()), ("estimated_duplicates", pa.int64()),
     ("duplicates_known_moves", pa.int32()), ("max_client_queues", pa.int32()),
 ])

@@ -4,11 +4,12 @@ call already holds (`bucket_comparison`, `rebalance_udfs.comparison`).
 
 Buckets are by (cluster, consumer_group), so a group's snapshots, which the comparison
 pairs, are in one call; the queue rows have their offsets attached there. What the calls
-need besides is a few rows per cluster, collected once before the pass (`comparison_plan`): the
-candidates, the snapshots' order (the sticky candidate chains them) and the pairs
-compared. Before, the comparison shuffled the queue rows, their offsets and the members
-a second time into a cogrouped call of its own, and grouped the members once more in
-Spark for the groups and their strategies (1M queue rows: a 12 s step).
+need besides is a few rows per cluster, collected once before the pass
+(`comparison_plan`): the candidates, the snapshots' order (the sticky candidate chains
+them) and the pairs compared. Before, the comparison shuffled the queue rows, their
+offsets and the members a second time into a cogrouped call of its own, and grouped the
+members once more in Spark for the groups and their strategies (1M queue rows: a 12 s
+step).
 """
 
 from __future__ import annotations

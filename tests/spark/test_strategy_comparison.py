@@ -175,6 +175,7 @@ def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snap
     written = table(out, "strategy_comparison")
     schema = pa.schema(DeltaTable(str(out / "strategy_comparison")).schema().to_arrow())
     assert schema.field("actual_strategy").type.value_field.nullable is False
+    assert not schema.field("strategy").nullable and not schema.field("actual_strategy").nullable
     groups = data["members"].query("snapshot_id != 's1'")[["snapshot_id", "consumer_group"]]
     assert len(written) == len(groups.drop_duplicates()) * len(DEFAULT_CANDIDATES)
     assert set(written["strategy"]) == set(DEFAULT_CANDIDATES)
