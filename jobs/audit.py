@@ -33,7 +33,12 @@ from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
-from rebalance_udfs.spark.report_pass import assignment_rows, pass_counts, side_rows
+from rebalance_udfs.spark.report_pass import (
+    COMPARISON,
+    assignment_rows,
+    pass_counts,
+    side_rows,
+)
 from reports.assignments import assignments_report, snapshot_times
 from reports.group_balance import what_if_line
 from reports.rebalance_churn import churn_history
@@ -254,6 +259,10 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         counts = pass_counts(side)
         pass_rows = {name: sum(c.values()) for name, c in counts.items()}
         counts["rebalance_churn"] = counts.pop("churn")
+        # after churn, as the run's rows have always listed it; only when it is written
+        compared = counts.pop(COMPARISON)
+        if compare or "strategy_comparison" in existing:
+            counts["strategy_comparison"] = compared
         if simulates_more(inputs, config.what_if):
             counts.pop("what_if")  # filtered by the groups' findings after the pass
         line.detail = ("kernels and per-group reports, "

@@ -96,8 +96,11 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
     ])
     paths = write_inputs(spark, tmp_path / "in", queues=queues, members=members)
     out = tmp_path / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline"), spark=spark)
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(out), engine="offline"), spark=spark)
+    # no comparison asked for: none written, none counted
+    assert "strategy_comparison" not in result.rows
+    assert not (out / "strategy_comparison").exists()
 
     a = _table(str(out / "assignments"))
     split = a[a["consumer_group"] == "GID_split"]

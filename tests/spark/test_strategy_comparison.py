@@ -166,13 +166,17 @@ def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snap
     paths = write_inputs(spark, Path(tmp_path) / "in", **data)
     out = Path(tmp_path) / "out"
 
-    def audit(compare: bool) -> None:
-        run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                        offsets=paths["offsets"], output=str(out), engine="offline",
-                        what_if="off", compare_strategies=compare), spark=spark)
+    def audit(compare: bool) -> dict[str, int]:
+        return run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                               offsets=paths["offsets"], output=str(out), engine="offline",
+                               what_if="off", compare_strategies=compare), spark=spark).rows
 
-    audit(True)
+    rows = audit(True)
     written = table(out, "strategy_comparison")
+    # the run's rows per table, in the order the summary has always listed them
+    assert list(rows) == ["assignments", "consumer_load", "group_balance", "what_if",
+                          "rebalance_churn", "strategy_comparison", "drift", "rejects"]
+    assert rows["strategy_comparison"] == len(written)
     schema = pa.schema(DeltaTable(str(out / "strategy_comparison")).schema().to_arrow())
     assert schema.field("actual_strategy").type.value_field.nullable is False
     assert not schema.field("strategy").nullable and not schema.field("actual_strategy").nullable
@@ -180,5 +184,6 @@ def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snap
     assert len(written) == len(groups.drop_duplicates()) * len(DEFAULT_CANDIDATES)
     assert set(written["strategy"]) == set(DEFAULT_CANDIDATES)
     assert written["moves"].sum() > 0 and written["run_id"].nunique() == 1
-    audit(False)  # the same snapshots again: that run's comparison rows must not stay
+    # the same snapshots again: that run's comparison rows must not stay
+    assert audit(False)["strategy_comparison"] == 0
     assert table(out, "strategy_comparison").empty
