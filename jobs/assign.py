@@ -21,19 +21,20 @@ from vocabulary.columns import GROUP_KEYS
 DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 
 
-def assign_and_report_all(inputs: Inputs, buckets: int, prior: Prior, has_sticky: bool,
-                          what_if: str, history: History, comparison: Plan | None = None
-                          ) -> DataFrame:
+def assign_and_report_all(inputs: Inputs, times: DataFrame, buckets: int, prior: Prior,
+                          has_sticky: bool, what_if: str, history: History,
+                          comparison: Plan | None = None) -> DataFrame:
     """Every group's assignment rows and per-group reports, packed
     (`rebalance_udfs.spark.report_pass`): kernels and reports in one call per bucket of
     groups, churn against `history`. When a member runs a Kafka sticky assignor, the
     sticky members' queues are chained snapshot after snapshot from the previous
     assignment in the same call (their groups' other members through the batch kernels,
-    as ever); the snapshots' order is collected for it first (a few rows per cluster).
+    as ever); the snapshots' order is collected for it first from their capture `times`
+    (`reports.assignments.snapshot_times`, a few rows per cluster).
     With a `comparison` plan (`rebalance_udfs.spark.comparison.comparison_plan`) the same
     call computes the strategy comparison's rows."""
     members = _with_observed(inputs.members, inputs.observed)
-    chain = chain_order(inputs.queues, prior.assignments).toArrow() if has_sticky else None
+    chain = chain_order(times, prior.assignments).toArrow() if has_sticky else None
     return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if,
                              history, chain, comparison)
 

@@ -250,7 +250,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         history, pairs = churn_history(member_snapshots(inputs.members, times),
                                        prior.assignments, prior.consumer_load)
         comparison = comparison_plan(times, DEFAULT_CANDIDATES) if compare else None
-        packed = persist(assign_and_report_all(inputs, buckets, prior, has_sticky,
+        packed = persist(assign_and_report_all(inputs, times, buckets, prior, has_sticky,
                                                config.what_if, history, comparison))
         # the side tables' rows apart: each table read from them scans a few rows per
         # bucket, not the assignment rows too; stored by the scan that counts the tables
@@ -259,10 +259,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         counts = pass_counts(side)
         pass_rows = {name: sum(c.values()) for name, c in counts.items()}
         counts["rebalance_churn"] = counts.pop("churn")
-        # after churn, as the run's rows have always listed it; only when it is written
-        compared = counts.pop(COMPARISON)
-        if compare or "strategy_comparison" in existing:
-            counts["strategy_comparison"] = compared
+        compared = counts.pop(COMPARISON)  # counted only if written (below)
         if simulates_more(inputs, config.what_if):
             counts.pop("what_if")  # filtered by the groups' findings after the pass
         line.detail = ("kernels and per-group reports, "
@@ -273,6 +270,8 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         compare, "strategy_comparison" in existing,
         step=lambda label: ctx.steps.step("reports", f"report {label}", point=None),
         pass_rows=pass_rows)
+    if "strategy_comparison" in reports:
+        counts["strategy_comparison"] = compared  # after churn, as runs have always listed it
     tables = {"assignments": _stamp(reports.pop("assignments"), ctx.run_id)}
     for name in (n for n in OUTPUT_TABLES if n in reports):
         with ctx.steps.step("reports", f"report {name}", point=None) as line:

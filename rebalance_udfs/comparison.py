@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from rebalance_udfs.churn import churn_totals
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, churn_inputs
 from rebalance_udfs.churn_link import ROW_COLUMNS as CHURN_ROW_COLUMNS
-from rebalance_udfs.exact import first_of, take
+from rebalance_udfs.exact import column_values, first_of, take
 from rebalance_udfs.key_codes import key_codes, row_of
 from vocabulary.columns import CLAIM_STATUSES, CLUSTERING, GROUP_KEYS
 
@@ -129,8 +129,8 @@ def comparison_rows(figures: pa.Table, members: pa.Table, pairs: pa.Table,
 
     `members`: the bucket's member rows (GROUP_KEYS, strategy); `pairs`: PAIR_KEYS of the
     run's snapshots with a predecessor in the run."""
-    snapshot, cluster = _values(members, "snapshot_id"), _values(members, "cluster")
-    pair = row_of([_values(pairs, "snapshot_id"), _values(pairs, "cluster")],
+    snapshot, cluster = column_values(members, "snapshot_id"), column_values(members, "cluster")
+    pair = row_of([column_values(pairs, "snapshot_id"), column_values(pairs, "cluster")],
                   [snapshot, cluster])
     compared = members.filter(pa.array(pair >= 0))
     pair = pair[pair >= 0]
@@ -139,8 +139,8 @@ def comparison_rows(figures: pa.Table, members: pa.Table, pairs: pa.Table,
     k = len(strategies)
     of_row = np.repeat(first, k)  # a member row of each output row's group
     candidate = np.tile(np.array(strategies, dtype=object), n_groups)
-    keys = [_values(compared, c)[of_row] for c in GROUP_KEYS]
-    at = row_of([_values(figures, c) for c in [*GROUP_KEYS, "strategy"]], [*keys, candidate])
+    keys = [column_values(compared, c)[of_row] for c in GROUP_KEYS]
+    at = row_of([column_values(figures, c) for c in [*GROUP_KEYS, "strategy"]], [*keys, candidate])
     found = pa.array(np.maximum(at, 0), pa.int64(), mask=at < 0)  # null: not found
     columns = {c: take(compared.column(c), of_row) for c in GROUP_KEYS}
     columns["previous_snapshot_id"] = take(pairs.column("previous_snapshot_id"),
@@ -158,7 +158,7 @@ def comparison_rows(figures: pa.Table, members: pa.Table, pairs: pa.Table,
 def _actual_strategies(members: pa.Table, group: np.ndarray, n_groups: int) -> pa.ListArray:
     """Per group code, the distinct strategies of its member rows, sorted by code point
     (as Spark sorts strings), nulls left out."""
-    strategy = _values(members, "strategy")
+    strategy = column_values(members, "strategy")
     named = np.flatnonzero(pd.notna(strategy))
     names, rank = np.unique(strategy[named].astype(str), return_inverse=True)
     combination, _ = key_codes(group[named], rank)
@@ -170,7 +170,3 @@ def _actual_strategies(members: pa.Table, group: np.ndarray, n_groups: int) -> p
     strategies = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()),
                                           pa.array(names[rank_of[order]], pa.string()))
     return strategies.cast(ROWS_SCHEMA.field("actual_strategy").type)
-
-
-def _values(table: pa.Table, name: str) -> np.ndarray:
-    return table.column(name).to_numpy(zero_copy_only=False)

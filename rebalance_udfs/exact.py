@@ -25,6 +25,11 @@ def single_chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
+def column_values(table: pa.Table, name: str) -> np.ndarray:
+    """Column `name` of `table` as one numpy array (object for strings, nulls as None)."""
+    return table.column(name).to_numpy(zero_copy_only=False)
+
+
 def decimal_units(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """(units, known) of a decimal128 column: its unscaled integers (0 where null) as int64,
     or as Python ints when some do not fit, and which rows are not null."""

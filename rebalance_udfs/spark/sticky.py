@@ -18,13 +18,13 @@ fresh.)
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from rebalance_udfs.exact import column_values
 from rebalance_udfs.key_codes import row_of
 from rebalance_udfs.spark.arrow import kernel_claims, run_kernel
 from rebalance_udfs.spark.assign import subscribed_units
@@ -60,16 +60,12 @@ def chain_claims(queues: pa.Table, members: pd.DataFrame, prior_rows: pa.Table |
 def ordered_keys(queues: pa.Table, order: pa.Table) -> pa.Table:
     """The QUEUE_KEYS of `queues` with their snapshot's ORDER_COLUMNS from `order`
     (`chain_order`, collected), row for row: what `sticky_bucket` reads."""
-    at = row_of([_values(order, "snapshot_id"), _values(order, "cluster")],
-                [_values(queues, "snapshot_id"), _values(queues, "cluster")])
+    at = row_of([column_values(order, "snapshot_id"), column_values(order, "cluster")],
+                [column_values(queues, "snapshot_id"), column_values(queues, "cluster")])
     keyed = queues.select(QUEUE_KEYS)
     for name in ORDER_COLUMNS:
         keyed = keyed.append_column(name, order.column(name).take(pa.array(at)))
     return keyed
-
-
-def _values(table: pa.Table, name: str) -> np.ndarray:
-    return table.column(name).to_numpy(zero_copy_only=False)
 
 
 def _prior_claim_rows(prior_rows: pa.Table | None, order: pa.Table, members: pd.DataFrame
@@ -86,12 +82,12 @@ def _prior_claim_rows(prior_rows: pa.Table | None, order: pa.Table, members: pd.
     first = order.filter(pc.and_(order.column("_previous").is_valid(),
                                  pc.invert(pc.fill_null(order.column("_previous_in_run"),
                                                         True))))
-    following = row_of([_values(first, "cluster"), _values(first, "_previous")],
-                       [_values(rows, "cluster"), _values(rows, "snapshot_id")])
+    following = row_of([column_values(first, "cluster"), column_values(first, "_previous")],
+                       [column_values(rows, "cluster"), column_values(rows, "snapshot_id")])
     kept = following >= 0
     claims = pd.DataFrame({
-        "snapshot_id": _values(first, "snapshot_id")[following[kept]],
-        **{c: _values(rows, c)[kept]
+        "snapshot_id": column_values(first, "snapshot_id")[following[kept]],
+        **{c: column_values(rows, c)[kept]
            for c in ("cluster", "consumer_group", "client_id", "topic", "broker_name",
                      "queue_id")},
         "strategy": None, "message_model": None, "_prior": True})

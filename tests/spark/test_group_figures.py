@@ -20,16 +20,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from jobs.persist import Persisted
-from jobs.read import InputPaths, read_inputs
 from rebalance_udfs.spark.assign import assign
 from rebalance_udfs.spark.report_pass import assign_and_report, assignment_rows, report, unpack
 from reports.assignments import snapshot_times
 from reports.consumer_load import consumer_load_report
 from reports.group_balance import group_balance_report
-from storage.delta import DeltaStore
 from tests.e2e.test_cli_examples import _as_member_rows, all_cases
 from tests.support.balance_oracle import oracle_reports
-from tests.support.delta_inputs import write_inputs
+from tests.support.delta_inputs import read_written, write_inputs
 from vocabulary.columns import SNAPSHOT_KEYS
 
 pytestmark = pytest.mark.spark
@@ -41,9 +39,7 @@ def _both(spark, paths: dict[str, str]) -> tuple[list[dict[str, DataFrame]],
                                                  dict[str, DataFrame]]:
     """(pass tables both ways, oracle tables) of the inputs at `paths`."""
     persist = Persisted()
-    inputs = read_inputs(DeltaStore(spark, "offline"),
-                         InputPaths(paths["queues"], paths["members"], paths.get("offsets")),
-                         (), persist)
+    inputs = read_written(spark, paths, persist)
     times = persist(snapshot_times(inputs.queues))
     assigned = persist(assign(inputs.queues, inputs.members, inputs.offsets, BUCKETS))
     one_pass = persist(assign_and_report(inputs.queues, inputs.members, inputs.offsets,

@@ -173,10 +173,8 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     """The scope's usable rows per (snapshot, cluster) are the rows read less the rejects:
     an exact duplicate leaves its first copy usable, conflicting rows leave none, and a
     snapshot whose rows are all rejected is read but not audited."""
-    from jobs.read import InputPaths, read_inputs
     from jobs.scope import find_scope
-    from storage.delta import DeltaStore
-    from tests.support.delta_inputs import write_inputs
+    from tests.support.delta_inputs import read_written, write_inputs
     from tests.support.outputs import member_rows, queue_rows
 
     members = pd.concat([
@@ -189,8 +187,7 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     queues = pd.concat([queue_rows(["A", "B", "X"], cluster="c1"),
                         queue_rows(["A"], cluster="c2")])
     paths = write_inputs(spark, tmp_path, queues=queues, members=members)
-    read = read_inputs(DeltaStore(spark, "offline"),
-                       InputPaths(paths["queues"], paths["members"]), (), Persisted())
+    read = read_written(spark, paths, Persisted())
     scope = find_scope(read, ())
 
     assert scope.audited == ["A", "B"] and scope.not_audited == ["X"]

@@ -17,15 +17,13 @@ from pyspark.sql import DataFrame
 from jobs.assign import assign_and_report_all
 from jobs.persist import Persisted
 from jobs.prior import Prior
-from jobs.read import InputPaths, read_inputs
 from jobs.report import member_snapshots
 from rebalance_udfs.report_pass import TABLES
 from rebalance_udfs.spark.report_pass import assignment_rows, unpack
 from reports.assignments import assignments_report, snapshot_times
 from reports.rebalance_churn import churn_history
-from storage.delta import DeltaStore
 from tests.spark.test_strategy_comparison import _random_inputs
-from tests.support.delta_inputs import write_inputs
+from tests.support.delta_inputs import read_written, write_inputs
 from tests.support.sticky_pass_oracle import oracle_pass
 
 pytestmark = pytest.mark.spark
@@ -86,21 +84,20 @@ def test_sticky_groups_in_the_pass_give_the_three_passes_rows(spark, tmp_path, s
     paths = write_inputs(spark, Path(tmp_path), **_mixed(seed))
     persist = Persisted()
     try:
-        read = read_inputs(DeltaStore(spark, "offline"),
-                           InputPaths(paths["queues"], paths["members"], paths["offsets"]),
-                           (), persist)
+        read = read_written(spark, paths, persist)
         # s1 is the predecessor, from the rows an earlier run wrote; s2 and s3 the run
         earlier = read.limited_to(["s1"])
         times = snapshot_times(earlier.queues)
         first, _ = churn_history(member_snapshots(earlier.members, times))
         written = assignments_report(assignment_rows(
-            assign_and_report_all(earlier, 2, Prior([]), True, "all", first)), times)
+            assign_and_report_all(earlier, times, 2, Prior([]), True, "all", first)), times)
         prior = Prior(["s1"], persist(written))
         inputs = read.limited_to(["s2", "s3"])
-        history, _ = churn_history(member_snapshots(inputs.members,
-                                                    snapshot_times(inputs.queues)),
+        run_times = snapshot_times(inputs.queues)
+        history, _ = churn_history(member_snapshots(inputs.members, run_times),
                                    prior.assignments)
-        ours = _tables(assign_and_report_all(inputs, 3, prior, True, "all", history))
+        ours = _tables(assign_and_report_all(inputs, run_times, 3, prior, True, "all",
+                                             history))
         theirs = _tables(oracle_pass(inputs, 2, prior, "all", history))
         assert ours.keys() == theirs.keys()
         for name, frame in ours.items():

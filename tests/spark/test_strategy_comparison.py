@@ -20,16 +20,14 @@ from pyspark.sql import types as T
 
 from jobs.assign import DEFAULT_CANDIDATES
 from jobs.persist import Persisted
-from jobs.read import InputPaths, read_inputs
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import COMPARISON, assign_and_report, unpack
 from rebalance_udfs.spark.sticky import chain_order
 from reports.assignments import snapshot_times
 from reports.strategy_comparison import COLUMNS, strategy_comparison_report
-from storage.delta import DeltaStore
 from tests.support import stability
 from tests.support.comparison_oracle import oracle_candidates, oracle_comparison
-from tests.support.delta_inputs import write_inputs
+from tests.support.delta_inputs import read_written, write_inputs
 
 pytestmark = pytest.mark.spark
 
@@ -110,9 +108,7 @@ def test_random_groups_give_the_oracle_comparison(spark, tmp_path, seed):
     paths = write_inputs(spark, Path(tmp_path), **_random_inputs(seed))
     persist = Persisted()
     try:
-        inputs = read_inputs(DeltaStore(spark, "offline"),
-                             InputPaths(paths["queues"], paths["members"], paths["offsets"]),
-                             (), persist)
+        inputs = read_written(spark, paths, persist)
         ours = _compared(inputs.queues, inputs.members, inputs.offsets, 3)
         oracle = oracle_comparison(
             oracle_candidates(inputs.queues, inputs.members, inputs.offsets, 2,

@@ -13,15 +13,13 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from jobs.persist import Persisted
-from jobs.read import InputPaths, read_inputs
 from rebalance_udfs.spark.assign import assign
 from rebalance_udfs.spark.report_pass import assign_and_report, report, unpack
 from reports.assignments import snapshot_times
 from reports.group_balance import group_balance_report
 from reports.what_if import what_if_report
-from storage.delta import DeltaStore
 from tests.spark.test_group_figures import _random_cluster
-from tests.support.delta_inputs import write_inputs
+from tests.support.delta_inputs import read_written, write_inputs
 from tests.support.what_if_oracle import simulate
 from vocabulary.columns import GROUP_KEYS
 
@@ -33,9 +31,7 @@ BUCKETS = 3
 def test_what_if_rows_are_the_same_on_every_path(spark, tmp_path) -> None:
     paths = write_inputs(spark, Path(tmp_path), **_random_cluster(4))
     persist = Persisted()
-    inputs = read_inputs(DeltaStore(spark, "offline"),
-                         InputPaths(paths["queues"], paths["members"], paths["offsets"]),
-                         (), persist)
+    inputs = read_written(spark, paths, persist)
     times = persist(snapshot_times(inputs.queues))
     assigned = persist(assign(inputs.queues, inputs.members, inputs.offsets, BUCKETS))
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 
+from jobs.persist import Persist
+from jobs.read import InputPaths, Inputs, read_inputs
 from storage.delta import DeltaStore
 from vocabulary.contracts import CONTRACTS
 
@@ -31,3 +33,11 @@ def write_inputs(spark: SparkSession, root: Path, **tables: pd.DataFrame) -> dic
         store.write(frame_for(spark, name, rows), path, name, ["snapshot_id"])
         paths[name] = path
     return paths
+
+
+def read_written(spark: SparkSession, paths: dict[str, str], persist: Persist) -> Inputs:
+    """The tables `write_inputs` wrote (offsets when given), read and validated as the
+    audit reads them."""
+    return read_inputs(DeltaStore(spark, "offline"),
+                       InputPaths(paths["queues"], paths["members"], paths.get("offsets")),
+                       (), persist)
