@@ -2,7 +2,8 @@
 
 Spark's console progress bars are noise to an operator (hundreds of stages interleaved), so
 the session turns them off unless asked (`--spark-progress`); these lines say instead what
-the run did: `read`, `validate`, `assign+report`, `write <table>`, `summary`. They go to
+the run did: `read`, `validate`, `assign`, `report <table>`, `write <table>`, `summary`,
+`report.html`. Every part of a run is in a step, so the steps add up to its time. They go to
 the `rebalance_audit` logger (stderr from the command line); the fault-injection tests hook
 into the same named points.
 """
@@ -36,19 +37,26 @@ class Steps:
     hook: Hook
     describe: Callable[[str | None], None] = lambda _name: None
     timings: dict[str, float] = field(default_factory=dict)
+    _open: int = 0  # steps running (a step may open others: its line counts theirs)
 
     @contextmanager
     def step(self, name: str, label: str | None = None,
              point: str | None = "") -> Iterator[Step]:
         """Time a step under `name` (steps of one name add up), log its line as `label`,
-        then call the hook with `point` (default: `name`; None: no hook)."""
+        then call the hook with `point` (default: `name`; None: no hook). A step inside
+        another logs its own line, and its time counts once: in the outer step's."""
         label = label or name
         self.describe(f"audit: {label}")
         started = time.perf_counter()
         line = Step(label)
-        yield line
+        self._open += 1
+        try:
+            yield line
+        finally:
+            self._open -= 1
         elapsed = time.perf_counter() - started
-        self.timings[name] = self.timings.get(name, 0.0) + elapsed
+        if not self._open:
+            self.timings[name] = self.timings.get(name, 0.0) + elapsed
         progress_line(label, elapsed, line.detail)
         if point is not None:
             self.hook(point or name)

@@ -41,6 +41,9 @@ def test_run_writes_report_html_and_the_summary_names_it(tmp_path, stubbed):
     assert result.report == os.path.join(out, "report.html")
     assert os.path.getsize(result.report) > 0
     assert not [m for m in logs if "warning" in m]
+    # a step of the run like the others: its line, and its time in the run's total
+    assert [m for m in logs if m.startswith("report.html ") and m.endswith(result.report)]
+    assert result.timings["total"] > 0
     text = io.StringIO()
     print_summary(result, text)
     assert f"Report (open in a browser, no network needed): {result.report}" in text.getvalue()
@@ -52,6 +55,7 @@ def test_a_report_failure_is_a_warning_not_a_failed_run(tmp_path, stubbed):
     result = stubbed(out, logs := [])
     assert result.report is None
     assert any(m.startswith("warning: report.html not written") for m in logs)
+    assert [m for m in logs if m.startswith("report.html ") and "not written" in m]
     text = io.StringIO()
     print_summary(result, text)
     assert "Report (" not in text.getvalue()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -37,8 +38,15 @@ def test_seed_multi_topic_skew_end_to_end(spark, tmp_path: Path) -> None:
     config = AuditConfig(queues=paths["queues"], members=paths["members"],
                          offsets=paths["offsets"], output=str(out), engine="offline",
                          run_id="run-1")
+    started = time.perf_counter()
     result = run(config, spark=spark)
+    wall = time.perf_counter() - started
     assert result.snapshots == ["snap-1"]
+    # every part of the run is in a step: they add up to its total, its wall time
+    steps = {k: v for k, v in result.timings.items() if k != "total"}
+    assert {"read", "assign", "reports", "write", "summary", "report_html"} <= set(steps)
+    assert sum(steps.values()) <= result.timings["total"] <= wall
+    assert result.timings["total"] - sum(steps.values()) < 0.5
 
     balance = _table(str(out / "group_balance"))
     whole = balance[balance["topic"].isna()].iloc[0]

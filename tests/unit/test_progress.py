@@ -1,0 +1,73 @@
+"""The run's progress lines (`jobs.progress`): one per step, and every second counted once,
+so the steps add up to the run's time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from jobs import progress
+from jobs.progress import Steps
+
+
+def test_a_step_inside_another_logs_its_line_and_counts_once(monkeypatch) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: clock[0])
+    points: list[str] = []
+    steps = Steps(points.append)
+    with steps.step("reports", "plan reports", point=None):
+        clock[0] += 2.0
+        with steps.step("reports", "report drift", point=None) as inner:
+            clock[0] += 5.0
+            inner.detail = "drift 0"
+    with steps.step("write"):
+        clock[0] += 1.0
+    # the outer step holds the inner one's time: 7 s, not 12
+    assert steps.timings == {"reports": 7.0, "write": 1.0}
+    assert points == ["write"]
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def logged(monkeypatch) -> Iterator[list[str]]:
+    """The lines the run's logger prints, at its command-line level (INFO)."""
+    logger, got = logging.getLogger("rebalance_audit"), _Lines()
+    monkeypatch.setattr(logger, "handlers", [got])
+    monkeypatch.setattr(logger, "propagate", False)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    yield got.lines
+    logger.setLevel(previous)
+
+
+def test_each_step_logs_one_line_with_its_label_and_detail(logged) -> None:
+    steps = Steps(lambda _point: None)
+    with steps.step("read", "validate") as line:
+        line.detail = "2 snapshot(s) audited"
+    with (steps.step("reports", "plan reports", point=None),
+          steps.step("reports", "report drift", point=None) as inner):
+        inner.detail = "drift 0"
+    # each printed when it ends: the inner step's line before the outer's
+    assert [m.split("  ")[0].strip() for m in logged] == ["validate", "report drift",
+                                                          "plan reports"]
+    assert logged[0].endswith("s  2 snapshot(s) audited")
+    assert logged[1].endswith("s  drift 0")
+
+
+def test_a_failed_step_counts_nothing_and_leaves_no_step_open() -> None:
+    steps = Steps(lambda _point: None)
+    with pytest.raises(RuntimeError), steps.step("assign"):
+        raise RuntimeError("boom")
+    with steps.step("write"):
+        pass
+    assert "assign" not in steps.timings and "write" in steps.timings
