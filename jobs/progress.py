@@ -37,7 +37,7 @@ class Steps:
     hook: Hook
     describe: Callable[[str | None], None] = lambda _name: None
     timings: dict[str, float] = field(default_factory=dict)
-    _open: int = 0  # steps running (a step may open others: its line counts theirs)
+    _open: list[str] = field(default_factory=list)  # labels of the steps running, outer first
 
     @contextmanager
     def step(self, name: str, label: str | None = None,
@@ -49,11 +49,13 @@ class Steps:
         self.describe(f"audit: {label}")
         started = time.perf_counter()
         line = Step(label)
-        self._open += 1
+        self._open.append(label)
         try:
             yield line
         finally:
-            self._open -= 1
+            self._open.pop()
+            if self._open:  # the outer step's Spark jobs are named for it again
+                self.describe(f"audit: {self._open[-1]}")
         elapsed = time.perf_counter() - started
         if not self._open:
             self.timings[name] = self.timings.get(name, 0.0) + elapsed

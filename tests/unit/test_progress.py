@@ -16,7 +16,8 @@ def test_a_step_inside_another_logs_its_line_and_counts_once(monkeypatch) -> Non
     clock = [0.0]
     monkeypatch.setattr(progress.time, "perf_counter", lambda: clock[0])
     points: list[str] = []
-    steps = Steps(points.append)
+    described: list[str | None] = []
+    steps = Steps(points.append, described.append)
     with steps.step("reports", "plan reports", point=None):
         clock[0] += 2.0
         with steps.step("reports", "report drift", point=None) as inner:
@@ -27,6 +28,9 @@ def test_a_step_inside_another_logs_its_line_and_counts_once(monkeypatch) -> Non
     # the outer step holds the inner one's time: 7 s, not 12
     assert steps.timings == {"reports": 7.0, "write": 1.0}
     assert points == ["write"]
+    # Spark's jobs are named for the step that runs them, the outer one again after
+    assert described == ["audit: plan reports", "audit: report drift", "audit: plan reports",
+                         "audit: write"]
 
 
 class _Lines(logging.Handler):
