@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 import pytest
@@ -250,7 +251,7 @@ def test_pass_equals_the_spark_aggregations(spark, seed):
             ignore_row_order=True, ignore_nullable=True)
 
 
-def test_the_jobs_churn_equals_the_spark_aggregations(spark, tmp_path):
+def test_the_jobs_churn_equals_the_spark_aggregations(spark, tmp_path, caplog, monkeypatch):
     """The report pass computes churn in the call that assigns the queues, with a sticky
     group reported apart: on random inputs of two snapshots, audited together and one
     after the other (the second run compares with the first's output), its table equals
@@ -284,7 +285,12 @@ def test_the_jobs_churn_equals_the_spark_aggregations(spark, tmp_path):
     full, split = str(tmp_path / "full"), str(tmp_path / "split")
     audit(full)
     audit(split, "s1")
+    caplog.set_level(logging.INFO, logger="rebalance_audit")
+    monkeypatch.setattr(logging.getLogger("rebalance_audit"), "propagate", True)
     audit(split, "s2")
+    # the run says where churn starts from, in a step of its own
+    assert [r for r in caplog.records if r.getMessage().startswith("read prior ")
+            and r.getMessage().endswith("compared with s1 from the output")]
     churn = table(full, "rebalance_churn")
     assert churn.where(F.col("queues_moved") > 0).count() > 0
     assert churn.where(F.col("consumer_group") == "g5").count() == 1
