@@ -37,6 +37,7 @@ class Steps:
     hook: Hook
     describe: Callable[[str | None], None] = lambda _name: None
     timings: dict[str, float] = field(default_factory=dict)
+    clock: Callable[[], float] = time.perf_counter
     _open: list[str] = field(default_factory=list)  # labels of the steps running, outer first
 
     @contextmanager
@@ -47,7 +48,7 @@ class Steps:
         another logs its own line, and its time counts once: in the outer step's."""
         label = label or name
         self.describe(f"audit: {label}")
-        started = time.perf_counter()
+        started = self.clock()
         line = Step(label)
         self._open.append(label)
         try:
@@ -56,7 +57,7 @@ class Steps:
             self._open.pop()
             if self._open:  # the outer step's Spark jobs are named for it again
                 self.describe(f"audit: {self._open[-1]}")
-        elapsed = time.perf_counter() - started
+        elapsed = self.clock() - started
         if not self._open:
             self.timings[name] = self.timings.get(name, 0.0) + elapsed
         progress_line(label, elapsed, line.detail)

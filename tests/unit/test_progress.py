@@ -8,16 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs import progress
 from jobs.progress import Steps
 
 
-def test_a_step_inside_another_logs_its_line_and_counts_once(monkeypatch) -> None:
+def test_a_step_inside_another_logs_its_line_and_counts_once() -> None:
     clock = [0.0]
-    monkeypatch.setattr(progress.time, "perf_counter", lambda: clock[0])
     points: list[str] = []
     described: list[str | None] = []
-    steps = Steps(points.append, described.append)
+    steps = Steps(points.append, described.append, clock=lambda: clock[0])
     with steps.step("reports", "plan reports", point=None):
         clock[0] += 2.0
         with steps.step("reports", "report drift", point=None) as inner:
