@@ -269,12 +269,13 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                        + row_counts({"assignments": sum(counts["assignments"].values())}))
         assignments = assignments_report(assignment_rows(packed), times)
     with ctx.steps.step("reports", "plan reports", point=None) as line:
-        # Spark analyses each table's plan here (1M: 0.3-0.5 s); what a table needs
-        # materialized first (drift, group_balance) logs its own line inside this one
+        # Spark analyses each table's plan here (1M: 0.3-0.5 s); what another table reads
+        # is materialized first (with observed holders: drift, group_balance), each with a
+        # `compute` line inside this one; their `report` lines follow with the others
         reports = compute_reports(
             inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
             compare, "strategy_comparison" in existing,
-            step=lambda label: ctx.steps.step("reports", f"report {label}", point=None),
+            step=lambda label: ctx.steps.step("reports", f"compute {label}", point=None),
             pass_rows=pass_rows)
         line.detail = ", ".join(n for n in OUTPUT_TABLES if n in reports)
     if "strategy_comparison" in reports:

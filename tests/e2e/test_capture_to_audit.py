@@ -43,9 +43,14 @@ def test_kafka_range_group_has_no_drift(spark, tmp_path: Path) -> None:
     assert "OBSERVED_DRIFT" not in _whole_group(out)["findings"]
 
 
-def test_one_changed_holder_is_exactly_one_drift_row(spark, tmp_path: Path) -> None:
+def test_one_changed_holder_is_exactly_one_drift_row(spark, tmp_path: Path, capsys) -> None:
     out = capture_then_audit(tmp_path, [*(DATA / n for n in ROCKET),
                                         DATA / "drift" / "consumerProgress_OrderGroup.txt"])
+    # drift and group_balance are computed first (the tables after them read them): one
+    # `compute` line each inside `plan reports`, then one `report` line each, with rows
+    labels = [line[:26].strip() for line in capsys.readouterr().err.splitlines()]
+    for table in ("drift", "group_balance"):
+        assert (labels.count(f"compute {table}"), labels.count(f"report {table}")) == (1, 1)
     drift = DeltaTable(str(out / "drift")).to_pandas()
     assert drift[["topic", "broker_name", "queue_id", "kind"]].values.tolist() == [
         ["TopicOrder", "broker-b", 2, "HELD_BY_OTHER"]]

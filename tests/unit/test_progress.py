@@ -18,7 +18,7 @@ def test_a_step_inside_another_logs_its_line_and_counts_once() -> None:
     steps = Steps(points.append, described.append, clock=lambda: clock[0])
     with steps.step("reports", "plan reports", point=None):
         clock[0] += 2.0
-        with steps.step("reports", "report drift", point=None) as inner:
+        with steps.step("reports", "compute drift", point=None) as inner:
             clock[0] += 5.0
             inner.detail = "drift 0"
     with steps.step("write"):
@@ -27,7 +27,7 @@ def test_a_step_inside_another_logs_its_line_and_counts_once() -> None:
     assert steps.timings == {"reports": 7.0, "write": 1.0}
     assert points == ["write"]
     # Spark's jobs are named for the step that runs them, the outer one again after
-    assert described == ["audit: plan reports", "audit: report drift", "audit: plan reports",
+    assert described == ["audit: plan reports", "audit: compute drift", "audit: plan reports",
                          "audit: write"]
 
 
@@ -57,10 +57,10 @@ def test_each_step_logs_one_line_with_its_label_and_detail(logged) -> None:
     with steps.step("read", "validate") as line:
         line.detail = "2 snapshot(s) audited"
     with (steps.step("reports", "plan reports", point=None),
-          steps.step("reports", "report drift", point=None) as inner):
+          steps.step("reports", "compute drift", point=None) as inner):
         inner.detail = "drift 0"
     # each printed when it ends: the inner step's line before the outer's
-    assert [m.split("  ")[0].strip() for m in logged] == ["validate", "report drift",
+    assert [m.split("  ")[0].strip() for m in logged] == ["validate", "compute drift",
                                                           "plan reports"]
     assert logged[0].endswith("s  2 snapshot(s) audited")
     assert logged[1].endswith("s  drift 0")
