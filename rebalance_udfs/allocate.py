@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rebalance_udfs.batch import AllocationBatch, BatchLayout, build_batch, with_calls
+from rebalance_udfs.batch import AllocationBatch, BatchLayout, batch_layout, with_calls
 from rebalance_udfs.pop import every_queue, pop_kernel
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.strategies import kernel_for
@@ -141,9 +141,8 @@ def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame,
     if queues.empty or members.empty:
         return pd.DataFrame(columns=[*queues.columns, "client_id", "strategy", "status"])
     if layout is None:
-        batch, ordered = build_batch(queues, members)
-    else:
-        batch, ordered = with_calls(layout, members), layout.queues
+        layout = batch_layout(queues, members)
+    batch, ordered = with_calls(layout, members), layout.queues
     rows = claims_with_status(batch, *claim_all(batch))
     # index -1 (unclaimed) picks the padding entry appended at the end
     call = rows["call"].to_numpy(np.int64)

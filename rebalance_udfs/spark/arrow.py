@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rebalance_udfs.allocate import first_of_queue
-from rebalance_udfs.exact import take
+from rebalance_udfs.exact import column_values, take
 from rebalance_udfs.key_codes import key_codes, row_of
 from vocabulary.columns import GROUP_KEYS, QUEUE_FIRST, UNIT_KEYS
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
@@ -101,7 +101,7 @@ def subscribed_rows(queues: pa.Table, members: pd.DataFrame) -> np.ndarray:
     `members` subscribes: the queues a kernel run for those members allocates."""
     named = members[members["topic"].notna()]
     return row_of([named[c].to_numpy(object) for c in UNIT_KEYS],
-                  [queues.column(c).to_numpy(zero_copy_only=False) for c in UNIT_KEYS]) >= 0
+                  [column_values(queues, c) for c in UNIT_KEYS]) >= 0
 
 
 def claimed_rows(claims: pd.DataFrame) -> np.ndarray:
