@@ -201,7 +201,8 @@ class CpuMeter:
 
 
 # =========================================================================== Spark UI
-_UNITS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0,
+# Spark renders a duration as "12 ms", "1.5 s", "2.3 m" (minutes) or "1.02 h"
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0,
           "B": 1 / 2**20, "KiB": 1 / 2**10, "MiB": 1.0, "GiB": 2**10, "TiB": 2**20}
 PYTHON_NODES = ("FlatMapCoGroupsInArrow", "FlatMapGroupsInArrow", "FlatMapCoGroupsInPandas",
                 "FlatMapGroupsInPandas", "ArrowEvalPython", "BatchEvalPython", "MapInArrow",

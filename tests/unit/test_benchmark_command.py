@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from benchmarks.run import arguments, child_command
+import pytest
+
+from benchmarks.run import _metric_total, arguments, child_command
 from jobs.config import AuditConfig
 
 
@@ -27,3 +29,17 @@ def test_the_children_measure_with_the_parents_what_if_setting() -> None:
 
 def test_by_default_the_benchmark_audits_as_the_job_does() -> None:
     assert _child_args(["--sizes", "1M"]).what_if == AuditConfig().what_if
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("total (min, med, max (stageId: taskId))\n2.3 m (1.2 s, 4.0 s, 9.9 s (stage 3.0: task 7))",
+     138.0),
+    ("total (min, med, max)\n24.0 s (2.2 s, 3.0 s, 5.1 s)", 24.0),
+    ("total (min, med, max)\n850 ms (1 ms, 2 ms, 9 ms)", 0.85),
+    ("total (min, med, max)\n1.02 h (1.0 m, 2.0 m, 3.0 m)", 3672.0),
+    ("total (min, med, max)\n2.0 GiB (1.0 MiB, 2.0 MiB, 3.0 MiB)", 2048.0),
+    ("1,234", 1234.0),
+])
+def test_spark_metrics_are_read_in_seconds_and_mib(text: str, value: float) -> None:
+    """Spark writes minutes as "m": read as seconds they undercounted a long metric 60×."""
+    assert _metric_total(text) == pytest.approx(value)
