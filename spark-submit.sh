@@ -147,10 +147,18 @@ else
   SUBMIT="$(dirname "$PY")/spark-submit"
   unset SPARK_HOME
 fi
-# Concise logs: Spark at WARN unless the user brings a log4j2 configuration.
+# The driver JVM's options, unless the user brings their own (--driver-java-options or
+# spark.driver.extraJavaOptions replace these): concise logs (Spark at WARN), and on a
+# local master the JIT sized from the inputs' rows (jobs/launch.py: C1 alone for a short
+# run).
+java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
+if [[ "$master" == local* ]]; then
+  jit="$(cd "$ROOT" && "$PY" -m jobs.launch "${job_args[@]}" 2>/dev/null || true)"
+  java_options="$java_options${jit:+ $jit}"
+fi
 log_conf=()
 if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
-  log_conf=(--conf "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
+  log_conf=(--conf "spark.driver.extraJavaOptions=$java_options")
 fi
 # The job's defaults (jobs/session.py SESSION_DEFAULTS) are the job's own: it applies each
 # one the user's --conf or properties file leaves unset.

@@ -22,6 +22,7 @@ from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
+from jobs.launch import new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
@@ -113,7 +114,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     steps = Steps(hook or faults.reached)
     with steps.step("session") as line:
         spark = spark or build_session(master=config.master, conf=config.spark_conf,
-                                       console_progress=config.spark_progress)
+                                       console_progress=config.spark_progress,
+                                       java_options=new_jvm_options(config))
         store = DeltaStore(spark, config.engine)
         steps.describe = spark.sparkContext.setJobDescription
         line.detail = f"{store.engine} Delta engine, output {output}"

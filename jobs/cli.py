@@ -11,6 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jobs.config import AuditConfig
 
 EXIT_OK, EXIT_USER = 0, 2
 
@@ -94,17 +98,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER
 
 
-def run_audit(args: argparse.Namespace) -> int:
+def audit_config(args: argparse.Namespace) -> AuditConfig:
+    """The run's configuration: the config file overridden by the flags."""
     from jobs.config import load_config
-    from jobs.preflight import check_output_root
 
-    config = load_config(
+    return load_config(
         args.config, queues=args.queues, members=args.members, offsets=args.offsets,
         observed=args.observed, output=args.output, snapshots=args.snapshots,
         engine=args.engine, buckets=args.buckets, demo_groups=args.demo_groups,
         run_id=args.run_id, compare_strategies=args.compare_strategies, strict=args.strict,
         what_if=args.what_if, spark_progress=args.spark_progress,
     )
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from jobs.preflight import check_output_root
+
+    config = audit_config(args)
     check_output_root(config.output)  # before the JVM starts: seconds, not minutes
     from jobs.audit import run
     from reports.summary import print_summary

@@ -76,6 +76,7 @@ def build_session(
     conf: dict[str, str] | None = None,
     log_level: str = "WARN",
     console_progress: bool = False,
+    java_options: str = "",
 ) -> SparkSession:
     """Get or create the session; `master` only applies when spark-submit did not set one.
     Spark's console progress bars stay off unless `console_progress` (the run prints one
@@ -88,7 +89,7 @@ def build_session(
     submitted = launched_by_spark_submit()
     if not submitted:
         builder = builder.master(master or "local[*]")
-        conf = launch_conf(conf, master or "local[*]")
+        conf = launch_conf(conf, master or "local[*]", java_options)
     already = submitted_keys() if submitted else frozenset()
     for key, value in session_conf(conf, console_progress, already).items():
         builder = builder.config(key, value)
@@ -98,13 +99,15 @@ def build_session(
     return spark
 
 
-def launch_conf(conf: dict[str, str] | None, master: str) -> dict[str, str]:
+def launch_conf(conf: dict[str, str] | None, master: str,
+                java_options: str = "") -> dict[str, str]:
     """`conf` plus what spark-submit.sh gives a JVM it starts, for a JVM started from plain
     Python (`python -m jobs.cli`, notebooks, tests): the launcher's log4j2 file (not
     Spark's start-up banner and hostname and native-library warnings), and, on a local
-    master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it). A
-    log configuration the user's driver options name wins; only a JVM not yet running
-    takes either."""
+    master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it) and
+    `java_options` (the JIT sized from the inputs, `jobs.launch`). A log configuration or
+    JIT setting the user's driver options name wins; only a JVM not yet running takes
+    any of it."""
     conf = dict(conf or {})
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -112,6 +115,8 @@ def launch_conf(conf: dict[str, str] | None, master: str) -> dict[str, str]:
     if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
         ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
         conf[DRIVER_JAVA_OPTIONS] = f"{ours} {options}".strip()
+    if java_options and master.startswith("local") and "Tiered" not in options:
+        conf[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {java_options}".strip()
     return conf
 
 

@@ -1,4 +1,5 @@
-"""How many shuffle partitions and pandas-UDF buckets a run uses: sized from its data.
+"""How many shuffle partitions and pandas-UDF buckets a run uses, and how its local JVM
+compiles: sized from its data.
 
 The rule: one task per ROWS_PER_TASK input rows (queues + members + offsets + observed,
 counted from the Delta logs' file statistics, no scan), never fewer than the cores Spark
@@ -10,6 +11,10 @@ a split is never smaller than Spark's 4 MB file open cost). A setting given by t
 wins: `assign.buckets` (or `--buckets`) for the buckets, `spark.sql.shuffle.partitions`
 and `spark.sql.files.minPartitionNum` (config `spark.conf`, spark-submit `--conf`) for
 the partitions and splits.
+
+The JIT: a local run of fewer than SHORT_RUN_INPUT_ROWS input rows starts its JVM with C1
+alone (`-XX:TieredStopAtLevel=1`, `jobs.launch`): such a run ends before C2's compiles,
+which take one of the cores, pay for themselves. Larger runs keep the JVM's default.
 """
 
 from __future__ import annotations
@@ -33,3 +38,20 @@ def waves_for(rows: int | None, cores: int) -> int:
     tasks on 2 cores left one core idle for a third of the stage)."""
     cores = max(1, cores)
     return -(-partitions_for(rows, cores) // cores) * cores
+
+
+# Measured cold through spark-submit.sh on 2 cores, wall clock, C1 alone against the
+# default, two runs each alternating: the demo (67k input rows) 22.2 s against 25.4-26.1;
+# the benchmark's 100k inputs (0.18M rows) 21.6-23.1 against 26.5-26.7; 300k (0.56M)
+# 28.2-29.2 against 32.3-33.2; 1M (1.8M) 44.5-46.4 against 45.0-46.3, even: above it
+# C2's faster code wins (see benchmarks/README.md).
+SHORT_RUN_INPUT_ROWS = 1_000_000
+C1_ONLY = "-XX:TieredStopAtLevel=1"
+
+
+def java_options_for(input_rows: int | None) -> str:
+    """The local JVM's JIT options for a run of this many input rows ('' when unknown or
+    not short: the JVM's default)."""
+    if input_rows is not None and input_rows < SHORT_RUN_INPUT_ROWS:
+        return C1_ONLY
+    return ""

@@ -59,6 +59,20 @@ def local_path(path: str) -> str:
     return os.path.abspath(path)
 
 
+def log_row_count(path: str) -> int | None:
+    """Rows of a local Delta table's current version, from its log's file statistics (no
+    scan, no Spark); None when it is not a local Delta table or a file has no statistics."""
+    from deltalake import DeltaTable
+
+    try:
+        adds = pa.table(DeltaTable(local_path(path)).get_add_actions(flatten=True))
+    except Exception:  # not a (local) Delta table: the run itself says what is wrong
+        return None
+    if "num_records" not in adds.column_names or adds.column("num_records").null_count:
+        return None
+    return int(pc.sum(adds.column("num_records")).as_py() or 0)
+
+
 class OfflineStore:
     """Delta tables through delta-rs (log) and Spark (parquet)."""
 
@@ -134,13 +148,7 @@ class OfflineStore:
     def row_estimate(self, path: str) -> int | None:
         """Rows of the table's current version, from its log's file statistics (no scan);
         None when a file has none."""
-        try:
-            adds = pa.table(self._open(path, path).get_add_actions(flatten=True))
-        except TableError:
-            return None
-        if "num_records" not in adds.column_names or adds.column("num_records").null_count:
-            return None
-        return int(pc.sum(adds.column("num_records")).as_py() or 0)
+        return log_row_count(path)
 
     # ------------------------------------------------------------------- read
     def _open(self, path: str, name: str):

@@ -59,15 +59,19 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
     assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
 
 
-def test_the_launcher_passes_the_users_options_to_spark_submit(tmp_path: Path) -> None:
-    # a stand-in spark-submit that prints what it is given: no JVM
+def _stand_in_spark(tmp_path: Path) -> str:
+    """A SPARK_HOME whose spark-submit prints what it is given, one per line: no JVM."""
     bin_ = tmp_path / "spark" / "bin"
     bin_.mkdir(parents=True)
     (bin_ / "spark-submit").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
     (bin_ / "spark-submit").chmod(0o755)
+    return str(tmp_path / "spark")
+
+
+def test_the_launcher_passes_the_users_options_to_spark_submit(tmp_path: Path) -> None:
     pool = "spark.executorEnv.ARROW_DEFAULT_MEMORY_POOL"
     proc = _launch("--conf", f"{pool}=jemalloc", "audit", "--output", str(tmp_path / "out"),
-                   SPARK_HOME=str(tmp_path / "spark"))
+                   SPARK_HOME=_stand_in_spark(tmp_path))
     assert proc.returncode == 0, proc.stderr
     given = proc.stdout.splitlines()
     assert f"{pool}=jemalloc" in given
@@ -75,6 +79,23 @@ def test_the_launcher_passes_the_users_options_to_spark_submit(tmp_path: Path) -
     assert [a for a in given if a.split("=", 1)[0] in SESSION_DEFAULTS] == [f"{pool}=jemalloc"]
     assert given[-4:] == [str(ROOT / "jobs" / "cli.py"), "audit", "--output",
                           str(tmp_path / "out")]
+
+
+def test_the_launcher_sizes_a_local_jvms_jit_from_the_inputs(tmp_path: Path) -> None:
+    """C1 alone for a short local run (jobs.launch), the JVM's default otherwise."""
+    home = _stand_in_spark(tmp_path)
+    out = str(tmp_path / "out")
+
+    def driver_options(*args: str) -> list[str]:
+        proc = _launch(*args, SPARK_HOME=home)
+        assert proc.returncode == 0, proc.stderr
+        key = "spark.driver.extraJavaOptions="
+        return [a[len(key):] for a in proc.stdout.splitlines() if a.startswith(key)]
+
+    logs = f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}"
+    assert driver_options("audit", "--output", out) == [f"{logs} -XX:TieredStopAtLevel=1"]
+    assert driver_options("audit", "--output", out, "--demo-groups", "100000") == [logs]
+    assert driver_options("--master", "yarn", "audit", "--output", out) == [logs]
 
 
 SHOW_CONF = """

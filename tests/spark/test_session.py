@@ -66,11 +66,33 @@ def test_a_jvm_started_from_plain_python_logs_as_the_launchers_does(monkeypatch)
     assert "SPARK_LOCAL_IP" not in os.environ
 
 
+def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
+        monkeypatch) -> None:
+    """`jobs.launch`'s options reach a local JVM started here, after the log settings and
+    the user's own options, unless the user chose a JIT setting; a cluster master's driver
+    keeps the JVM's default."""
+    monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
+    ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
+    c1 = "-XX:TieredStopAtLevel=1"
+    assert launch_conf(None, "local[2]", c1) == {DRIVER_JAVA_OPTIONS: f"{ours} {c1}"}
+    assert launch_conf({DRIVER_JAVA_OPTIONS: "-Xss4m"}, "local[*]", c1) == {
+        DRIVER_JAVA_OPTIONS: f"{ours} -Xss4m {c1}"}
+    theirs = {DRIVER_JAVA_OPTIONS: "-XX:TieredStopAtLevel=4"}
+    assert launch_conf(theirs, "local[*]", c1) == {
+        DRIVER_JAVA_OPTIONS: f"{ours} -XX:TieredStopAtLevel=4"}
+    assert launch_conf(None, "local[*]", "") == {DRIVER_JAVA_OPTIONS: ours}
+    assert launch_conf(None, "yarn", c1) == {DRIVER_JAVA_OPTIONS: ours}
+
+
 def test_the_test_sessions_jvm_took_the_launchers_log_configuration(spark) -> None:
     options = spark.sparkContext.getConf().get(DRIVER_JAVA_OPTIONS)
     assert f"log4j2.configurationFile=file:{LOG4J_CONF}" in options
     native = "org.apache.hadoop.util.NativeCodeLoader"  # the file sets it to ERROR
     assert jvm_log_level(spark, native) == "ERROR"
+    # and the JIT of a short run (tests/conftest.py), as the JVM itself was started
+    started_with = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean() \
+        .getInputArguments().toString()
+    assert "-XX:TieredStopAtLevel=1" in started_with
 
 
 def test_no_fused_stage_keeps_a_method_the_jit_will_not_compile(spark) -> None:

@@ -1,8 +1,17 @@
-"""The sizing rule: one task per ROWS_PER_TASK input rows, within [cores, MAX_PARTITIONS]."""
+"""The sizing rules: one task per ROWS_PER_TASK input rows, within [cores, MAX_PARTITIONS];
+a local JVM on C1 alone below SHORT_RUN_INPUT_ROWS."""
 
 from __future__ import annotations
 
-from jobs.sizing import MAX_PARTITIONS, ROWS_PER_TASK, partitions_for, waves_for
+from jobs.sizing import (
+    C1_ONLY,
+    MAX_PARTITIONS,
+    ROWS_PER_TASK,
+    SHORT_RUN_INPUT_ROWS,
+    java_options_for,
+    partitions_for,
+    waves_for,
+)
 
 
 def test_rows_per_task_within_cores_and_cap() -> None:
@@ -22,3 +31,13 @@ def test_waves_round_up_to_whole_waves_of_the_cores() -> None:
     assert waves_for(0, 2) == 2 and waves_for(None, 3) == 3
     assert waves_for(ROWS_PER_TASK * 5, 4) == 8
     assert waves_for(10, 0) == 1
+
+
+def test_a_short_run_compiles_with_c1_alone_and_a_long_or_unknown_one_as_the_jvm_does() -> None:
+    assert C1_ONLY == "-XX:TieredStopAtLevel=1"
+    assert java_options_for(66_639) == C1_ONLY  # the demo's inputs
+    assert java_options_for(0) == C1_ONLY
+    assert java_options_for(SHORT_RUN_INPUT_ROWS - 1) == C1_ONLY
+    assert java_options_for(SHORT_RUN_INPUT_ROWS) == ""
+    assert java_options_for(1_798_561) == ""  # the 1M benchmark's inputs
+    assert java_options_for(None) == ""

@@ -1,0 +1,71 @@
+"""The driver JVM's options for a local run, chosen before the JVM starts.
+
+`spark-submit.sh` asks `python -m jobs.launch audit [flags]` before it starts spark-submit
+(which starts the JVM first), and `jobs.audit.run` applies the same rule to a JVM it starts
+itself. The one option today is the JIT's (`jobs.sizing.java_options_for`): a short run
+compiles with C1 alone. The size is the inputs' rows from their Delta logs, as the run
+counts them (no scan, no JVM); unknown (a remote table, a log without statistics) keeps
+the JVM's default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Sequence
+
+from jobs.config import AuditConfig
+from jobs.sizing import java_options_for
+
+# input rows of the generated demo per ordinary group (`jobs.demo`: 300 groups wrote
+# 66,639 rows, 3,000 wrote 668,164; the seed scenarios alone 432)
+DEMO_ROWS_PER_GROUP = 225
+
+
+def input_row_estimate(config: AuditConfig) -> int | None:
+    """The rows the run will read (queues, members, offsets, observed), or None."""
+    if config.is_demo:
+        return DEMO_ROWS_PER_GROUP * max(config.demo_groups, 1)
+    from storage.offline import log_row_count
+
+    total = 0
+    for path in (config.queues, config.members, config.offsets, config.observed):
+        rows = log_row_count(path) if path else 0
+        if rows is None:
+            return None
+        total += rows
+    return total
+
+
+def java_options(config: AuditConfig) -> str:
+    return java_options_for(input_row_estimate(config))
+
+
+def new_jvm_options(config: AuditConfig) -> str:
+    """`java_options` for a JVM this process would start (none when spark-submit started
+    it: its options were chosen by the launcher)."""
+    from jobs.session import launched_by_spark_submit
+
+    return "" if launched_by_spark_submit() else java_options(config)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the options for `audit [flags]`: nothing for another job, and nothing when
+    the flags do not parse (the run itself then says what is wrong)."""
+    from jobs.cli import audit_config, build_parser
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            args = build_parser().parse_args(argv)
+            config = audit_config(args) if args.job == "audit" else None
+    except (SystemExit, Exception):  # a mistake in the flags, or --help
+        return 0
+    if config is not None:
+        print(java_options(config))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

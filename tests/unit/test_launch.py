@@ -1,0 +1,50 @@
+"""The launcher's question before the JVM starts: how many rows will the run read?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from jobs.config import AuditConfig
+from jobs.launch import DEMO_ROWS_PER_GROUP, input_row_estimate, main
+from jobs.sizing import C1_ONLY, SHORT_RUN_INPUT_ROWS
+
+
+def _table(path: Path, rows: int) -> str:
+    write_deltalake(str(path), pa.table({"snapshot_id": ["s1"] * rows,
+                                         "queue_id": list(range(rows))}))
+    return str(path)
+
+
+def test_the_estimate_is_the_inputs_rows_from_their_logs(tmp_path: Path) -> None:
+    q, m = _table(tmp_path / "q", 30), _table(tmp_path / "m", 7)
+    o = _table(tmp_path / "o", 12)
+    assert input_row_estimate(AuditConfig(queues=q, members=m)) == 37
+    assert input_row_estimate(AuditConfig(queues=q, members=m, offsets=o)) == 49
+    # a table that is not there, or not local: unknown, so the JVM's default
+    assert input_row_estimate(AuditConfig(queues=q, members=str(tmp_path / "none"))) is None
+    assert input_row_estimate(AuditConfig(queues="s3://b/q", members=m)) is None
+
+
+def test_the_demo_is_estimated_from_its_group_count() -> None:
+    assert input_row_estimate(AuditConfig()) == 300 * DEMO_ROWS_PER_GROUP
+    assert input_row_estimate(AuditConfig(demo_groups=0)) == DEMO_ROWS_PER_GROUP
+    big = AuditConfig(demo_groups=SHORT_RUN_INPUT_ROWS // DEMO_ROWS_PER_GROUP + 1)
+    assert input_row_estimate(big) > SHORT_RUN_INPUT_ROWS
+
+
+def test_the_launcher_is_told_the_options_or_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "--output", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.strip() == C1_ONLY  # the demo is short
+    main(["audit", "--demo-groups", "100000"])
+    assert capsys.readouterr().out.strip() == ""
+    # help, a mistake in the flags, another job: nothing on stdout, exit 0 (the run
+    # itself prints the help or says what is wrong)
+    for argv in (["audit", "--help"], ["audit", "--queues", "only-one"], ["audit", "--nope"],
+                 ["report", "--output", str(tmp_path)]):
+        assert main(argv) == 0
+        assert capsys.readouterr().out == "", argv
