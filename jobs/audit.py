@@ -194,7 +194,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
     """The usable rows of the audited snapshots, the scope, this run's rejects, the
     snapshots' capture times and whether any group runs a sticky assignor."""
     with ctx.steps.step("size", "read", point=None) as line:
-        counted = input_rows(ctx.store, paths)
+        counted = input_rows(ctx.store, paths, ctx.config.snapshots)
         total = sum(n for n in counted.values() if n) or None
         _size(ctx, total)
         line.detail = (row_counts({k: v for k, v in counted.items() if v is not None})

@@ -24,14 +24,16 @@ DEMO_ROWS_PER_GROUP = 225
 
 
 def input_row_estimate(config: AuditConfig) -> int | None:
-    """The rows the run will read (queues, members, offsets, observed), or None."""
+    """The rows the run will read (queues, members, offsets, observed; of its snapshots
+    when it names them), or None."""
     if config.is_demo:
         return DEMO_ROWS_PER_GROUP * max(config.demo_groups, 1)
     from storage.offline import log_row_count
 
     total = 0
+    snapshots = list(config.snapshots) or None
     for path in (config.queues, config.members, config.offsets, config.observed):
-        rows = log_row_count(path) if path else 0
+        rows = log_row_count(path, snapshots) if path else 0
         if rows is None:
             return None
         total += rows

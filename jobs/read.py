@@ -58,9 +58,12 @@ class InputPaths:
         return {name: path for name, path in vars(self).items() if path}
 
 
-def input_rows(store: Store, paths: InputPaths) -> dict[str, int | None]:
-    """Rows per input table from its Delta log (None when the log has no statistics)."""
-    return {name: store.row_estimate(path) for name, path in paths.named().items()}
+def input_rows(store: Store, paths: InputPaths,
+               snapshots: tuple[str, ...] = ()) -> dict[str, int | None]:
+    """Rows per input table from its Delta log (None when the log has no statistics): of
+    `snapshots` when given, which is what the run reads."""
+    wanted = list(snapshots) if snapshots else None
+    return {name: store.row_estimate(path, wanted) for name, path in paths.named().items()}
 
 
 def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = (),
@@ -74,7 +77,11 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
     persist = persist or Persisted()
 
     def load(path: str, name: str) -> DataFrame:
-        df = conform(store.read(path, name), name)
+        # the store prunes the files by partition: the offline engine gives each row its
+        # snapshot_id by a join on its file, so the filter alone read every snapshot's
+        # files (one snapshot of 40, 90k of 3.6M rows: the read step 2.4-2.7 s, 4.1-4.6
+        # before, on a warm session)
+        df = conform(store.read(path, name, list(snapshots) if snapshots else None), name)
         return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
 
     def keys(df: DataFrame, name: str) -> DataFrame:

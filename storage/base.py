@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from vocabulary.errors import TableError
@@ -53,6 +53,14 @@ def snapshot_filter(snapshots: list) -> Column:
     if any(s is None for s in snapshots):
         condition = condition | F.col(PARTITION_COLUMN).isNull()
     return condition
+
+
+def filter_snapshots(df: DataFrame, snapshots: list | None) -> DataFrame:
+    """`df` limited to `snapshots` (None: all rows). A table without a snapshot_id column is
+    returned whole: the reader's contract check names the missing column."""
+    if snapshots is None or PARTITION_COLUMN not in {c.lower() for c in df.columns}:
+        return df
+    return df.where(snapshot_filter(snapshots))
 
 
 def first_line(exc: BaseException) -> str:

@@ -18,8 +18,8 @@ from storage.base import (
     TableError,
     TableState,
     WriteResult,
+    filter_snapshots,
     first_line,
-    snapshot_filter,
 )
 from storage.delta_log import Commit
 
@@ -107,9 +107,10 @@ class NativeStore:
                 out.append(Commit(version, touched, row.run_id))
         return out
 
-    def row_estimate(self, path: str) -> int | None:
+    def row_estimate(self, path: str, snapshots: list[str] | None = None) -> int | None:
         """Delta's table detail knows bytes, not rows: rows estimated at BYTES_PER_ROW
-        (measured on the input tables: 8 to 12 bytes per row of compressed parquet)."""
+        (measured on the input tables: 8 to 12 bytes per row of compressed parquet), of the
+        whole table (it has no size per partition), whatever `snapshots`."""
         try:
             detail = self.spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()
         except Exception:
@@ -123,7 +124,7 @@ class NativeStore:
         except Exception as exc:  # py4j / analysis errors: say which table
             raise TableError(f"{name} table at {path} could not be read as Delta: "
                              f"{first_line(exc)}") from exc
-        return df.where(snapshot_filter(snapshots)) if snapshots is not None else df
+        return filter_snapshots(df, snapshots)
 
     def write(
         self, df: DataFrame | None, path: str, name: str, partition_by: list[str],

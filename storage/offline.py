@@ -35,8 +35,8 @@ from storage.base import (
     TableError,
     TableState,
     WriteResult,
+    filter_snapshots,
     first_line,
-    snapshot_filter,
 )
 
 log = logging.getLogger(__name__)
@@ -59,15 +59,19 @@ def local_path(path: str) -> str:
     return os.path.abspath(path)
 
 
-def log_row_count(path: str) -> int | None:
+def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:
     """Rows of a local Delta table's current version, from its log's file statistics (no
-    scan, no Spark); None when it is not a local Delta table or a file has no statistics."""
+    scan, no Spark): those of `snapshots` when given and the table is partitioned by
+    snapshot_id. None when it is not a local Delta table or a file has no statistics."""
     from deltalake import DeltaTable
 
     try:
         adds = pa.table(DeltaTable(local_path(path)).get_add_actions(flatten=True))
     except Exception:  # not a (local) Delta table: the run itself says what is wrong
         return None
+    partition = f"partition.{PARTITION_COLUMN}"
+    if snapshots is not None and partition in adds.column_names:
+        adds = adds.filter(pc.is_in(adds.column(partition), pa.array(snapshots, pa.string())))
     if "num_records" not in adds.column_names or adds.column("num_records").null_count:
         return None
     return int(pc.sum(adds.column("num_records")).as_py() or 0)
@@ -145,10 +149,10 @@ class OfflineStore:
         return [c for c in delta_log.commits_after(local_path(path), version, PARTITION_COLUMN)
                 if c.partitions & wanted and (own_run_id is None or c.run_id != own_run_id)]
 
-    def row_estimate(self, path: str) -> int | None:
-        """Rows of the table's current version, from its log's file statistics (no scan);
-        None when a file has none."""
-        return log_row_count(path)
+    def row_estimate(self, path: str, snapshots: list[str] | None = None) -> int | None:
+        """Rows of the table's current version (of `snapshots`, when given), from its
+        log's file statistics (no scan); None when a file has none."""
+        return log_row_count(path, snapshots)
 
     # ------------------------------------------------------------------- read
     def _open(self, path: str, name: str):
@@ -183,8 +187,8 @@ class OfflineStore:
         uris = [os.path.join(location, unquote(p)) for p in actions["path"]]
         reader = self.spark.read.schema(data_schema)
         if not partition_cols:
-            df = reader.parquet(*uris).select(*schema.fieldNames())
-            return df.where(snapshot_filter(snapshots)) if snapshots is not None else df
+            return filter_snapshots(reader.parquet(*uris).select(*schema.fieldNames()),
+                                    snapshots)
         files = [
             (hadoop_uri(uri), *[_python_value(actions[f"partition.{c}"].iloc[i])
                                 for c in partition_cols])
@@ -196,9 +200,7 @@ class OfflineStore:
         file_frame = self.spark.createDataFrame(files, part_schema)
         data = reader.parquet(*uris).withColumn("__file", F.col("_metadata.file_path"))
         joined = data.join(F.broadcast(file_frame), "__file", "inner").select(*schema.fieldNames())
-        if snapshots is not None and not pruned:
-            joined = joined.where(snapshot_filter(snapshots))
-        return joined
+        return joined if pruned else filter_snapshots(joined, snapshots)
 
     # ------------------------------------------------------------------ write
     def write(

@@ -202,6 +202,24 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     assert read.rejects.count() == 7
 
 
+def test_a_run_limited_to_snapshots_reads_only_their_files(spark, tmp_path) -> None:
+    """`--snapshot` prunes the inputs' files by partition: the offline engine joins each
+    row's snapshot_id from its file, so a filter on the rows alone read every file."""
+    from jobs.read import InputPaths, read_inputs
+    from storage.delta import DeltaStore
+    from tests.support.delta_inputs import write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    paths = write_inputs(spark, tmp_path, queues=queue_rows(["A", "B", "C"]),
+                         members=member_rows(["A", "B", "C"]))
+    read = read_inputs(DeltaStore(spark, "offline"),
+                       InputPaths(paths["queues"], paths["members"]), ("B",), Persisted())
+    files = read.read_keys.inputFiles()
+    assert files and all("snapshot_id=B" in f for f in files)
+    assert {r.snapshot_id for r in read.read_keys.collect()} == {"B"}
+    assert {r.snapshot_id for r in read.queues.collect()} == {"B"}
+
+
 DUPLICATED = [("s", "c", "t", "b", 0, 5), ("s", "c", "t", "b", 1, 5), ("s", "c", "t", "b", 1, 5),
               ("s", "c", "t", "b", 2, 5), ("s", "c", "t", "b", 2, 6), ("s", "c", "t", "b", 3, 5),
               ("s", "c", "t", "b", -4, 5)]

@@ -89,10 +89,6 @@ def test_the_test_sessions_jvm_took_the_launchers_log_configuration(spark) -> No
     assert f"log4j2.configurationFile=file:{LOG4J_CONF}" in options
     native = "org.apache.hadoop.util.NativeCodeLoader"  # the file sets it to ERROR
     assert jvm_log_level(spark, native) == "ERROR"
-    # and the JIT of a short run (tests/conftest.py), as the JVM itself was started
-    started_with = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean() \
-        .getInputArguments().toString()
-    assert "-XX:TieredStopAtLevel=1" in started_with
 
 
 def test_no_fused_stage_keeps_a_method_the_jit_will_not_compile(spark) -> None:

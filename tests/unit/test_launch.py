@@ -13,9 +13,10 @@ from jobs.launch import DEMO_ROWS_PER_GROUP, input_row_estimate, main
 from jobs.sizing import C1_ONLY, SHORT_RUN_INPUT_ROWS
 
 
-def _table(path: Path, rows: int) -> str:
-    write_deltalake(str(path), pa.table({"snapshot_id": ["s1"] * rows,
-                                         "queue_id": list(range(rows))}))
+def _table(path: Path, rows: int, snapshot: str = "s1") -> str:
+    write_deltalake(str(path), pa.table({"snapshot_id": [snapshot] * rows,
+                                         "queue_id": list(range(rows))}),
+                    partition_by=["snapshot_id"], mode="append")
     return str(path)
 
 
@@ -27,6 +28,16 @@ def test_the_estimate_is_the_inputs_rows_from_their_logs(tmp_path: Path) -> None
     # a table that is not there, or not local: unknown, so the JVM's default
     assert input_row_estimate(AuditConfig(queues=q, members=str(tmp_path / "none"))) is None
     assert input_row_estimate(AuditConfig(queues="s3://b/q", members=m)) is None
+
+
+def test_a_run_limited_to_snapshots_counts_only_their_rows(tmp_path: Path) -> None:
+    q = _table(tmp_path / "q", 30)
+    _table(tmp_path / "q", 500, snapshot="s2")
+    m = _table(tmp_path / "m", 7)
+    assert input_row_estimate(AuditConfig(queues=q, members=m)) == 537
+    assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("s1",))) == 37
+    assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("s2",))) == 500
+    assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("none",))) == 0
 
 
 def test_the_demo_is_estimated_from_its_group_count() -> None:
