@@ -98,6 +98,26 @@ def test_the_launcher_sizes_a_local_jvms_jit_from_the_inputs(tmp_path: Path) -> 
     assert driver_options("--master", "yarn", "audit", "--output", out) == [logs]
 
 
+SHOW_JVM_ARGS = """
+from jobs.launch import new_jvm_options
+from jobs.config import AuditConfig
+from jobs.session import build_session
+spark = build_session(master="local[1]", java_options=new_jvm_options(AuditConfig()))
+bean = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+print(bean.getInputArguments().toString())
+"""
+
+
+def test_a_jvm_started_from_plain_python_runs_a_short_run_on_c1(tmp_path: Path) -> None:
+    """`jobs.audit.run` starts its JVM as this does: the option reaches the JVM itself."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    proc = subprocess.run([sys.executable, "-c", SHOW_JVM_ARGS], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "-XX:TieredStopAtLevel=1" in proc.stdout
+
+
 SHOW_CONF = """
 from jobs.session import SESSION_DEFAULTS, build_session
 conf = build_session().sparkContext.getConf()
