@@ -12,11 +12,8 @@ os.environ.setdefault("SPARK_TESTING", "1")
 @pytest.fixture(scope="session")
 def spark():
     from jobs.session import build_session
-    from jobs.sizing import java_options_for
 
-    # every test's inputs are small: the JIT of a short run (`jobs.sizing`)
     session = build_session(app_name="rebalance-audit-tests", master="local[2]",
-                            java_options=java_options_for(0),
                             conf={"spark.sql.shuffle.partitions": "4",
                                   "spark.default.parallelism": "4",
                                   # hundreds of audits in one JVM: keep the UI's history of
