@@ -3,10 +3,10 @@ compiles: sized from its data.
 
 The rule: one task per ROWS_PER_TASK input rows (queues + members + offsets + observed,
 counted from the Delta logs' file statistics, no scan; of the snapshots the run names,
-when it names some), never fewer than the cores Spark
-has, never more than MAX_PARTITIONS. A bucket holds whole groups, so a bucket of 250,000
-input rows keeps a Python worker's batch at a few hundred MB whatever the input size: the
-1M benchmark (1.8M input rows) runs in 8 tasks, 10M (18.1M) in 73, 100M in about 730.
+when it names some), never fewer than the cores Spark has, never more than
+MAX_PARTITIONS. A bucket holds whole groups, so a bucket of 250,000 input rows keeps a
+Python worker's batch at a few hundred MB whatever the input size: the 1M benchmark (1.8M
+input rows) runs in 8 tasks, 10M (18.1M) in 73, 100M in about 730.
 The input files are read in at least as many splits (`spark.sql.files.minPartitionNum`;
 a split is never smaller than Spark's 4 MB file open cost). A setting given by the user
 wins: `assign.buckets` (or `--buckets`) for the buckets, `spark.sql.shuffle.partitions`
