@@ -68,6 +68,9 @@ SESSION_DEFAULTS = {
 # only, without Spark's start-up banner.
 LOG4J_CONF = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+# The launcher's heap for a local driver, which is the only executor (Spark's 1g default
+# dies near 10M assignment rows)
+DRIVER_MEMORY, LOCAL_DRIVER_MEMORY = "spark.driver.memory", "4g"
 
 
 def build_session(
@@ -104,13 +107,15 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     """`conf` plus what spark-submit.sh gives a JVM it starts, for a JVM started from plain
     Python (`python -m jobs.cli`, notebooks, tests): the launcher's log4j2 file (not
     Spark's start-up banner and hostname and native-library warnings), and, on a local
-    master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it) and
-    `java_options` (the JIT sized from the inputs, `jobs.launch`). A log configuration or
-    JIT setting the user's driver options name wins; only a JVM not yet running takes
-    any of it."""
+    master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it), the
+    launcher's heap (`REBALANCE_AUDIT_DRIVER_MEMORY`, default 4g) and `java_options` (the
+    JIT sized from the inputs, `jobs.launch`). A log configuration, heap or JIT setting of
+    the user's wins; only a JVM not yet running takes any of it."""
     conf = dict(conf or {})
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        conf.setdefault(DRIVER_MEMORY,
+                        os.environ.get("REBALANCE_AUDIT_DRIVER_MEMORY", LOCAL_DRIVER_MEMORY))
     options = conf.get(DRIVER_JAVA_OPTIONS, "")
     if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
         ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"

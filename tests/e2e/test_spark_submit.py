@@ -108,14 +108,17 @@ print(bean.getInputArguments().toString())
 """
 
 
-def test_a_jvm_started_from_plain_python_runs_a_short_run_on_c1(tmp_path: Path) -> None:
-    """`jobs.audit.run` starts its JVM as this does: the option reaches the JVM itself."""
+def test_a_jvm_started_from_plain_python_runs_as_the_launchers_does(tmp_path: Path) -> None:
+    """`jobs.audit.run` starts its JVM as this does: the option, and the launcher's 4g heap
+    (Spark's default is 1g), reach the JVM itself."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
     env.pop("PYSPARK_GATEWAY_PORT", None)
+    env.pop("REBALANCE_AUDIT_DRIVER_MEMORY", None)
     proc = subprocess.run([sys.executable, "-c", SHOW_JVM_ARGS], capture_output=True,
                           text=True, timeout=300, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "-XX:TieredStopAtLevel=1" in proc.stdout
+    assert "-Xmx4g" in proc.stdout
 
 
 SHOW_CONF = """

@@ -13,6 +13,7 @@ from jobs.jvm_logs import QUIET_LOGGERS, RDD_LOGGERS, quieted
 from jobs.persist import Persisted
 from jobs.session import (
     DRIVER_JAVA_OPTIONS,
+    DRIVER_MEMORY,
     LOG4J_CONF,
     REQUIRED_CONF,
     SESSION_DEFAULTS,
@@ -53,13 +54,13 @@ def test_a_jvm_started_from_plain_python_logs_as_the_launchers_does(monkeypatch)
     monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
     ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
     assert LOG4J_CONF.is_file()
-    assert launch_conf(None, "local[2]") == {DRIVER_JAVA_OPTIONS: ours}
+    assert launch_conf(None, "local[2]")[DRIVER_JAVA_OPTIONS] == ours
     assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
     # the user's driver options are kept, and a log configuration of theirs wins
     kept = launch_conf({DRIVER_JAVA_OPTIONS: "-Xss4m", "k": "v"}, "local[*]")
-    assert kept == {DRIVER_JAVA_OPTIONS: f"{ours} -Xss4m", "k": "v"}
-    theirs = {DRIVER_JAVA_OPTIONS: "-Dlog4j2.configurationFile=file:/etc/mine.properties"}
-    assert launch_conf(theirs, "local[*]") == theirs
+    assert kept[DRIVER_JAVA_OPTIONS] == f"{ours} -Xss4m" and kept["k"] == "v"
+    mine = "-Dlog4j2.configurationFile=file:/etc/mine.properties"
+    assert launch_conf({DRIVER_JAVA_OPTIONS: mine}, "local[*]")[DRIVER_JAVA_OPTIONS] == mine
     # a cluster master binds where the cluster says
     monkeypatch.delenv("SPARK_LOCAL_IP")
     launch_conf(None, "spark://host:7077")
@@ -74,14 +75,27 @@ def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
     monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
     ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
     c1 = "-XX:TieredStopAtLevel=1"
-    assert launch_conf(None, "local[2]", c1) == {DRIVER_JAVA_OPTIONS: f"{ours} {c1}"}
-    assert launch_conf({DRIVER_JAVA_OPTIONS: "-Xss4m"}, "local[*]", c1) == {
-        DRIVER_JAVA_OPTIONS: f"{ours} -Xss4m {c1}"}
+    def options(conf, master: str, java: str) -> str:
+        return launch_conf(conf, master, java)[DRIVER_JAVA_OPTIONS]
+
+    assert options(None, "local[2]", c1) == f"{ours} {c1}"
+    assert options({DRIVER_JAVA_OPTIONS: "-Xss4m"}, "local[*]", c1) == f"{ours} -Xss4m {c1}"
     theirs = {DRIVER_JAVA_OPTIONS: "-XX:TieredStopAtLevel=4"}
-    assert launch_conf(theirs, "local[*]", c1) == {
-        DRIVER_JAVA_OPTIONS: f"{ours} -XX:TieredStopAtLevel=4"}
-    assert launch_conf(None, "local[*]", "") == {DRIVER_JAVA_OPTIONS: ours}
-    assert launch_conf(None, "yarn", c1) == {DRIVER_JAVA_OPTIONS: ours}
+    assert options(theirs, "local[*]", c1) == f"{ours} -XX:TieredStopAtLevel=4"
+    assert options(None, "local[*]", "") == ours
+    assert options(None, "yarn", c1) == ours
+
+
+def test_a_local_jvm_started_from_plain_python_gets_the_launchers_heap(monkeypatch) -> None:
+    """spark-submit.sh gives a local driver, the only executor, 4g: so does a JVM started
+    here (Spark's own 1g dies near 10M assignment rows); the user's setting wins, and a
+    cluster's driver keeps Spark's default."""
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    assert launch_conf(None, "local[2]")[DRIVER_MEMORY] == "4g"
+    assert launch_conf({DRIVER_MEMORY: "12g"}, "local[*]")[DRIVER_MEMORY] == "12g"
+    assert DRIVER_MEMORY not in launch_conf(None, "yarn")
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "6g")
+    assert launch_conf(None, "local[*]")[DRIVER_MEMORY] == "6g"
 
 
 def test_the_test_sessions_jvm_took_the_launchers_log_configuration(spark) -> None:
