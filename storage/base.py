@@ -56,9 +56,11 @@ def snapshot_filter(snapshots: list) -> Column:
 
 
 def filter_snapshots(df: DataFrame, snapshots: list | None) -> DataFrame:
-    """`df` limited to `snapshots` (None: all rows). A table without a snapshot_id column is
-    returned whole: the reader's contract check names the missing column."""
-    if snapshots is None or PARTITION_COLUMN not in {c.lower() for c in df.columns}:
+    """`df` limited to `snapshots` (None: all rows). A table without a column named
+    snapshot_id, in that spelling, is returned whole: an input's contract check names a
+    missing column, and one spelled in another case is the reader's to filter once it is
+    conformed (`jobs.read`)."""
+    if snapshots is None or PARTITION_COLUMN not in df.columns:
         return df
     return df.where(snapshot_filter(snapshots))
 

@@ -220,6 +220,24 @@ def test_a_run_limited_to_snapshots_reads_only_their_files(spark, tmp_path) -> N
     assert {r.snapshot_id for r in read.queues.collect()} == {"B"}
 
 
+def test_a_snapshot_column_spelled_in_another_case_is_limited_too(spark, tmp_path) -> None:
+    """The contract accepts `Snapshot_ID` (`conform`); the store leaves such a table whole
+    and the reader limits it once conformed."""
+    from jobs.read import InputPaths, read_inputs
+    from storage.delta import DeltaStore
+    from tests.support.delta_inputs import frame_for, write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    store = DeltaStore(spark, "offline")
+    paths = write_inputs(spark, tmp_path, members=member_rows(["A", "B"]))
+    queues = str(tmp_path / "queues")
+    store.write(frame_for(spark, "queues", queue_rows(["A", "B"]))
+                .withColumnRenamed("snapshot_id", "Snapshot_ID"), queues, "queues", [])
+    read = read_inputs(store, InputPaths(queues, paths["members"]), ("B",), Persisted())
+    assert {r.snapshot_id for r in read.queues.collect()} == {"B"}
+    assert {r.snapshot_id for r in read.read_keys.collect()} == {"B"}
+
+
 DUPLICATED = [("s", "c", "t", "b", 0, 5), ("s", "c", "t", "b", 1, 5), ("s", "c", "t", "b", 1, 5),
               ("s", "c", "t", "b", 2, 5), ("s", "c", "t", "b", 2, 6), ("s", "c", "t", "b", 3, 5),
               ("s", "c", "t", "b", -4, 5)]
