@@ -2,10 +2,12 @@
 
 delta-rs owns the transaction log; Spark reads and writes the parquet data itself, in
 parallel. Read = the current file list and partition values from the log, then
-`spark.read.parquet` over those files. Write = Spark writes parquet into a staging folder
-inside the table; then, under the table's commit lock, the writer checks that no commit
-since the run's first look touched the partitions it replaces, moves its files into place
-and commits adds + removes in one delta-rs transaction. Nothing passes through the driver.
+`spark.read.parquet` over those files, the values read off the folders where they spell
+the log's (else joined on each row's file). Write = Spark writes parquet into a staging
+folder inside the table; then, under the table's commit lock, the writer checks that no
+commit since the run's first look touched the partitions it replaces, moves its files into
+place and commits adds + removes in one delta-rs transaction. Nothing passes through the
+driver.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import time
 import uuid
 from pathlib import Path
 from urllib.parse import unquote
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -189,6 +193,11 @@ class OfflineStore:
         if not partition_cols:
             return filter_snapshots(reader.parquet(*uris).select(*schema.fieldNames()),
                                     snapshots)
+        if _values_in_folders(actions, partition_cols, schema):
+            # the partition values are Spark's own partition discovery's, read off the folders
+            data = (self.spark.read.schema(schema).option("basePath", location)
+                    .parquet(*uris).select(*schema.fieldNames()))
+            return data if pruned else filter_snapshots(data, snapshots)
         files = [
             (hadoop_uri(uri), *[_python_value(actions[f"partition.{c}"].iloc[i])
                                 for c in partition_cols])
@@ -397,10 +406,38 @@ def hadoop_uri(path: str) -> str:
     return "file:" + encoded
 
 
+# what Spark's partition discovery reads back exactly as written: nothing to escape or
+# unescape on either side
+_PLAIN_VALUE = r"[A-Za-z0-9._-]+"
+_PLAIN_COLUMN = r"[A-Za-z0-9_]+"
+
+
+def _values_in_folders(actions: pd.DataFrame, partition_cols: list[str],
+                       schema: StructType) -> bool:
+    """Whether every file's folders spell the partition values the log gives it, so that
+    Spark's partition discovery reads them off the path: string columns, each file right
+    under `<column>=<value>/` folders in the table's column order, values plain (no
+    character either side escapes; never null, nor Hive's name for null). Otherwise each
+    row's values come from a broadcast join on its file's path, which costs every scan
+    task (10M input rows on 2 cores: 5.8–6.4 s against 3.5–3.7 s) and holds a 64 MB hash
+    page for a few dozen paths in the JVM while the frame lives."""
+    if not all(isinstance(schema[c].dataType, StringType)
+               and re.fullmatch(_PLAIN_COLUMN, c) for c in partition_cols):
+        return False
+    expected = pd.Series("", index=actions.index)
+    for column in partition_cols:
+        values = actions[f"partition.{column}"]
+        if (values.isna().any() or (values == HIVE_NULL).any()
+                or not values.astype(str).str.fullmatch(_PLAIN_VALUE).all()):
+            return False
+        expected = expected + f"{column}=" + values.astype(str) + "/"
+    files = actions["path"].map(unquote)
+    folders = files.str.rpartition("/")[0] + "/"
+    return bool((folders == expected).all())
+
+
 def _python_value(value: object) -> object:
     try:
-        import pandas as pd
-
         if value is None or (not isinstance(value, str) and pd.isna(value)):
             return None
     except (TypeError, ValueError):

@@ -5,17 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
 from deltalake import DeltaTable
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from storage.delta import DeltaStore, TableError
-from storage.offline import _refuse_unsupported_features, hadoop_uri
+from storage.offline import _refuse_unsupported_features, _values_in_folders, hadoop_uri
 
 pytestmark = pytest.mark.spark
 
 AWKWARD = ["a b", "é", "x:y", "50%", None, "c+d", "p/q", "ü#?[]"]
+# plain folder names, and values that partition discovery would type if asked to infer
+PLAIN = ["0001", "2026-11-28", "null", "1e5", "true", "A.b_c-d", "-"]
 
 
 @pytest.fixture
@@ -37,6 +41,71 @@ def test_partitioned_round_trip_with_awkward_values(spark, store, tmp_path: Path
     rs = DeltaTable(str(tmp_path / "t")).to_pandas().sort_values("n")
     assert rs["snapshot_id"].tolist() == AWKWARD
     assert DeltaTable(str(tmp_path / "t")).protocol().min_reader_version == 1
+
+
+def _joins_on_file(df) -> bool:
+    return "BroadcastHashJoin" in df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_plain_partition_values_are_read_off_the_folders(spark, store, tmp_path: Path) -> None:
+    df = _frame(spark, PLAIN)
+    path = str(tmp_path / "t")
+    store.write(df, path, "t", ["snapshot_id"])
+    back = store.read(path, "t")
+    assert not _joins_on_file(back)
+    assert_df_equality(back, df, ignore_row_order=True, ignore_nullable=True)
+    some = store.read(path, "t", snapshots=["0001", "null"])
+    assert sorted(r.snapshot_id for r in some.collect()) == ["0001", "null"]
+    # one value a folder cannot spell as is: every row's values come from the log (a join)
+    store.write(_frame(spark, ["a b"], offset=10), path, "t", ["snapshot_id"], replace=["a b"])
+    mixed = store.read(path, "t")
+    assert _joins_on_file(mixed)
+    assert mixed.count() == len(PLAIN) + 1
+
+
+def test_a_table_of_another_writer_partitioned_twice(spark, store, tmp_path: Path) -> None:
+    from deltalake import write_deltalake
+
+    for values, joins in ((["s1", "s2"], False), (["s1", "s 2"], True)):
+        path = str(tmp_path / ("plain" if not joins else "awkward"))
+        rows = pa.table({"snapshot_id": values * 2, "cluster": ["c1", "c1", "c2", "c2"],
+                         "n": pa.array([1, 2, 3, 4], pa.int64())})
+        write_deltalake(path, rows, partition_by=["snapshot_id", "cluster"])
+        back = store.read(path, "t")
+        assert _joins_on_file(back) is joins
+        got = back.select("snapshot_id", "cluster", "n").collect()
+        assert sorted(tuple(r) for r in got) == sorted(
+            tuple(r.values()) for r in rows.to_pylist())
+
+
+@pytest.mark.parametrize(
+    ("paths", "values", "expected"),
+    [
+        (["snapshot_id=s1/f.parquet"], ["s1"], True),
+        (["snapshot_id=s1/f.parquet"], ["s2"], False),  # the folder is not the log's value
+        (["snapshot_id=s%201/f.parquet"], ["s 1"], False),  # escaped on disk
+        (["snapshot_id=__HIVE_DEFAULT_PARTITION__/f.parquet"], [None], False),
+        (["snapshot_id=__HIVE_DEFAULT_PARTITION__/f.parquet"], ["__HIVE_DEFAULT_PARTITION__"],
+         False),  # Spark would read it as null
+        (["snapshot_id=s1/sub/f.parquet"], ["s1"], False),  # deeper than its partitions
+        (["/elsewhere/snapshot_id=s1/f.parquet"], ["s1"], False),  # an absolute path
+        (["f.parquet"], ["s1"], False),
+    ],
+)
+def test_which_tables_have_their_values_in_folders(paths, values, expected) -> None:
+    actions = pd.DataFrame({"path": paths, "partition.snapshot_id": values})
+    schema = StructType([StructField("snapshot_id", StringType()), StructField("n", LongType())])
+    assert _values_in_folders(actions, ["snapshot_id"], schema) is expected
+
+
+def test_values_in_folders_follow_the_tables_column_order() -> None:
+    actions = pd.DataFrame({"path": ["a=1/b=2/f.parquet"], "partition.a": ["1"],
+                            "partition.b": ["2"]})
+    strings = StructType([StructField("a", StringType()), StructField("b", StringType())])
+    assert _values_in_folders(actions, ["a", "b"], strings)
+    assert not _values_in_folders(actions, ["b", "a"], strings)
+    typed = StructType([StructField("a", StringType()), StructField("b", LongType())])
+    assert not _values_in_folders(actions, ["a", "b"], typed)  # only strings are read as is
 
 
 def test_row_estimate_comes_from_the_log_without_a_scan(spark, store, tmp_path: Path) -> None:
