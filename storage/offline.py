@@ -409,7 +409,7 @@ def hadoop_uri(path: str) -> str:
 # a `%XX` escape in a folder name, and a '%' that starts none
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _LONE_PERCENT = r"%(?![0-9A-Fa-f]{2})"
-_PLAIN_COLUMN = re.compile(r"[A-Za-z0-9_]+")
+_PLAIN_COLUMN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 def _values_in_folders(actions: pd.DataFrame, partition_cols: list[str],
@@ -418,12 +418,12 @@ def _values_in_folders(actions: pd.DataFrame, partition_cols: list[str],
     folders exactly as the log gives them: string columns, each file right under
     `<column>=<value>/` folders in the table's column order, and each folder's value,
     read as Spark reads it (`%XX` is the character of code XX, Hive's default name is
-    null), the log's. Spark's own writes and delta-rs' (`%3A` for ':', `%20` for ' ')
-    pass; a value delta-rs writes as UTF-8 bytes (`é` as `%C3%A9`, which Spark would read
-    as two characters) or a file outside its partition's folders does not. Then each row's
-    values come from a broadcast join on its file's path, which costs every scan task
-    (10M input rows on 2 cores: 5.8–6.4 s against 3.5–3.7 s) and holds a 64 MB hash page
-    for a few dozen paths in the JVM while the frame lives."""
+    null, an empty one an error), the log's. Spark's own writes and delta-rs' (`%3A` for
+    ':', `%20` for ' ') pass; a value delta-rs writes as UTF-8 bytes (`é` as `%C3%A9`,
+    which Spark would read as two characters) or a file outside its partition's folders
+    does not. For those, each row's values come from a broadcast join on its file's path,
+    which costs every scan task (10M input rows on 2 cores: 5.8–6.4 s against 3.5–3.7 s)
+    and holds a 64 MB hash page for a few dozen paths in the JVM while the frame lives."""
     if not all(isinstance(schema[c].dataType, StringType) and _PLAIN_COLUMN.fullmatch(c)
                for c in partition_cols):
         return False
@@ -434,7 +434,7 @@ def _values_in_folders(actions: pd.DataFrame, partition_cols: list[str],
         folder = parts.str[depth].str.partition("=")
         raw = folder[2]
         if not (folder[0] == column).all() or not (folder[1] == "=").all() \
-                or raw.str.contains(_LONE_PERCENT).any():
+                or (raw == "").any() or raw.str.contains(_LONE_PERCENT).any():
             return False
         read = raw.str.replace(_ESCAPE, lambda m: chr(int(m.group(1), 16)), regex=True)
         read = read.where(raw != HIVE_NULL, None)

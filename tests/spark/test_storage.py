@@ -88,6 +88,7 @@ def test_values_of_another_writer(spark, store, tmp_path: Path) -> None:
         (["snapshot_id=s%25+1/f.parquet"], ["s%+1"], False),  # a '%' that starts no escape
         (["snapshot_id=__HIVE_DEFAULT_PARTITION__/f.parquet"], ["__HIVE_DEFAULT_PARTITION__"],
          False),  # Spark would read it as null
+        (["snapshot_id=/f.parquet"], [""], False),  # Spark refuses an empty value
         (["snapshot_id=s1/sub/f.parquet"], ["s1"], False),  # deeper than its partitions
         (["/elsewhere/snapshot_id=s1/f.parquet"], ["s1"], False),  # an absolute path
         (["ab/f.parquet"], ["s1"], False),  # a random prefix, not the partition's folder
