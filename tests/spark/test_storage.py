@@ -58,6 +58,17 @@ def test_partition_values_are_read_off_the_folders(spark, store, tmp_path: Path)
     assert sorted(r.snapshot_id or "" for r in some.collect()) == ["", "0001", "null", "x:y"]
 
 
+def test_a_table_under_a_folder_that_looks_like_a_partition(spark, store,
+                                                            tmp_path: Path) -> None:
+    df = _frame(spark, ["s1", "s2"])
+    path = str(tmp_path / "env=prod data" / "t")  # the table's root bounds the discovery
+    store.write(df, path, "t", ["snapshot_id"])
+    back = store.read(path, "t")
+    assert not _joins_on_file(back)
+    assert back.columns == ["snapshot_id", "n", "x"]
+    assert_df_equality(back, df, ignore_row_order=True, ignore_nullable=True)
+
+
 def test_values_of_another_writer(spark, store, tmp_path: Path) -> None:
     """delta-rs escapes a folder's value as UTF-8 bytes: `2026-11-28T15%3A00%3A00Z` (the
     capture's snapshot ids) reads back as written, `é` as `%C3%A9` would not."""
