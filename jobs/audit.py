@@ -182,7 +182,7 @@ def _audit(ctx: _Run) -> RunResult:
 def _input_paths(ctx: _Run) -> InputPaths:
     config = ctx.config
     if not config.is_demo:
-        return InputPaths(config.queues, config.members, config.offsets, config.observed)
+        return InputPaths.of(config)
     with ctx.steps.step("demo_inputs", "demo inputs") as line:
         root = f"{ctx.output}/{DEMO_INPUTS}"
         demo = write_demo_inputs(ctx.store, root, config.demo_groups, config.demo_seed)

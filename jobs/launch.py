@@ -28,16 +28,12 @@ def input_row_estimate(config: AuditConfig) -> int | None:
     when it names them), or None."""
     if config.is_demo:
         return DEMO_ROWS_PER_GROUP * max(config.demo_groups, 1)
+    from jobs.read import InputPaths
     from storage.offline import log_row_count
 
-    total = 0
     snapshots = list(config.snapshots) or None
-    for path in (config.queues, config.members, config.offsets, config.observed):
-        rows = log_row_count(path, snapshots) if path else 0
-        if rows is None:
-            return None
-        total += rows
-    return total
+    counts = [log_row_count(path, snapshots) for path in InputPaths.of(config).named().values()]
+    return None if None in counts else sum(counts)
 
 
 def java_options(config: AuditConfig) -> str:

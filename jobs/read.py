@@ -9,6 +9,7 @@ counts for the progress line and for sizing the run come from the tables' Delta 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -22,6 +23,9 @@ from jobs.validate import (
     validate_queues,
 )
 from storage.delta import Store
+
+if TYPE_CHECKING:
+    from jobs.config import AuditConfig
 
 
 @dataclass
@@ -53,6 +57,11 @@ class InputPaths:
     members: str
     offsets: str | None = None
     observed: str | None = None
+
+    @classmethod
+    def of(cls, config: AuditConfig) -> InputPaths:
+        """The input tables a configuration names (the demo's are written by the run)."""
+        return cls(config.queues, config.members, config.offsets, config.observed)
 
     def named(self) -> dict[str, str]:
         return {name: path for name, path in vars(self).items() if path}
