@@ -203,8 +203,9 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
 
 
 def test_a_run_limited_to_snapshots_reads_only_their_files(spark, tmp_path) -> None:
-    """`--snapshot` prunes the inputs' files by partition: the offline engine joins each
-    row's snapshot_id from its file, so a filter on the rows alone read every file."""
+    """`--snapshot` prunes the inputs' files by partition from the log (where the offline
+    engine joins each row's snapshot_id from its file, a filter on the rows alone reads
+    every file)."""
     from jobs.read import InputPaths, read_inputs
     from storage.delta import DeltaStore
     from tests.support.delta_inputs import write_inputs
