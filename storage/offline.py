@@ -73,12 +73,18 @@ def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:
         adds = pa.table(DeltaTable(local_path(path)).get_add_actions(flatten=True))
     except Exception:  # not a (local) Delta table: the run itself says what is wrong
         return None
-    partition = f"partition.{PARTITION_COLUMN}"
-    if snapshots is not None and partition in adds.column_names:
-        adds = adds.filter(pc.is_in(adds.column(partition), pa.array(snapshots, pa.string())))
+    if snapshots is not None and f"partition.{PARTITION_COLUMN}" in adds.column_names:
+        adds = _of_snapshots(adds, snapshots)
     if "num_records" not in adds.column_names or adds.column("num_records").null_count:
         return None
     return int(pc.sum(adds.column("num_records")).as_py() or 0)
+
+
+def _of_snapshots(adds: pa.Table, snapshots: list) -> pa.Table:
+    """The add actions of a table partitioned by snapshot_id that hold `snapshots` (None
+    among them: the null partition's)."""
+    values = adds.column(f"partition.{PARTITION_COLUMN}")
+    return adds.filter(pc.is_in(values, pa.array(snapshots, pa.string())))
 
 
 class OfflineStore:
@@ -180,12 +186,9 @@ class OfflineStore:
         schema = from_arrow_schema(pa.schema(table.schema().to_arrow()))
         partition_cols = list(table.metadata().partition_columns)
         data_schema = StructType([f for f in schema.fields if f.name not in partition_cols])
-        actions = pa.table(table.get_add_actions(flatten=True)).to_pandas()
+        adds = pa.table(table.get_add_actions(flatten=True))
         pruned = snapshots is not None and PARTITION_COLUMN in partition_cols
-        if pruned:
-            values = actions[f"partition.{PARTITION_COLUMN}"]
-            actions = actions[values.isin([s for s in snapshots if s is not None])
-                              | (values.isna() & (None in snapshots))]
+        actions = (_of_snapshots(adds, snapshots) if pruned else adds).to_pandas()
         if actions.empty:
             return self.spark.createDataFrame([], schema)
         uris = [os.path.join(location, unquote(p)) for p in actions["path"]]
