@@ -191,12 +191,13 @@ class OfflineStore:
         actions = (_of_snapshots(adds, snapshots) if pruned else adds).to_pandas()
         if actions.empty:
             return self.spark.createDataFrame([], schema)
-        uris = [os.path.join(location, unquote(p)) for p in actions["path"]]
+        files = actions["path"].map(unquote)  # the log's paths are URL-quoted
+        uris = [os.path.join(location, f) for f in files]
         reader = self.spark.read.schema(data_schema)
         if not partition_cols:
             return filter_snapshots(reader.parquet(*uris).select(*schema.fieldNames()),
                                     snapshots)
-        if _values_in_folders(actions, partition_cols, schema):
+        if _values_in_folders(files, actions, partition_cols, schema):
             # the partition values are Spark's own partition discovery's, read off the folders
             data = (self.spark.read.schema(schema).option("basePath", location)
                     .parquet(*uris).select(*schema.fieldNames()))
@@ -415,22 +416,23 @@ _LONE_PERCENT = r"%(?![0-9A-Fa-f]{2})"
 _PLAIN_COLUMN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
-def _values_in_folders(actions: pd.DataFrame, partition_cols: list[str],
+def _values_in_folders(files: pd.Series, actions: pd.DataFrame, partition_cols: list[str],
                        schema: StructType) -> bool:
     """Whether Spark's partition discovery reads every file's partition values off its
-    folders exactly as the log gives them: string columns, each file right under
-    `<column>=<value>/` folders in the table's column order, and each folder's value,
-    read as Spark reads it (`%XX` is the character of code XX, Hive's default name is
-    null, an empty one an error), the log's. Spark's own writes and delta-rs' (`%3A` for
-    ':', `%20` for ' ') pass; a value delta-rs writes as UTF-8 bytes (`é` as `%C3%A9`,
-    which Spark would read as two characters) or a file outside its partition's folders
-    does not. For those, each row's values come from a broadcast join on its file's path,
-    which costs every scan task (10M input rows on 2 cores: 5.8–6.4 s against 3.5–3.7 s)
-    and holds a 64 MB hash page for a few dozen paths in the JVM while the frame lives."""
+    folders (`files`: the add `actions`' paths, unquoted) exactly as the log gives them:
+    string columns, each file right under `<column>=<value>/` folders in the table's
+    column order, and each folder's value, read as Spark reads it (`%XX` is the character
+    of code XX, Hive's default name is null, an empty one an error), the log's. Spark's
+    own writes and delta-rs' (`%3A` for ':', `%20` for ' ') pass; a value delta-rs writes
+    as UTF-8 bytes (`é` as `%C3%A9`, which Spark would read as two characters) or a file
+    outside its partition's folders does not. For those, each row's values come from a
+    broadcast join on its file's path, which costs every scan task (10M input rows on 2
+    cores: 5.8–6.4 s against 3.5–3.7 s) and holds a 64 MB hash page for a few dozen paths
+    in the JVM while the frame lives."""
     if not all(isinstance(schema[c].dataType, StringType) and _PLAIN_COLUMN.fullmatch(c)
                for c in partition_cols):
         return False
-    parts = actions["path"].map(unquote).str.split("/")
+    parts = files.str.split("/")
     if not (parts.str.len() == len(partition_cols) + 1).all():
         return False
     for depth, column in enumerate(partition_cols):
