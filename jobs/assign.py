@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from jobs.prior import Prior
 from jobs.read import Inputs
+from jobs.sizing import broadcasts_subscriptions
 from rebalance_udfs.report_pass import OBSERVED
 from rebalance_udfs.spark.churn import History
 from rebalance_udfs.spark.comparison import Plan
@@ -23,7 +24,8 @@ DEFAULT_CANDIDATES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "sticky")
 
 def assign_and_report_all(inputs: Inputs, times: DataFrame, buckets: int, prior: Prior,
                           has_sticky: bool, what_if: str, history: History,
-                          comparison: Plan | None = None) -> DataFrame:
+                          comparison: Plan | None = None, subscriptions: int | None = None
+                          ) -> DataFrame:
     """Every group's assignment rows and per-group reports, packed
     (`rebalance_udfs.spark.report_pass`): kernels and reports in one call per bucket of
     groups, churn against `history`. When a member runs a Kafka sticky assignor, the
@@ -32,11 +34,14 @@ def assign_and_report_all(inputs: Inputs, times: DataFrame, buckets: int, prior:
     as ever); the snapshots' order is collected for it first from their capture `times`
     (`reports.assignments.snapshot_times`, a few rows per cluster).
     With a `comparison` plan (`rebalance_udfs.spark.comparison.comparison_plan`) the same
-    call computes the strategy comparison's rows."""
+    call computes the strategy comparison's rows. `subscriptions`: how many (snapshot,
+    cluster, group, topic) the members subscribe, estimated (`jobs.scope.Scope`): the
+    queue rows' join to them is a broadcast when they are few (`jobs.sizing`), else
+    Spark's own choice."""
     members = _with_observed(inputs.members, inputs.observed)
     chain = chain_order(times, prior.assignments).toArrow() if has_sticky else None
     return assign_and_report(inputs.queues, members, inputs.offsets, buckets, what_if,
-                             history, chain, comparison)
+                             history, chain, comparison, broadcasts_subscriptions(subscriptions))
 
 
 def _with_observed(members: DataFrame, observed: DataFrame | None) -> DataFrame:

@@ -154,7 +154,8 @@ def _audit(ctx: _Run) -> RunResult:
                                f"{', '.join(prior.snapshots)} from the output"
                                if prior.snapshots else "no earlier snapshot in the output")
             tables, counts = _assign_and_report(ctx, inputs, times, prior, has_sticky,
-                                                existing, attempt_persist)
+                                                existing, attempt_persist,
+                                                scope.subscriptions)
             with ctx.steps.step("reports", "report rejects") as line:
                 counts["rejects"] = count_rows(rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
@@ -240,7 +241,8 @@ def _partitions(spark: SparkSession) -> int:
 
 
 def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
-                       has_sticky: bool, existing: tuple[str, ...], persist: Persisted):
+                       has_sticky: bool, existing: tuple[str, ...], persist: Persisted,
+                       subscriptions: int | None = None):
     """The assign-and-report pass (materialized once), then every table, each counted per
     (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id.
 
@@ -256,7 +258,8 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                                        prior.assignments, prior.consumer_load)
         comparison = comparison_plan(times, DEFAULT_CANDIDATES) if compare else None
         packed = persist(assign_and_report_all(inputs, times, buckets, prior, has_sticky,
-                                               config.what_if, history, comparison))
+                                               config.what_if, history, comparison,
+                                               subscriptions))
         # the side tables' rows apart: each table read from them scans a few rows per
         # bucket, not the assignment rows too; stored by the scan that counts the tables
         # (one scan of the packed rows, not two: 10M, 4.9 + 3.0 s)

@@ -28,14 +28,20 @@ if TYPE_CHECKING:
     from jobs.config import AuditConfig
 
 
+# a member row's (consumer_group, topic) hashed, null for other tables' rows: the scope
+# estimates the subscriptions from it (`jobs.scope`)
+SUBSCRIPTION = "subscription"
+
+
 @dataclass
 class Inputs:
     queues: DataFrame
     members: DataFrame
     offsets: DataFrame | None
     rejects: DataFrame
-    # (table, snapshot_id, cluster) of every row read from queues, members and offsets,
-    # usable or not, straight from the files (`jobs.scope` subtracts the rejects)
+    # (table, snapshot_id, cluster, SUBSCRIPTION) of every row read from queues, members
+    # and offsets, usable or not, straight from the files (`jobs.scope` subtracts the
+    # rejects)
     read_keys: DataFrame
     observed: DataFrame | None = None
 
@@ -96,7 +102,11 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
 
     def keys(df: DataFrame, name: str) -> DataFrame:
-        return df.select(F.lit(name).alias("table"), "snapshot_id", "cluster")
+        subscription = (F.when(F.col("topic").isNotNull(),
+                               F.xxhash64("consumer_group", "topic")) if name == "members"
+                        else F.lit(None).cast("long"))
+        return df.select(F.lit(name).alias("table"), "snapshot_id", "cluster",
+                         subscription.alias(SUBSCRIPTION))
 
     queues, members = load(paths.queues, "queues"), load(paths.members, "members")
     q_good, q_bad = validate_queues(queues, persist)

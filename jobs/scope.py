@@ -4,7 +4,8 @@ A snapshot is audited when both queues and members hold usable rows for it; only
 snapshots are replaced in the output tables. A snapshot present in one input and absent
 from another is a warning and a `rejects` row naming what is missing, never a deletion of
 earlier good output. One small aggregate answers all of it: the key columns of every row
-read from the files, less the rejects.
+read from the files, less the rejects. The same aggregate estimates how many (group,
+topic) the members subscribe, which sizes the assignment's join (`jobs.sizing`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
+from jobs.read import SUBSCRIPTION
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class Scope:
     notes: list[Note] = field(default_factory=list)
     # whether the run read rows with a null snapshot_id (it read the whole inputs)
     reads_null_snapshot: bool = True
+    # (snapshot, cluster, group, topic) the member rows of the audited snapshots name,
+    # rejected rows included: a HyperLogLog estimate (2% over at 10M: 315,600 for 309,272)
+    subscriptions: int = 0
 
     @property
     def read_clusters(self) -> list[str | None]:
@@ -55,17 +61,19 @@ class Scope:
 
 
 def _sources(inputs) -> DataFrame:
-    """(table, snapshot_id, cluster, read, rejected): one row per input row read from the
-    files (read = 1) and per rejected row (rejected = 1). Every row read is either usable
-    or a reject with its own snapshot_id and cluster (`jobs.validate`), so a key's usable
-    rows are read − rejected: the usable rows' columns are never scanned again (at 10M the
-    count over the materialized rows took 7.7 s, the files' two key columns and the
-    rejects 4.4 s)."""
+    """(table, snapshot_id, cluster, read, rejected, SUBSCRIPTION): one row per input row
+    read from the files (read = 1) and per rejected row (rejected = 1). Every row read is
+    either usable or a reject with its own snapshot_id and cluster (`jobs.validate`), so a
+    key's usable rows are read − rejected: the usable rows' columns are never scanned
+    again (at 10M the count over the materialized rows took 7.7 s, the files' two key
+    columns and the rejects 4.4 s). SUBSCRIPTION: a member row's (group, topic) hashed
+    (`jobs.read`), null for the others and the rejects."""
     rejects = inputs.rejects.select(F.col("source_table").alias("table"), "snapshot_id",
                                     "cluster", F.lit(0).alias("read"),
-                                    F.lit(1).alias("rejected"))
+                                    F.lit(1).alias("rejected"),
+                                    F.lit(None).cast("long").alias(SUBSCRIPTION))
     read = inputs.read_keys.select("table", "snapshot_id", "cluster", F.lit(1).alias("read"),
-                                   F.lit(0).alias("rejected"))
+                                   F.lit(0).alias("rejected"), SUBSCRIPTION)
     return read.unionByName(rejects)
 
 
@@ -77,7 +85,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     # per core do the same scan with less overhead per task
     sources = sources.coalesce(max(1, 2 * sources.sparkSession.sparkContext.defaultParallelism))
     rows = (sources.groupBy("table", "snapshot_id", "cluster")
-            .agg(F.sum("read").alias("read"), F.sum("rejected").alias("rejected")).collect())
+            .agg(F.sum("read").alias("read"), F.sum("rejected").alias("rejected"),
+                 F.approx_count_distinct(SUBSCRIPTION).alias("subscriptions")).collect())
     usable: dict[str, dict[tuple, int]] = defaultdict(dict)
     clusters: dict[str | None, set] = defaultdict(set)
     for r in rows:
@@ -88,6 +97,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     queue_snaps = {s for s, _ in queues}
     member_snaps = {s for s, _ in members}
     audited = sorted(queue_snaps & member_snaps)
+    subscriptions = sum(r.subscriptions for r in rows
+                        if r.table == "members" and r.snapshot_id in audited)
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
@@ -120,7 +131,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     for s, c in (*queues, *members):
         usable_clusters[s].add(c)
     return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
-                 notes, reads_null_snapshot=not requested)
+                 notes, reads_null_snapshot=not requested, subscriptions=subscriptions)
 
 
 def _sorted_values(mapping: dict) -> dict:

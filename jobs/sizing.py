@@ -13,6 +13,14 @@ wins: `assign.buckets` (or `--buckets`) for the buckets, `spark.sql.shuffle.part
 and `spark.sql.files.minPartitionNum` (config `spark.conf`, spark-submit `--conf`) for
 the partitions and splits.
 
+The join of the queue rows to the members' subscriptions (one row per snapshot, cluster,
+group and topic) is a broadcast up to BROADCAST_SUBSCRIPTIONS of them, estimated by the
+scope's aggregate (`jobs.scope`, no scan of its own): at 10M (309,272 subscriptions)
+Spark's own estimate is above its 10 MB threshold, and it shuffled and sorted the queue
+rows for a sort-merge join. Above the limit (about 16M queue rows of the benchmark's
+shape) every executor and the driver would hold more than about 50 MB of them, and
+Spark chooses.
+
 The JIT: a local run of fewer than SHORT_RUN_INPUT_ROWS input rows starts its JVM with C1
 alone (`-XX:TieredStopAtLevel=1`, `jobs.launch`): such a run ends before C2's compiles,
 which take one of the cores, pay for themselves. Larger runs keep the JVM's default.
@@ -39,6 +47,15 @@ def waves_for(rows: int | None, cores: int) -> int:
     tasks on 2 cores left one core idle for a third of the stage)."""
     cores = max(1, cores)
     return -(-partitions_for(rows, cores) // cores) * cores
+
+
+BROADCAST_SUBSCRIPTIONS = 500_000
+
+
+def broadcasts_subscriptions(estimate: int | None) -> bool:
+    """Whether the queue rows' join broadcasts the members' subscriptions (no when their
+    number is not known: Spark's own estimate decides)."""
+    return estimate is not None and estimate <= BROADCAST_SUBSCRIPTIONS
 
 
 # Measured cold through spark-submit.sh on 2 cores, wall clock, C1 alone against the

@@ -50,12 +50,17 @@ def subscribed_units(
     return with_offsets(_units(queues, members), offsets)
 
 
-def _units(queues: DataFrame, members: DataFrame) -> DataFrame:
+def _units(queues: DataFrame, members: DataFrame, broadcast: bool = False) -> DataFrame:
     """The readable queues of every (group, topic) some member subscribes. Unreadable queues
-    are not allocated (the client never sees them), as upstream."""
+    are not allocated (the client never sees them), as upstream. `broadcast`: the
+    subscriptions are few enough to broadcast to the join (the caller's size rule): the
+    queue rows then go from their scan straight on, not shuffled and sorted for a
+    sort-merge join, which Spark picks when its estimate of them is above its threshold."""
     # fresh column ids (alias): the members frame is cogrouped with this join's result later
     subscribed = (members.where(F.col("topic").isNotNull())
                   .select(*[F.col(c).alias(c) for c in [*GROUP_KEYS, "topic"]]).distinct())
+    if broadcast:
+        subscribed = F.broadcast(subscribed)
     return (
         queues.where(F.coalesce(F.col("readable"), F.lit(True)))
         .select("snapshot_id", "cluster", "topic", "broker_name", "queue_id", "broker_room",
@@ -77,16 +82,16 @@ def assign(
 
 
 def queue_rows(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
-               *extra: Column) -> DataFrame:
+               *extra: Column, broadcast_subscriptions: bool = False) -> DataFrame:
     """The queue rows a bucket's kernel call receives: the readable queues of every
     (group, topic) some member subscribes (with the `extra` columns), and the groups'
-    offsets rows beside them.
+    offsets rows beside them (`broadcast_subscriptions`: see `_units`).
 
     The offsets rows travel with the queue rows in one shuffle to the groups' buckets and
     are joined to them inside the kernel's call (`attach_offsets`, a hash join per
     bucket): a Spark join would sort all the queue rows and all the offsets rows on their
     six keys first (10M rows: 25 s of sorting)."""
-    units = with_offsets(_units(queues, members), None)
+    units = with_offsets(_units(queues, members, broadcast_subscriptions), None)
     if extra:
         units = units.select("*", *extra)
     if offsets is None:

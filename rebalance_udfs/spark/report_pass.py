@@ -303,8 +303,8 @@ def _packed(queue_side: DataFrame, members: DataFrame, buckets: int, body: Body,
 
 def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,
                       buckets: int, what_if: str, history: History | None = None,
-                      chain: pa.Table | None = None, comparison: Plan | None = None
-                      ) -> DataFrame:
+                      chain: pa.Table | None = None, comparison: Plan | None = None,
+                      broadcast_subscriptions: bool = False) -> DataFrame:
     """PACKED_SCHEMA rows of every group of `members`: its assignment rows and its reports
     (`report_bucket`; churn when `history` is given), one call per bucket of groups.
 
@@ -314,8 +314,10 @@ def assign_and_report(queues: DataFrame, members: DataFrame, offsets: DataFrame 
     call (`_chained`), from the predecessor's rows riding along for churn, which then carry
     their strategy too: a sticky group's rows are shuffled once, like any other's. With a
     `comparison` plan the call computes the strategy comparison's rows (COMPARISON) of its
-    groups from the same rows (`rebalance_udfs.spark.comparison.bucket_comparison`)."""
-    rows = queue_rows(queues, members, offsets, exact_rate(F.col("in_rate")).alias(RATE))
+    groups from the same rows (`rebalance_udfs.spark.comparison.bucket_comparison`).
+    `broadcast_subscriptions`: see `rebalance_udfs.spark.assign.queue_rows`."""
+    rows = queue_rows(queues, members, offsets, exact_rate(F.col("in_rate")).alias(RATE),
+                      broadcast_subscriptions=broadcast_subscriptions)
     if chain is None:
         return _packed(rows, members, buckets,
                        _reported(what_if, history, _allocate, comparison=comparison), history)

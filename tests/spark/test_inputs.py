@@ -172,7 +172,8 @@ def test_offsets_validation(spark) -> None:
 def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None:
     """The scope's usable rows per (snapshot, cluster) are the rows read less the rejects:
     an exact duplicate leaves its first copy usable, conflicting rows leave none, and a
-    snapshot whose rows are all rejected is read but not audited."""
+    snapshot whose rows are all rejected is read but not audited. The same aggregate
+    estimates the audited snapshots' subscriptions (rejected rows included)."""
     from jobs.scope import find_scope
     from tests.support.delta_inputs import read_written, write_inputs
     from tests.support.outputs import member_rows, queue_rows
@@ -183,6 +184,8 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
         member_rows(["A"], cluster="c2"),                            # conflicting pair
         member_rows(["A"], cluster="c2").assign(strategy="AVG_BY_CIRCLE"),
         member_rows(["B"], cluster="c1").assign(snapshot_id="X", strategy="NOPE"),
+        member_rows(["A"], cluster="c1").assign(consumer_group="H", topic="U"),
+        member_rows(["B"], cluster="c1").assign(consumer_group="H", topic=None).iloc[[0]],
     ])
     queues = pd.concat([queue_rows(["A", "B", "X"], cluster="c1"),
                         queue_rows(["A"], cluster="c2")])
@@ -200,6 +203,9 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     ]
     # the duplicate, both clients' conflicting pairs, X's two rows
     assert read.rejects.count() == 7
+    # (A, c1, G, T), (A, c1, H, U), (A, c2, G, T) of rejected rows, (B, c1, G, T); not X's,
+    # not B's member without a topic
+    assert scope.subscriptions == 4
 
 
 def test_a_run_limited_to_snapshots_reads_only_their_files(spark, tmp_path) -> None:

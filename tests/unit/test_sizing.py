@@ -1,13 +1,16 @@
 """The sizing rules: one task per ROWS_PER_TASK input rows, within [cores, MAX_PARTITIONS];
-a local JVM on C1 alone below SHORT_RUN_INPUT_ROWS."""
+a local JVM on C1 alone below SHORT_RUN_INPUT_ROWS; the subscriptions broadcast up to
+BROADCAST_SUBSCRIPTIONS."""
 
 from __future__ import annotations
 
 from jobs.sizing import (
+    BROADCAST_SUBSCRIPTIONS,
     C1_ONLY,
     MAX_PARTITIONS,
     ROWS_PER_TASK,
     SHORT_RUN_INPUT_ROWS,
+    broadcasts_subscriptions,
     java_options_for,
     partitions_for,
     waves_for,
@@ -41,3 +44,10 @@ def test_a_short_run_compiles_with_c1_alone_and_a_long_or_unknown_one_as_the_jvm
     assert java_options_for(SHORT_RUN_INPUT_ROWS) == ""
     assert java_options_for(1_798_561) == ""  # the 1M benchmark's inputs
     assert java_options_for(None) == ""
+
+
+def test_subscriptions_are_broadcast_up_to_the_limit_and_left_to_spark_when_unknown() -> None:
+    assert broadcasts_subscriptions(315_600)  # the 10M benchmark's estimate
+    assert broadcasts_subscriptions(0) and broadcasts_subscriptions(BROADCAST_SUBSCRIPTIONS)
+    assert not broadcasts_subscriptions(BROADCAST_SUBSCRIPTIONS + 1)
+    assert not broadcasts_subscriptions(None)
