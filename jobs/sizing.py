@@ -17,9 +17,9 @@ The join of the queue rows to the members' subscriptions (one row per snapshot, 
 group and topic) is a broadcast up to BROADCAST_SUBSCRIPTIONS of them, estimated by the
 scope's aggregate (`jobs.scope`, no scan of its own): at 10M (309,272 subscriptions)
 Spark's own estimate is above its 10 MB threshold, and it shuffled and sorted the queue
-rows for a sort-merge join. Above the limit (about 16M queue rows of the benchmark's
-shape) every executor and the driver would hold more than about 50 MB of them, and
-Spark chooses.
+rows for a sort-merge join. The broadcast relation took 72.0 MiB at 10M (Spark's
+"data size"), so about 115 MiB at the limit, which the driver and every executor hold;
+above it (about 16M queue rows of the benchmark's shape) Spark chooses.
 
 The JIT: a local run of fewer than SHORT_RUN_INPUT_ROWS input rows starts its JVM with C1
 alone (`-XX:TieredStopAtLevel=1`, `jobs.launch`): such a run ends before C2's compiles,
