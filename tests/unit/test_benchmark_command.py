@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.run import _metric_total, arguments, child_command
+from benchmarks.run import _metric_total, arguments, child_command, ratios
 from jobs.config import AuditConfig
 
 
@@ -21,14 +21,22 @@ def _child_args(argv: list[str]):
 
 def test_the_children_measure_with_the_parents_what_if_setting() -> None:
     child = _child_args(["--sizes", "1M", "--what-if", "off", "--floor-runs", "1",
-                         "--conf", "spark.driver.memory=8g", "--keep-output"])
-    assert (child.child, child.what_if, child.floor_runs, child.conf, child.keep_output) == (
-        "spark", "off", 1, ["spark.driver.memory=8g"], True)
+                         "--audit-runs", "1", "--conf", "spark.driver.memory=8g",
+                         "--keep-output"])
+    assert (child.child, child.what_if, child.floor_runs, child.audit_runs, child.conf,
+            child.keep_output) == ("spark", "off", 1, 1, ["spark.driver.memory=8g"], True)
     assert (child.shuffle_partitions, child.buckets, child.work) == (8, 8, "/data/1M")
 
 
 def test_by_default_the_benchmark_audits_as_the_job_does() -> None:
     assert _child_args(["--sizes", "1M"]).what_if == AuditConfig().what_if
+
+
+def test_by_default_the_audit_and_the_io_floor_are_each_the_best_of_two_runs() -> None:
+    """The floor's faster run (cold or warm JVM) against one audit run favoured the
+    floor; both sides now take the faster of a run after a cold start and a warm one."""
+    child = _child_args(["--sizes", "1M"])
+    assert (child.floor_runs, child.audit_runs) == (2, 2)
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -43,3 +51,17 @@ def test_by_default_the_benchmark_audits_as_the_job_does() -> None:
 def test_spark_metrics_are_read_in_seconds_and_mib(text: str, value: float) -> None:
     """Spark writes minutes as "m": read as seconds they undercounted a long metric 60×."""
     assert _metric_total(text) == pytest.approx(value)
+
+
+def test_the_ratio_divides_the_faster_audit_and_shows_the_first_beside_it() -> None:
+    first = {"total": 60.0, "session": 1.0}
+    kept = {"total": 50.0, "session": 1.0}
+    cpu = {"jvm_cpu_s": 10.0, "python_workers_cpu_s": 5.0, "driver_python_cpu_s": 1.0}
+    sizes = {"1M": {"spark": {
+        "io_floor": {"total": 20.0, "cpu": cpu},
+        "audit": {"timings": kept, "cpu": cpu,
+                  "runs": [{"timings": first}, {"timings": kept}]}}}}
+    row = ratios(sizes)["1M"]
+    assert (row["job_over_io_floor"], row["first_audit_over_io_floor"]) == (2.45, 2.95)
+    sizes["1M"]["spark"]["audit"]["runs"] = [{"timings": kept}]
+    assert "first_audit_over_io_floor" not in ratios(sizes)["1M"]
