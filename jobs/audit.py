@@ -242,13 +242,15 @@ def _partitions(spark: SparkSession) -> int:
 
 def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
                        has_sticky: bool, existing: tuple[str, ...], persist: Persisted,
-                       subscriptions: int | None = None):
+                       subscriptions: int | None):
     """The assign-and-report pass (materialized once), then every table, each counted per
     (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id.
 
     The pass's tables are counted by the pass itself and read from its packed rows when
     written (a decode per bucket); those the summary reads again (SUMMARIZED) are stored
-    by the scan that writes them. The other tables are materialized and counted here."""
+    by the scan that writes them. The other tables are materialized and counted here.
+    `subscriptions`: the scope's estimate of the members' (group, topic)s, which decides
+    whether the queue rows' join broadcasts them (`jobs.sizing`)."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compare_strategies or config.is_demo

@@ -112,7 +112,8 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     JIT sized from the inputs, `jobs.launch`). A log configuration, heap or JIT setting of
     the user's wins; only a JVM not yet running takes any of it."""
     conf = dict(conf or {})
-    if master.startswith("local"):
+    local = master.startswith("local")
+    if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         conf.setdefault(DRIVER_MEMORY,
                         os.environ.get("REBALANCE_AUDIT_DRIVER_MEMORY", LOCAL_DRIVER_MEMORY))
@@ -120,7 +121,7 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
         ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
         conf[DRIVER_JAVA_OPTIONS] = f"{ours} {options}".strip()
-    if java_options and master.startswith("local") and "Tiered" not in options:
+    if java_options and local and "Tiered" not in options:
         conf[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {java_options}".strip()
     return conf
 
