@@ -30,7 +30,10 @@ in fresh subprocesses so that peak memory is clean:
   per-client AVG loop, on a sample of groups, scaled to the full size; the estimate of
   a row-at-a-time job is the IO floor plus that scaled UDF time;
 * memory — peak RSS (VmHWM) of the driver Python, the driver JVM and the Python workers
-  during the first audit run.
+  during the first audit run. In `local` mode the driver's JVM runs the tasks too, so
+  its peak holds the executor's heap; with `--master 'local-cluster[2,1,3072]' --conf
+  spark.executor.memory=2g` the executors are JVMs of their own, measured apart (their
+  CPU and largest peak), and the driver's figure is the driver's alone.
 
 It prints a table and writes `benchmarks/results/<timestamp>.json` with every figure,
 the ratios (job / IO floor in wall and CPU seconds, assign stage / bare pass and / bare
@@ -116,6 +119,23 @@ def _is_python(pid: int) -> bool:
         return False
 
 
+def _is_executor_jvm(pid: int) -> bool:
+    """An executor's JVM: a `local-cluster` master starts them as children of the driver's
+    (in `local` mode the driver's JVM runs the tasks itself). A child one of them is still
+    spawning carries its command line until it execs: its CPU is nil and its VmHWM the
+    parent's, so neither sum nor peak moves."""
+    try:
+        return (b"CoarseGrainedExecutorBackend" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                and not _is_python(pid))
+    except OSError:
+        return False
+
+
+def executor_jvms(driver_jvm: int) -> list[int]:
+    """The executors' JVMs under the driver's (none in `local` mode)."""
+    return [p for p in process_tree(driver_jvm) if _is_executor_jvm(p)]
+
+
 def cpu_seconds(pid: int, children: bool = False) -> float:
     """utime + stime (plus reaped children's when `children`) of a process."""
     fields = _stat_fields(pid)
@@ -134,7 +154,8 @@ def _thread_kind(comm: str) -> str:
 
 class CpuMeter:
     """CPU seconds of the driver JVM (per thread name), of the Python workers and of the
-    driver Python while the block runs. A thread samples /proc every `interval` seconds
+    driver Python while the block runs, and with a `local-cluster` master the executors'
+    JVMs' CPU and peak RSS apart. A thread samples /proc every `interval` seconds
     and keeps the last value seen per process / thread, so Python workers and JVM threads
     that exit before the end still count (minus at most one interval each)."""
 
@@ -157,6 +178,12 @@ class CpuMeter:
 
     def _sample(self) -> None:
         for pid in process_tree(self.jvm_pid):
+            if _is_executor_jvm(pid):
+                self.executors[pid] = max(self.executors.get(pid, 0.0), cpu_seconds(pid))
+                hwm = proc_status_kb(pid, "VmHWM") or 0
+                self.executor_hwm_kb = max(self.executor_hwm_kb, hwm)
+                continue
+            self.executors.pop(pid, None)  # a worker an executor spawned, now exec'd
             self.workers[pid] = max(self.workers.get(pid, 0.0), cpu_seconds(pid))
             if _is_python(pid):  # a child the JVM is spawning shares its memory until exec
                 hwm = proc_status_kb(pid, "VmHWM") or 0
@@ -171,9 +198,10 @@ class CpuMeter:
     def __enter__(self) -> CpuMeter:
         import threading
 
-        self.workers0 = {p: cpu_seconds(p) for p in process_tree(self.jvm_pid)}
+        self.cpu0 = {p: cpu_seconds(p) for p in process_tree(self.jvm_pid)}
         self.threads0 = self._jvm_threads()
-        self.workers, self.threads, self.worker_hwm_kb = dict(self.workers0), {}, 0
+        self.workers, self.threads, self.worker_hwm_kb = {}, {}, 0
+        self.executors, self.executor_hwm_kb = {}, 0
         self.driver0, self.wall0 = sum(os.times()[:2]), time.perf_counter()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
@@ -188,11 +216,15 @@ class CpuMeter:
         for tid, (kind, cpu) in self.threads.items():
             spent = cpu - self.threads0.get(tid, (kind, 0.0))[1]
             by_kind[kind] = by_kind.get(kind, 0.0) + spent
-        new_workers = [p for p in self.workers if p not in self.workers0]
+        new_workers = [p for p in self.workers if p not in self.cpu0]
+        executors = ({"executor_jvms_cpu_s": round(sum(v - self.cpu0.get(p, 0.0)
+                                                       for p, v in self.executors.items()), 1),
+                      "executor_jvm_peak_rss_mb": round(self.executor_hwm_kb / 1024, 1)}
+                     if self.executors else {})
         self.result = {
             "wall_s": round(time.perf_counter() - self.wall0, 2),
             "jvm_cpu_s": round(sum(by_kind.values()), 1),
-            "python_workers_cpu_s": round(sum(v - self.workers0.get(p, 0.0)
+            "python_workers_cpu_s": round(sum(v - self.cpu0.get(p, 0.0)
                                               for p, v in self.workers.items()), 1),
             # the driver Python's own CPU, without this meter's sampling thread
             "driver_python_cpu_s": round(sum(os.times()[:2]) - self.driver0 - self.own_cpu, 1),
@@ -201,6 +233,7 @@ class CpuMeter:
             "python_worker_peak_rss_mb": round(self.worker_hwm_kb / 1024, 1),
             "jvm_threads_cpu_s": {k: round(v, 1) for k, v in
                                   sorted(by_kind.items(), key=lambda kv: -kv[1]) if v >= 0.3},
+            **executors,
         }
 
 
@@ -590,7 +623,8 @@ def spark_child(args) -> dict:
 
     # 2. the audit job, peaks reset so they are the audit's own (the memory figures are
     # this first run's)
-    mem["peak_reset"] = reset_peak_rss(jvm_pid) and reset_peak_rss(os.getpid())
+    mem["peak_reset"] = all(reset_peak_rss(p)
+                            for p in [jvm_pid, os.getpid(), *executor_jvms(jvm_pid)])
     mem["python_driver_peak_by_point_mb"] = driver_peaks
     audits: list[dict] = []
     try:
@@ -598,6 +632,8 @@ def spark_child(args) -> dict:
         mem["python_driver_peak_mb"] = max((v for v in driver_peaks.values() if v), default=None)
         mem["jvm_driver_peak_mb"] = _mb(proc_status_kb(jvm_pid, "VmHWM"))
         mem["python_workers_peak_mb"] = audits[0]["cpu"]["python_worker_peak_rss_mb"]
+        if "executor_jvm_peak_rss_mb" in audits[0]["cpu"]:
+            mem["executor_jvm_peak_mb"] = audits[0]["cpu"]["executor_jvm_peak_rss_mb"]
     except Exception as exc:
         failed("audit", exc)
 
@@ -910,7 +946,8 @@ def ensure_data(size: str, seed: int, master: str) -> Path:
 
 def _cpu(part: dict) -> float:
     c = part["cpu"]
-    return c["jvm_cpu_s"] + c["python_workers_cpu_s"] + c["driver_python_cpu_s"]
+    return (c["jvm_cpu_s"] + c.get("executor_jvms_cpu_s", 0.0) + c["python_workers_cpu_s"]
+            + c["driver_python_cpu_s"])
 
 
 def ratios(sizes: dict) -> dict:
@@ -957,6 +994,9 @@ def ratios(sizes: dict) -> dict:
                                    / small["python_driver_peak_mb"], 2),
             f"jvm_{key}": round(large["jvm_driver_peak_mb"] / small["jvm_driver_peak_mb"], 2),
         }
+        if large.get("executor_jvm_peak_mb") and small.get("executor_jvm_peak_mb"):
+            out["driver_memory"][f"executor_jvm_{key}"] = round(
+                large["executor_jvm_peak_mb"] / small["executor_jvm_peak_mb"], 2)
     return out
 
 
@@ -971,7 +1011,8 @@ def _fmt(value, width: int = 10) -> str:
 def table(results: dict) -> str:
     """Seconds (wall), peak memory (MB) and ratios, one line per size."""
     cols = ["size", "asg rows", "IO floor", "audit", "read", "assign", "reports", "write",
-            "kernel", "UDF body", "bare pass", "row UDF", "py drv MB", "JVM MB", "worker MB"]
+            "kernel", "UDF body", "bare pass", "row UDF", "py drv MB", "JVM MB", "worker MB",
+            "exec MB"]
     lines = ["seconds (wall clock) and peak RSS",
              " ".join(_fmt(c) for c in cols)]
     for size, r in results["sizes"].items():
@@ -985,7 +1026,7 @@ def table(results: dict) -> str:
                 k.get("udf_body_s"), k.get("pass_s"),
                 s.get("row_baseline", {}).get("udf_scaled_s"),
                 mem.get("python_driver_peak_mb"), mem.get("jvm_driver_peak_mb"),
-                mem.get("python_workers_peak_mb")]
+                mem.get("python_workers_peak_mb"), mem.get("executor_jvm_peak_mb")]
         lines.append(" ".join(_fmt(v) for v in vals))
     rcols = [("job_over_io_floor", "job/floor"), ("first_audit_over_io_floor", "1st/floor"),
              ("job_over_io_floor_cpu", "(CPU)"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -65,3 +66,30 @@ def test_the_ratio_divides_the_faster_audit_and_shows_the_first_beside_it() -> N
     assert (row["job_over_io_floor"], row["first_audit_over_io_floor"]) == (2.45, 2.95)
     sizes["1M"]["spark"]["audit"]["runs"] = [{"timings": kept}]
     assert "first_audit_over_io_floor" not in ratios(sizes)["1M"]
+
+
+def test_executor_jvms_are_measured_apart_from_the_python_workers() -> None:
+    """With a `local-cluster` master the executors' JVMs are children of the driver's: their
+    CPU and memory are the executors', not the Python workers'. A busy child named as an
+    executor stands in for one (the meter reads command lines, not JVMs)."""
+    import subprocess
+    import time
+
+    from benchmarks.run import CpuMeter
+
+    # ~0.6 s of CPU here; `; true` keeps bash from exec'ing its last command in place
+    loop = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"
+    with CpuMeter(os.getpid(), interval=0.1) as meter:
+        child = subprocess.Popen(["bash", "-c", f"exec -a CoarseGrainedExecutorBackend "
+                                                f"bash -c '{loop}; sleep 0.3; true'"])
+        while child.poll() is None:
+            time.sleep(0.05)
+    result = meter.result
+    assert result["executor_jvms_cpu_s"] >= 0.3
+    assert result["executor_jvm_peak_rss_mb"] > 0
+    assert result["python_workers_cpu_s"] < 0.2
+
+    with CpuMeter(os.getpid(), interval=0.1) as meter:
+        subprocess.run(["bash", "-c", f"{loop}; sleep 0.3"], check=True)
+    assert "executor_jvms_cpu_s" not in meter.result
+    assert meter.result["python_workers_cpu_s"] >= 0.3
