@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -68,28 +67,46 @@ def test_the_ratio_divides_the_faster_audit_and_shows_the_first_beside_it() -> N
     assert "first_audit_over_io_floor" not in ratios(sizes)["1M"]
 
 
-def test_executor_jvms_are_measured_apart_from_the_python_workers() -> None:
-    """With a `local-cluster` master the executors' JVMs are children of the driver's: their
-    CPU and memory are the executors', not the Python workers'. A busy child named as an
-    executor stands in for one (the meter reads command lines, not JVMs)."""
+def _metered_tree(folder: Path, child: str) -> dict:
+    """CpuMeter's figures for a stand-in driver (a shell) whose one child runs the script
+    `child`: the meter follows the root's descendants, so the root is a process of the
+    test's own (under pytest the shared Spark session's JVM and workers are children of
+    the test process)."""
     import subprocess
     import time
 
     from benchmarks.run import CpuMeter
 
-    # ~0.6 s of CPU here; `; true` keeps bash from exec'ing its last command in place
-    loop = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"
-    with CpuMeter(os.getpid(), interval=0.1) as meter:
-        child = subprocess.Popen(["bash", "-c", f"exec -a CoarseGrainedExecutorBackend "
-                                                f"bash -c '{loop}; sleep 0.3; true'"])
-        while child.poll() is None:
-            time.sleep(0.05)
-    result = meter.result
+    folder.mkdir()
+    (folder / "child.sh").write_text(child)
+    done = folder / "done"
+    driver = subprocess.Popen(["bash", "-c", f"sleep 0.2; bash {folder / 'child.sh'}; "
+                                             f"touch {done}; sleep 30"])
+    try:
+        with CpuMeter(driver.pid, interval=0.1) as meter:
+            while not done.exists():
+                time.sleep(0.05)
+    finally:
+        driver.kill()
+        driver.wait()
+    return meter.result
+
+
+# ~0.6 s of CPU here; `; true` keeps bash from exec'ing its last command in place (a
+# process that execs into another program is no longer the executor it was)
+_BUSY = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3; true"
+
+
+def test_executor_jvms_are_measured_apart_from_the_python_workers(tmp_path: Path) -> None:
+    """With a `local-cluster` master the executors' JVMs are children of the driver's: their
+    CPU and memory are the executors', not the Python workers'. A busy child named as an
+    executor stands in for one (the meter reads command lines, not JVMs)."""
+    result = _metered_tree(tmp_path / "executor",
+                           f"exec -a CoarseGrainedExecutorBackend bash -c '{_BUSY}'\n")
     assert result["executor_jvms_cpu_s"] >= 0.3
     assert result["executor_jvm_peak_rss_mb"] > 0
     assert result["python_workers_cpu_s"] < 0.2
 
-    with CpuMeter(os.getpid(), interval=0.1) as meter:
-        subprocess.run(["bash", "-c", f"{loop}; sleep 0.3"], check=True)
-    assert "executor_jvms_cpu_s" not in meter.result
-    assert meter.result["python_workers_cpu_s"] >= 0.3
+    plain = _metered_tree(tmp_path / "plain", f"{_BUSY}\n")
+    assert "executor_jvms_cpu_s" not in plain
+    assert plain["python_workers_cpu_s"] >= 0.3
