@@ -568,10 +568,7 @@ def spark_child(args) -> dict:
 
     def keep_floor(floors: list[dict]) -> None:
         if floors:
-            best = min(floors, key=lambda f: f["total"])
-            result["io_floor"] = {**best, "runs_s": [f["total"] for f in floors],
-                                  "runs": [{k: v for k, v in f.items() if k != "spark"}
-                                           for f in floors]}
+            result["io_floor"] = fastest(floors, lambda f: f["total"])
         save()
 
     # 1. IO floor on a cold JVM (it also warms the JIT for what every job does)
@@ -639,11 +636,8 @@ def spark_child(args) -> dict:
 
     def keep_audit() -> None:
         if audits:
-            best = min(audits, key=lambda a: a["timings"]["total"])
-            result["audit"] = {**best, "run": audits.index(best) + 1,
-                               "runs_s": [a["timings"]["total"] for a in audits],
-                               "runs": [{k: v for k, v in a.items() if k != "spark"}
-                                        for a in audits]}
+            kept = fastest(audits, lambda a: a["timings"]["total"])
+            result["audit"] = {**kept, "run": kept["runs_s"].index(min(kept["runs_s"])) + 1}
         save()
 
     keep_audit()
@@ -682,6 +676,14 @@ def spark_child(args) -> dict:
     if not args.keep_output:
         shutil.rmtree(out, ignore_errors=True)
     return result
+
+
+def fastest(runs: list[dict], total) -> dict:
+    """The fastest of several runs of one measurement (`total(run)`: its seconds), with
+    every run's seconds (`runs_s`) and figures (`runs`, without their Spark summaries)."""
+    best = min(runs, key=total)
+    return {**best, "runs_s": [total(r) for r in runs],
+            "runs": [{k: v for k, v in r.items() if k != "spark"} for r in runs]}
 
 
 def _steps(timings: dict, started: float) -> list[tuple[str, float, float]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.run import _metric_total, arguments, child_command, ratios
+from benchmarks.run import _metric_total, arguments, child_command, fastest, ratios
 from jobs.config import AuditConfig
 
 
@@ -110,3 +110,10 @@ def test_executor_jvms_are_measured_apart_from_the_python_workers(tmp_path: Path
     plain = _metered_tree(tmp_path / "plain", f"{_BUSY}\n")
     assert "executor_jvms_cpu_s" not in plain
     assert plain["python_workers_cpu_s"] >= 0.3
+
+
+def test_the_fastest_run_is_kept_with_every_runs_seconds_beside_it() -> None:
+    runs = [{"total": 30.0, "spark": {"stages": 9}, "cpu": 1}, {"total": 20.0, "spark": {}}]
+    kept = fastest(runs, lambda r: r["total"])
+    assert kept == {"total": 20.0, "spark": {}, "runs_s": [30.0, 20.0],
+                    "runs": [{"total": 30.0, "cpu": 1}, {"total": 20.0}]}
