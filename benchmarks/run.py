@@ -999,7 +999,27 @@ def ratios(sizes: dict) -> dict:
         if large.get("executor_jvm_peak_mb") and small.get("executor_jvm_peak_mb"):
             out["driver_memory"][f"executor_jvm_{key}"] = round(
                 large["executor_jvm_peak_mb"] / small["executor_jvm_peak_mb"], 2)
+        floored = [n for n in (measured[0], measured[-1]) if _floor_jvm_mb(sizes[n])]
+        if len(floored) == 2:
+            out["driver_memory"][f"io_floor_jvm_{key}"] = round(
+                _floor_jvm_mb(sizes[measured[-1]]) / _floor_jvm_mb(sizes[measured[0]]), 2)
+    for size, r in sizes.items():
+        mem = r.get("spark", {}).get("memory", {})
+        if _floor_jvm_mb(r) and mem.get("jvm_driver_peak_mb"):
+            out[size]["audit_jvm_over_io_floor_jvm"] = round(
+                mem["jvm_driver_peak_mb"] / _floor_jvm_mb(r), 2)
     return out
+
+
+def _floor_jvm_mb(size: dict) -> float | None:
+    """The driver JVM's peak RSS after the IO floor's first run (JVM start, session and
+    Spark's own read and write of the size's data), when the floor ran: in `local` mode
+    the JVM that then runs the audit, which starts on the heap the floor grew (RSS does
+    not shrink), so the audit's peak over this one is what the job adds to Spark's own."""
+    spark = size.get("spark", {})
+    if not spark.get("io_floor") or "io_floor_1" in spark.get("errors", {}):
+        return None
+    return spark.get("memory", {}).get("jvm_peak_after_io_floor_mb")
 
 
 def _fmt(value, width: int = 10) -> str:
@@ -1033,6 +1053,7 @@ def table(results: dict) -> str:
     rcols = [("job_over_io_floor", "job/floor"), ("first_audit_over_io_floor", "1st/floor"),
              ("job_over_io_floor_cpu", "(CPU)"),
              ("assign_over_bare_pass", "asg/pass"),
+             ("audit_jvm_over_io_floor_jvm", "JVM/floor"),
              ("assign_over_bare_kernel", "asg/kernel"), ("udf_python_cpu_over_udf_body",
                                                          "UDF CPU/bd"),
              ("row_udf_over_bare_kernel", "rowUDF/krn"), ("row_baseline_over_job",

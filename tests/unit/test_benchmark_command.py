@@ -117,3 +117,28 @@ def test_the_fastest_run_is_kept_with_every_runs_seconds_beside_it() -> None:
     kept = fastest(runs, lambda r: r["total"])
     assert kept == {"total": 20.0, "spark": {}, "runs_s": [30.0, 20.0],
                     "runs": [{"total": 30.0, "cpu": 1}, {"total": 20.0}]}
+
+
+def _sized(floor_jvm: float, audit_jvm: float, errors: dict | None = None) -> dict:
+    cpu = {"jvm_cpu_s": 10.0, "python_workers_cpu_s": 5.0, "driver_python_cpu_s": 1.0}
+    spark = {"io_floor": {"total": 20.0, "cpu": cpu},
+             "audit": {"timings": {"total": 30.0}, "cpu": cpu},
+             "memory": {"jvm_peak_after_io_floor_mb": floor_jvm,
+                        "jvm_driver_peak_mb": audit_jvm, "python_driver_peak_mb": 200.0}}
+    return {"spark": {**spark, "errors": errors} if errors else spark}
+
+
+def test_the_audits_jvm_is_set_against_the_peak_spark_reached_reading_and_writing() -> None:
+    """In local mode the audit runs in the JVM the IO floor grew: its peak over the floor's
+    is what the job adds to Spark's own read and write, and the floor's 10M ÷ 1M is how
+    much Spark's own grows the same JVM."""
+    out = ratios({"1M": _sized(2000.0, 2200.0), "10M": _sized(4600.0, 4646.0)})
+    assert (out["1M"]["audit_jvm_over_io_floor_jvm"],
+            out["10M"]["audit_jvm_over_io_floor_jvm"]) == (1.1, 1.01)
+    assert out["driver_memory"] == {"python_10M_over_1M": 1.0, "jvm_10M_over_1M": 2.11,
+                                    "io_floor_jvm_10M_over_1M": 2.3}
+    # without the floor's first run the JVM's peak is the session's, not Spark's read+write
+    out = ratios({"1M": _sized(400.0, 2200.0, errors={"io_floor_1": {}}),
+                  "10M": _sized(4600.0, 4646.0)})
+    assert "audit_jvm_over_io_floor_jvm" not in out["1M"]
+    assert "io_floor_jvm_10M_over_1M" not in out["driver_memory"]
