@@ -952,6 +952,11 @@ def _cpu(part: dict) -> float:
             + c["driver_python_cpu_s"])
 
 
+def _job_s(timings: dict) -> float:
+    """An audit run's seconds without its session's start (the ratios divide these)."""
+    return timings["total"] - timings.get("session", 0.0)
+
+
 def ratios(sizes: dict) -> dict:
     """The figures the targets are stated in (None where a part was not measured)."""
     out: dict = {}
@@ -961,13 +966,13 @@ def ratios(sizes: dict) -> dict:
         row: dict = {}
         if audit:
             t = audit["timings"]
-            job = t["total"] - t.get("session", 0.0)
+            job = _job_s(t)
             if floor:
                 row["job_over_io_floor"] = round(job / floor["total"], 2)
                 if len(audit.get("runs", [])) > 1:
                     first = audit["runs"][0]["timings"]
                     row["first_audit_over_io_floor"] = round(
-                        (first["total"] - first.get("session", 0.0)) / floor["total"], 2)
+                        _job_s(first) / floor["total"], 2)
                 row["job_over_io_floor_cpu"] = round(_cpu(audit) / _cpu(floor), 2)
             if kernel.get("pass_s"):
                 # the assign step runs the kernels and every per-group report in one call
@@ -1043,7 +1048,7 @@ def table(results: dict) -> str:
         mem = s.get("memory", {})
         rows = s.get("audit", {}).get("rows", {}).get("assignments")
         vals = [size, f"{rows:,}" if rows else None, s.get("io_floor", {}).get("total"),
-                t["total"] - t.get("session", 0.0) if t else None, t.get("read"),
+                _job_s(t) if t else None, t.get("read"),
                 t.get("assign"), t.get("reports"), t.get("write"), k.get("kernel_s"),
                 k.get("udf_body_s"), k.get("pass_s"),
                 s.get("row_baseline", {}).get("udf_scaled_s"),
