@@ -102,8 +102,15 @@ def column_codes(column: Column) -> tuple[np.ndarray, int]:
         low, high = int(column.min()), int(column.max())
         if low >= 0 and high < len(column):
             return column.astype(np.int64, copy=False), high + 1
-    codes, uniques = pd.factorize(column, use_na_sentinel=False)
-    return codes.astype(np.int64, copy=False), len(uniques)
+    # nulls (None, NaN) as the sentinel, then one code after the others: the same classes
+    # as use_na_sentinel=False, which pays a pass of its own to find the nulls first
+    codes, uniques = pd.factorize(column)
+    codes = codes.astype(np.int64, copy=False)
+    null = codes < 0
+    if null.any():
+        codes[null] = len(uniques)
+        return codes, len(uniques) + 1
+    return codes, len(uniques)
 
 
 def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:

@@ -90,6 +90,24 @@ def test_column_codes_keep_small_integer_codes_and_number_the_rest() -> None:
     assert codes.tolist() == [0, 1, 0] and size == 2
 
 
+@pytest.mark.parametrize("values", [
+    np.array([None, "b", np.nan, "a", "b", None], dtype=object),
+    np.array([np.nan, 2.5, np.nan, 1.0, 2.5, np.nan]),
+    np.array(["b", "a", "b"], dtype=object),
+])
+def test_column_codes_give_the_nulls_one_code_after_the_values(values: np.ndarray) -> None:
+    """The nulls of a numpy column (None, NaN) are one value, numbered after the others:
+    the classes pandas' use_na_sentinel=False gives, without its pass to find them."""
+    codes, size = column_codes(values)
+    expected, uniques = pd.factorize(values, use_na_sentinel=False)
+    assert size == len(uniques) and codes.dtype == np.int64
+    assert sorted(set(codes.tolist())) == list(range(size))
+    assert all((codes[i] == codes[j]) == (expected[i] == expected[j])
+               for i in range(len(values)) for j in range(len(values)))
+    null = pd.isna(values)
+    assert (codes[null] == size - 1).all() and (codes[~null] < size - int(null.any())).all()
+
+
 def test_row_of_finds_the_first_equal_table_row_of_every_query_row() -> None:
     rng = np.random.default_rng(4)
     names = np.array(["a", "b", "é", "\U0001f600", None], dtype=object)
