@@ -1027,11 +1027,11 @@ def _floor_jvm_mb(size: dict) -> float | None:
     return spark.get("memory", {}).get("jvm_peak_after_io_floor_mb")
 
 
-def _fmt(value, width: int = 10) -> str:
+def _fmt(value, width: int = 10, digits: int = 1) -> str:
     if value is None:
         return f"{'-':>{width}}"
     if isinstance(value, float):
-        return f"{value:>{width}.1f}"
+        return f"{value:>{width}.{digits}f}"
     return f"{value!s:>{width}}"
 
 
@@ -1066,7 +1066,9 @@ def table(results: dict) -> str:
     lines += ["ratios", " ".join(_fmt(c) for c in ["size", *(c for _, c in rcols)])]
     for size, ra in results["ratios"].items():
         if size != "driver_memory":
-            lines.append(" ".join(_fmt(v) for v in [size, *(ra.get(k) for k, _ in rcols)]))
+            # two decimals: the targets are ratios like 2.0, which 2.04 would print as
+            lines.append(" ".join(_fmt(v, digits=2)
+                                  for v in [size, *(ra.get(k) for k, _ in rcols)]))
     for size, r in results["sizes"].items():
         for part in ("spark", "kernel"):
             for phase, err in (r.get(part) or {}).get("errors", {}).items():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.run import _metric_total, arguments, child_command, fastest, ratios
+from benchmarks.run import _metric_total, arguments, child_command, fastest, ratios, table
 from jobs.config import AuditConfig
 
 
@@ -142,3 +142,14 @@ def test_the_audits_jvm_is_set_against_the_peak_spark_reached_reading_and_writin
                   "10M": _sized(4600.0, 4646.0)})
     assert "audit_jvm_over_io_floor_jvm" not in out["1M"]
     assert "io_floor_jvm_10M_over_1M" not in out["driver_memory"]
+
+
+def test_the_printed_ratios_keep_two_decimals() -> None:
+    """A target is a ratio like 2.0: 2.04 printed with one decimal read as met."""
+    results = {"sizes": {"10M": _sized(4600.0, 4646.0)}, "load_before": [0.0],
+               "load_after": [0.0], "cores": 2}
+    results["ratios"] = ratios(results["sizes"])
+    results["ratios"]["10M"]["job_over_io_floor"] = 2.04
+    lines = table(results).splitlines()
+    row = lines[lines.index("ratios") + 2].split()  # after the column names
+    assert row[:3] == ["10M", "2.04", "-"]  # size, job/floor, 1st/floor (one run)
