@@ -991,6 +991,11 @@ def ratios(sizes: dict) -> dict:
                     row["row_baseline_job_est_s"] = round(est, 1)
                     row["row_baseline_over_job"] = round(est / job, 2)
         out[size] = row
+    floor_jvm = {n: _floor_jvm_mb(r) for n, r in sizes.items()}
+    for size, r in sizes.items():
+        audit_jvm = r.get("spark", {}).get("memory", {}).get("jvm_driver_peak_mb")
+        if floor_jvm[size] and audit_jvm:
+            out[size]["audit_jvm_over_io_floor_jvm"] = round(audit_jvm / floor_jvm[size], 2)
     measured = [n for n in sizes if sizes[n].get("spark", {}).get("memory", {})
                 .get("python_driver_peak_mb")]
     if len(measured) >= 2:
@@ -1004,15 +1009,9 @@ def ratios(sizes: dict) -> dict:
         if large.get("executor_jvm_peak_mb") and small.get("executor_jvm_peak_mb"):
             out["driver_memory"][f"executor_jvm_{key}"] = round(
                 large["executor_jvm_peak_mb"] / small["executor_jvm_peak_mb"], 2)
-        floored = [n for n in (measured[0], measured[-1]) if _floor_jvm_mb(sizes[n])]
-        if len(floored) == 2:
+        if floor_jvm[measured[0]] and floor_jvm[measured[-1]]:
             out["driver_memory"][f"io_floor_jvm_{key}"] = round(
-                _floor_jvm_mb(sizes[measured[-1]]) / _floor_jvm_mb(sizes[measured[0]]), 2)
-    for size, r in sizes.items():
-        mem = r.get("spark", {}).get("memory", {})
-        if _floor_jvm_mb(r) and mem.get("jvm_driver_peak_mb"):
-            out[size]["audit_jvm_over_io_floor_jvm"] = round(
-                mem["jvm_driver_peak_mb"] / _floor_jvm_mb(r), 2)
+                floor_jvm[measured[-1]] / floor_jvm[measured[0]], 2)
     return out
 
 
@@ -1066,7 +1065,7 @@ def table(results: dict) -> str:
     lines += ["ratios", " ".join(_fmt(c) for c in ["size", *(c for _, c in rcols)])]
     for size, ra in results["ratios"].items():
         if size != "driver_memory":
-            # two decimals: the targets are ratios like 2.0, which 2.04 would print as
+            # two decimals: a target is a ratio like 2.0, and one decimal prints 2.04 as 2.0
             lines.append(" ".join(_fmt(v, digits=2)
                                   for v in [size, *(ra.get(k) for k, _ in rcols)]))
     for size, r in results["sizes"].items():
