@@ -83,12 +83,15 @@ _EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)
 def name_from_file(path: str, prefixes: tuple[str, ...], what: str) -> str:
     """The group or topic a file is about, from its name `<command>_<NAME>.<ext>` (the
     admin tools do not print it). Raises CaptureError when the name does not say."""
-    stem = _EXTENSIONS.sub("", Path(path).name)
+    name = Path(path).name
+    stem = _EXTENSIONS.sub("", name)
     for prefix in prefixes:
         if stem.lower().startswith(prefix.lower()) and len(stem) > len(prefix) + 1 \
                 and stem[len(prefix)] in "_-.@=":
             return stem[len(prefix) + 1:]
+    # the file's own extension in the example: an mqadmin text file or a dashboard's JSON
+    extension = name[len(stem):] or ".txt"
     raise CaptureError(
         f"{path}: cannot tell which {what} this file is about; the tool does not print it. "
-        f"Name the file {prefixes[0]}_<{what}>.txt (e.g. `mqadmin ... > "
-        f"{prefixes[0]}_MyName.txt`)")
+        f"Name the file {prefixes[0]}_<{what}>{extension} (e.g. "
+        f"{prefixes[0]}_MyName{extension})")

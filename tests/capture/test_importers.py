@@ -199,8 +199,14 @@ def test_unrecognised_file_and_missing_name(tmp_path):
         import_files([str(bad)], cluster="c", snapshot_id="s", captured_at=AT)
     nameless = tmp_path / "out.txt"
     nameless.write_text((DATA / "consumerConnection_OrderGroup.txt").read_text())
-    with pytest.raises(CaptureError, match="which group"):
+    with pytest.raises(CaptureError, match=r"which group.*consumerConnection_MyName\.txt\)"):
         import_files([str(nameless)], cluster="c", snapshot_id="s", captured_at=AT)
+    # a dashboard's JSON response: the example keeps its extension
+    response = tmp_path / "response.json"
+    response.write_text('{"status": 0, "data": {}}')
+    with pytest.raises(CaptureError, match=r"which topic.*topicRoute_MyName\.json\)"):
+        import_files([str(response)], cluster="c", snapshot_id="s", captured_at=AT,
+                     fmt="dashboard-topicRoute")
 
 
 def test_consumer_progress_4_8_layout():
