@@ -63,13 +63,10 @@ if [[ -z "$PY" ]]; then
   PY="$VENV/bin/python"
 fi
 
-# capture (live Kafka / admin-tool imports) needs no Spark: run it without a JVM.
-if [[ "${1:-}" == "capture" ]]; then
-  shift
-  PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m capture.cli "$@"
-fi
-# report (report.html from Delta outputs, read with delta-rs) needs no Spark either.
-if [[ "${1:-}" == "report" ]]; then
+# capture (live Kafka / admin-tool imports) and report (report.html from Delta outputs,
+# read with delta-rs) need no Spark: run them without a JVM, through the command line that
+# turns a user mistake into exit 2 and a message.
+if [[ "${1:-}" == "capture" || "${1:-}" == "report" ]]; then
   PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "$@"
 fi
 

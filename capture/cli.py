@@ -99,14 +99,9 @@ def run_capture(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`python -m capture.cli kafka|import ...` (the same as `spark-submit.sh capture ...`)."""
-    parser = argparse.ArgumentParser(prog="capture")
-    sub = parser.add_subparsers(dest="job", required=True)
-    add_capture_parser(sub)
-    return run_capture(parser.parse_args(["capture", *(argv if argv is not None
-                                                      else sys.argv[1:])]))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m capture.cli kafka|import ...` is `spark-submit.sh capture ...`: the one
+    # command line, whose exit codes and messages a user mistake gets
+    from jobs.cli import main
+
+    sys.exit(main(["capture", *sys.argv[1:]]))

@@ -158,6 +158,22 @@ def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> 
     assert proc.returncode == 2 and "--members is not" in proc.stdout + proc.stderr
 
 
+def test_capture_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
+    # capture runs without spark-submit (no JVM): through the launcher and as
+    # `python -m capture.cli`, a file it cannot read is a message and exit 2
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    args = ("import", str(bad), "--output", str(tmp_path / "out"), "--cluster", "c")
+    launched = _launch("capture", *args, timeout=120)
+    module = subprocess.run([sys.executable, "-m", "capture.cli", *args], capture_output=True,
+                            text=True, timeout=120, cwd=ROOT)
+    for proc in (launched, module):
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert "rebalance-audit: error:" in proc.stderr and "notes.txt: unrecognised" in proc.stderr
+        assert "Traceback" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
 AUDIT_FLAGS = ("--config", "--queues", "--members", "--offsets", "--observed", "--output",
                "--snapshot", "--engine", "--buckets", "--what-if", "--strict")
 
