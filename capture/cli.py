@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from datetime import UTC, datetime
 
@@ -34,7 +35,7 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     kafka.add_argument("--snapshot", metavar="ID", help="snapshot id (default: capture time)")
     kafka.add_argument("--client-config", metavar="FILE",
                        help="librdkafka properties (key=value lines): security, SASL, TLS")
-    kafka.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    kafka.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                        help="per-request timeout (default 30)")
     imp = sub.add_parser("import", help="import admin-tool output files")
     imp.add_argument("files", nargs="+", metavar="FILE")
@@ -49,6 +50,17 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
                      help="force one format for every file (default: detected); one of "
                           + ", ".join(FORMATS))
     return parser
+
+
+def _seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds (librdkafka waits forever on -1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def _parse_time(text: str | None) -> datetime:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from deltalake import DeltaTable
 
 from jobs import cli as jobs_cli
@@ -47,3 +48,14 @@ def test_import_errors_are_exit_2(tmp_path, capsys):
 def test_format_override(tmp_path):
     assert cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
                "--cluster", "c", "--format", "kafka-offsets") == 0
+
+
+@pytest.mark.parametrize("timeout", ["-1", "0", "inf", "nan", "soon"])
+def test_kafka_timeout_must_be_positive_seconds(tmp_path, capsys, timeout):
+    # librdkafka waits forever on a negative timeout: refused before any connection
+    with pytest.raises(SystemExit) as exit_:
+        cli("kafka", "--bootstrap-servers", "127.0.0.1:1", "--output", str(tmp_path / "o"),
+            "--timeout", timeout)
+    assert exit_.value.code == 2
+    assert "is not a positive number of seconds" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
