@@ -83,32 +83,75 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
             raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
         if not isinstance(raw, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
-    inputs = raw.get("inputs") or {}
-    spark = raw.get("spark") or {}
-    reports = raw.get("reports") or {}
-    demo = raw.get("demo") or {}
+    read = _Reader(str(path), raw)
+    inputs, spark = read.section("inputs"), read.section("spark")
+    reports, demo = read.section("reports"), read.section("demo")
     d = AuditConfig  # the defaults, one place
-    try:
-        values: dict[str, Any] = {
-            "queues": inputs.get("queues"),
-            "members": inputs.get("members"),
-            "offsets": inputs.get("offsets"),
-            "observed": inputs.get("observed"),
-            "output": raw.get("output", d.output),
-            "engine": (raw.get("storage") or {}).get("engine", d.engine),
-            "master": spark.get("master", d.master),
-            "spark_conf": {str(k): str(v) for k, v in (spark.get("conf") or {}).items()},
-            "spark_progress": bool(spark.get("progress", d.spark_progress)),
-            "buckets": int((raw.get("assign") or {}).get("buckets", d.buckets)),
-            "demo_groups": int(demo.get("groups", d.demo_groups)),
-            "demo_seed": int(demo.get("seed", d.demo_seed)),
-            "compare_strategies": bool(reports.get("compare_strategies",
-                                                   d.compare_strategies)),
-            "strict": bool(raw.get("strict", d.strict)),
-            "what_if": str(reports.get("what_if", d.what_if)),
-        }
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise ConfigError(f"config file {path}: {exc}") from exc
+    values: dict[str, Any] = {
+        "queues": read.text(inputs, "inputs.queues", None),
+        "members": read.text(inputs, "inputs.members", None),
+        "offsets": read.text(inputs, "inputs.offsets", None),
+        "observed": read.text(inputs, "inputs.observed", None),
+        "output": read.text(raw, "output", d.output),
+        "engine": read.text(read.section("storage"), "storage.engine", d.engine),
+        "master": read.text(spark, "spark.master", d.master),
+        "spark_conf": {str(k): str(v) for k, v in read.section("spark.conf", spark).items()},
+        "spark_progress": read.flag(spark, "spark.progress", d.spark_progress),
+        "buckets": read.count(read.section("assign"), "assign.buckets", d.buckets),
+        "demo_groups": read.count(demo, "demo.groups", d.demo_groups),
+        "demo_seed": read.count(demo, "demo.seed", d.demo_seed),
+        "compare_strategies": read.flag(reports, "reports.compare_strategies",
+                                        d.compare_strategies),
+        "strict": read.flag(raw, "strict", d.strict),
+        "what_if": read.what_if(reports, d.what_if),
+    }
     values.update({k: v for k, v in overrides.items() if v not in (None, (), [])})
     values["snapshots"] = tuple(values.get("snapshots") or ())
     return AuditConfig(**values)
+
+
+class _Reader:
+    """Typed values of a config file's mapping; a wrong type is a ConfigError naming the
+    file and the key (`reports.what_if`), not Python's words about a list or a str."""
+
+    def __init__(self, path: str, raw: dict[str, Any]) -> None:
+        self.path, self.raw = path, raw
+
+    def _error(self, key: str, wants: str, value: Any) -> ConfigError:
+        return ConfigError(f"config file {self.path}: {key} must be {wants}, not {value!r}")
+
+    def section(self, key: str, parent: dict[str, Any] | None = None) -> dict[str, Any]:
+        value = (self.raw if parent is None else parent).get(key.rsplit(".", 1)[-1])
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self._error(key, "a mapping (indented `name: value` lines)", value)
+        return value
+
+    def text(self, section: dict[str, Any], key: str, default: str | None) -> str | None:
+        value = section.get(key.rsplit(".", 1)[-1], default)
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)  # a bare number as a name or path
+        raise self._error(key, "a string", value)
+
+    def flag(self, section: dict[str, Any], key: str, default: bool) -> bool:
+        value = section.get(key.rsplit(".", 1)[-1], default)
+        if not isinstance(value, bool):
+            raise self._error(key, "true or false", value)
+        return value
+
+    def count(self, section: dict[str, Any], key: str, default: int) -> int:
+        value = section.get(key.rsplit(".", 1)[-1], default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._error(key, "a whole number", value)
+        return value
+
+    def what_if(self, reports: dict[str, Any], default: str) -> str:
+        value = reports.get("what_if", default)
+        if value is False:  # YAML reads a bare `off` (and `no`, `false`) as false
+            return "off"
+        if not isinstance(value, str):
+            raise self._error("reports.what_if", f"one of {', '.join(WHAT_IF_MODES)}", value)
+        return value

@@ -65,3 +65,32 @@ def test_missing_or_broken_file(tmp_path: Path) -> None:
     bad.write_text("inputs: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(str(bad))
+
+
+def test_yaml_bare_off_is_the_what_if_mode(tmp_path: Path) -> None:
+    # YAML 1.1 reads a bare `off` as false: it means the what-if's `off`
+    conf = tmp_path / "c.yaml"
+    conf.write_text("reports:\n  what_if: off\n")
+    assert load_config(str(conf)).what_if == "off"
+    conf.write_text("reports:\n  what_if: yes\n")
+    with pytest.raises(ConfigError, match=r"reports.what_if must be one of all, findings, off"):
+        load_config(str(conf))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("inputs: [a, b]\n", r"inputs must be a mapping .*not \['a', 'b'\]"),
+        ("spark:\n  conf: [1]\n", r"spark.conf must be a mapping"),
+        ("assign:\n  buckets: many\n", r"assign.buckets must be a whole number, not 'many'"),
+        ("demo:\n  groups: 2.5\n", r"demo.groups must be a whole number, not 2.5"),
+        ("strict: maybe\n", r"strict must be true or false, not 'maybe'"),
+        ("spark:\n  progress: 1\n", r"spark.progress must be true or false, not 1"),
+        ("inputs:\n  queues: [q]\n", r"inputs.queues must be a string"),
+    ],
+)
+def test_wrong_types_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    conf = tmp_path / "c.yaml"
+    conf.write_text(text)
+    with pytest.raises(ConfigError, match=rf"config file {conf}: {message}"):
+        load_config(str(conf))
