@@ -6,6 +6,7 @@ same values (a test holds them equal).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,7 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
         if not isinstance(raw, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
     read = _Reader(str(path), raw)
+    read.known(raw, "", KNOWN_KEYS[""])
     inputs, spark = read.section("inputs"), read.section("spark")
     reports, demo = read.section("reports"), read.section("demo")
     d = AuditConfig  # the defaults, one place
@@ -110,6 +112,18 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
     return AuditConfig(**values)
 
 
+# every key a config file may hold, per section ("" the top level; spark.conf's are Spark's)
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "": ("inputs", "output", "storage", "spark", "strict", "reports", "assign", "demo"),
+    "inputs": ("queues", "members", "offsets", "observed"),
+    "storage": ("engine",),
+    "spark": ("master", "progress", "conf"),
+    "reports": ("compare_strategies", "what_if"),
+    "assign": ("buckets",),
+    "demo": ("groups", "seed"),
+}
+
+
 class _Reader:
     """Typed values of a config file's mapping; a wrong type is a ConfigError naming the
     file and the key (`reports.what_if`), not Python's words about a list or a str."""
@@ -126,7 +140,20 @@ class _Reader:
             return {}
         if not isinstance(value, dict):
             raise self._error(key, "a mapping (indented `name: value` lines)", value)
+        if key in KNOWN_KEYS:
+            self.known(value, key, KNOWN_KEYS[key])
         return value
+
+    def known(self, section: dict[str, Any], name: str, keys: tuple[str, ...]) -> None:
+        """A key the job does not read is a mistake, not a setting left out silently (a
+        `what-if: off` would have run the what-if)."""
+        for key in section:
+            if key not in keys:
+                where = f"{name}.{key}" if name else str(key)
+                close = difflib.get_close_matches(str(key).replace("-", "_"), keys, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise ConfigError(f"config file {self.path}: unknown setting {where}; {hint}"
+                                  f"{name or 'the top level'} takes {', '.join(keys)}")
 
     def text(self, section: dict[str, Any], key: str, default: str | None) -> str | None:
         value = section.get(key.rsplit(".", 1)[-1], default)

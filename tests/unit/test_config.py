@@ -94,3 +94,21 @@ def test_wrong_types_name_the_key(tmp_path: Path, text: str, message: str) -> No
     conf.write_text(text)
     with pytest.raises(ConfigError, match=rf"config file {conf}: {message}"):
         load_config(str(conf))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("reports:\n  what-if: off\n", r"unknown setting reports.what-if; did you mean what_if\?"),
+        ("outptu: x\n", r"unknown setting outptu; did you mean output\? the top level takes"),
+        ("demo:\n  size: 3\n", r"unknown setting demo.size; demo takes groups, seed"),
+    ],
+)
+def test_unknown_settings_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    conf = tmp_path / "c.yaml"
+    conf.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(str(conf))
+    # Spark's own settings are free-form
+    conf.write_text("spark:\n  conf:\n    spark.any.thing: 1\n")
+    assert load_config(str(conf)).spark_conf == {"spark.any.thing": "1"}
