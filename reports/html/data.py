@@ -96,10 +96,11 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     if columns is not None:
         columns = [c for c in columns if c in dataset.schema.names]
     conditions = [] if where is None else [where]
+    # typed value sets: pyarrow cannot bind an empty list's null type to a string column
     if groups is not None:
-        conditions.append(ds.field("consumer_group").isin(list(groups)))
+        conditions.append(ds.field("consumer_group").isin(pa.array(list(groups), pa.string())))
     if snapshots is not None:
-        conditions.append(ds.field("snapshot_id").isin(list(snapshots)))
+        conditions.append(ds.field("snapshot_id").isin(pa.array(list(snapshots), pa.string())))
     condition = None
     for c in conditions:
         condition = c if condition is None else condition & c
@@ -228,6 +229,9 @@ def load(output: str, snapshots: Sequence[str] | None = None,
     index = balance_index(output, shown, groups or None, all_runs, top,
                           everything=bool(groups))
     detailed = sorted(set(index.worst.get("consumer_group", pd.Series(dtype=object))))
+    if groups and not detailed:
+        raise NoOutputError(f"{output}: no consumer group {', '.join(sorted(set(groups)))} "
+                            f"in snapshot(s) {', '.join(shown)}")
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
         group_balance=_or(rows("group_balance", of_groups=detailed), empty),

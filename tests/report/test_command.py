@@ -66,6 +66,15 @@ def test_unknown_snapshot_is_a_user_error(output, capsys):
     assert "nope" in capsys.readouterr().err
 
 
+def test_unknown_group_is_a_user_error(output, capsys):
+    # the group filter of none of the shown snapshots' groups: a message, not pyarrow's
+    # error about an empty value set's type
+    assert main(["report", "--output", output, "--group", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no consumer group nope in snapshot(s)" in err and "Traceback" not in err
+    assert not (Path(output) / "report.html").exists()
+
+
 def test_spark_submit_sh_routes_report_without_spark(output):
     env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable,
            "SPARK_HOME": "/nonexistent", "JAVA_HOME": "/nonexistent"}
