@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from storage.base import TableError
+from vocabulary.contracts import REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +49,31 @@ def check_output_root(output: str) -> None:
         raise TableError(f"output root {output} cannot be written: {reason}") from exc
 
 
+# the columns a run reads back from these tables before it writes them (the rejects it
+# keeps, the runs it retracts): another table of the name fails the run here, not there
+READ_BACK_COLUMNS = {"rejects": [*REJECTS_SCHEMA.fieldNames(), "run_id"],
+                     RUNS: RUNS_SCHEMA.fieldNames()}
+
+
 def check_tables(store, output: str, names: list[str], started: float) -> list[str]:
-    """Each existing output table opens as Delta; debris older than `started` is removed.
-    Returns what was removed (the run reports it)."""
+    """Each existing output table opens as Delta and, where the run reads it back, has
+    this job's columns; debris older than `started` is removed. Returns what was removed
+    (the run reports it)."""
     cleaned: list[str] = []
     for name in names:
-        cleaned += store.check(f"{output}/{name}", name, started)
+        path = f"{output}/{name}"
+        cleaned += store.check(path, name, started)
+        if name in READ_BACK_COLUMNS and store.exists(path):
+            _check_columns(store.read(path, name).columns, READ_BACK_COLUMNS[name], name, path)
     return cleaned
+
+
+def _check_columns(have: list[str], want: list[str], name: str, path: str) -> None:
+    missing = [c for c in want if c not in have]
+    if missing:
+        capture = (" (a capture writes a rejects table of its own: keep the audit's output "
+                   "apart from the capture's folder)" if name == "rejects" else "")
+        raise TableError(
+            f"{name} table at {path} is not an audit's {name} table: it lacks "
+            f"{', '.join(missing)} (its columns: {', '.join(have)}). Point --output at a "
+            f"new folder or migrate the table{capture}")

@@ -59,3 +59,21 @@ def test_one_changed_holder_is_exactly_one_drift_row(spark, tmp_path: Path, caps
     assert "OBSERVED_DRIFT" in whole["findings"]
     assert "1 queue(s) are held differently" in whole["recommendation"]
     assert "different strategy than the one declared" in whole["recommendation"]
+
+
+def test_an_audit_into_the_capture_folder_is_refused_before_any_work(spark, tmp_path: Path,
+                                                                       capsys) -> None:
+    # the capture's own rejects table is not the audit's: refused by the preflight, with
+    # nothing written (it failed in the write step, with Spark's analysis error, before)
+    captured = tmp_path / "captured"
+    assert main(["capture", "import", str(DATA / "kcg_members_3.7.txt"),
+                 str(DATA / "kcg_offsets.txt"), "--output", str(captured),
+                 "--cluster", "c1", "--snapshot", "s1"]) == 0
+    before = sorted(p.name for p in captured.iterdir())
+    assert main(["audit", "--queues", str(captured / "queues"), "--members",
+                 str(captured / "members"), "--output", str(captured),
+                 "--engine", "offline"]) == 2
+    err = capsys.readouterr().err
+    assert "rejects table at" in err and "is not an audit's rejects table" in err
+    assert "lacks source_table, row_json, run_id" in err
+    assert sorted(p.name for p in captured.iterdir()) == before
