@@ -101,20 +101,15 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     """Write every table of `snapshot` under `output`/<table>, replacing that snapshot's rows
     (and only them). Empty tables are written too, so a re-capture that finds nothing
     clears what an earlier capture of the same snapshot id wrote. Returns rows per table."""
-    from deltalake import DeltaTable, write_deltalake
-    from deltalake.exceptions import TableNotFoundError
+    from deltalake import write_deltalake
 
+    tables = {name: snapshot.table(name) for name in TABLES}
+    existing = _existing_columns(output, tables)
     written = {}
-    for name in TABLES:
+    for name, data in tables.items():
         path = str(Path(output) / name)
-        data = snapshot.table(name)
         try:
-            try:
-                DeltaTable(path)
-                exists = True
-            except TableNotFoundError:
-                exists = False
-            if exists:
+            if name in existing:
                 write_deltalake(path, data, mode="overwrite",
                                 predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)}")
             else:
@@ -126,3 +121,29 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
                                f"{type(exc).__name__}: {exc}") from exc
         written[name] = data.num_rows
     return written
+
+
+def _existing_columns(output: str | Path, tables: dict[str, pa.Table]) -> dict[str, list[str]]:
+    """The columns of each table already under `output`, checked before anything is
+    written: a folder holding another kind of table of a name (an audit's `rejects`, when
+    --output is an audit's output root) is refused whole, not after the tables before it."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    found = {}
+    for name, data in tables.items():
+        path = str(Path(output) / name)
+        try:
+            have = [f.name for f in DeltaTable(path).schema().fields]
+        except TableNotFoundError:
+            continue
+        except Exception as exc:  # delta-rs raises its own types (a damaged log, IO)
+            raise CaptureError(f"cannot read table {name} at {path}: "
+                               f"{type(exc).__name__}: {exc}") from exc
+        if set(have) != set(data.schema.names):
+            raise CaptureError(
+                f"{name} table at {path} is not a capture's {name} table (its columns: "
+                f"{', '.join(have)}; a capture writes {', '.join(data.schema.names)}). "
+                "Nothing was written: point --output at a capture folder of its own")
+        found[name] = have
+    return found

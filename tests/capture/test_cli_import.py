@@ -59,3 +59,22 @@ def test_kafka_timeout_must_be_positive_seconds(tmp_path, capsys, timeout):
     assert exit_.value.code == 2
     assert "is not a positive number of seconds" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_folder_with_another_kind_of_table_is_refused_before_any_write(tmp_path, capsys):
+    # an audit's output root holds a `rejects` table of its own: a capture into it wrote
+    # queues, members, offsets and observed, then failed on rejects
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    out = tmp_path / "audit-out"
+    audit_rejects = pa.table({c: pa.array(["x"]) for c in (
+        "snapshot_id", "cluster", "source_table", "row_json", "reason", "run_id")})
+    write_deltalake(str(out / "rejects"), audit_rejects, partition_by=["snapshot_id"])
+    files = [str(DATA / n) for n in ("kcg_members_3.7.txt", "kcg_offsets.txt")]
+    assert cli("import", *files, "--output", str(out), "--cluster", "c") == 2
+    err = capsys.readouterr().err
+    assert "rejects table at" in err and "is not a capture's rejects table" in err
+    assert "Nothing was written" in err
+    assert sorted(p.name for p in out.iterdir()) == ["rejects"]
+    assert DeltaTable(str(out / "rejects")).version() == 0
