@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,20 +20,29 @@ def write_report(output: str, html_path: str | None = None,
     from reports.html.data import load
     from reports.html.page import render
     from reports.html.select import DEFAULT_TOP
-    from vocabulary.errors import NoOutputError
+    from vocabulary.errors import ConfigError, NoOutputError
 
     if "://" in output and not output.startswith("file:"):
         raise NoOutputError(f"{output}: report.html is rendered from local output roots only")
+    if html_path is not None and os.path.isdir(html_path):  # checked before the reading
+        raise ConfigError(f"--html {html_path} is a folder: give the page's file name, e.g. "
+                          f"{os.path.join(html_path, REPORT_FILE)}")
     output = output.removeprefix("file://").removeprefix("file:")
     with _system_allocator():
         data = load(output, snapshots, groups, top or DEFAULT_TOP)
     page = render(data, top or DEFAULT_TOP)
     target = html_path or os.path.join(output, REPORT_FILE)
-    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     partial = f"{target}.tmp-{os.getpid()}"
-    with open(partial, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(partial, target)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(partial, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise ConfigError(f"cannot write the page at {target}: "
+                          f"{exc.strerror or exc}") from exc
     return os.path.abspath(target)
 
 

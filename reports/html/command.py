@@ -22,9 +22,19 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
                         help="show only this consumer group (repeatable), findings or not")
     report.add_argument("--html", metavar="PATH",
                         help="where to write the page (default: DIR/report.html)")
-    report.add_argument("--top", type=int, metavar="N",
+    report.add_argument("--top", type=_positive, metavar="N",
                         help="groups needing attention to show (default 25)")
     return report
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return value
 
 
 def run_report(args: argparse.Namespace) -> int:

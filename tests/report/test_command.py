@@ -75,6 +75,20 @@ def test_unknown_group_is_a_user_error(output, capsys):
     assert not (Path(output) / "report.html").exists()
 
 
+def test_a_folder_as_html_or_no_top_is_a_user_error(output, tmp_path, capsys):
+    # --html naming a folder was an IsADirectoryError traceback; --top 0 or -3 was taken
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    assert main(["report", "--output", output, "--html", str(folder)]) == 2
+    assert f"--html {folder} is a folder" in capsys.readouterr().err
+    assert list(folder.iterdir()) == []
+    for top in ("0", "-3"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["report", "--output", output, "--top", top])
+        assert exit_.value.code == 2
+        assert "is not a whole number of 1 or more" in capsys.readouterr().err
+
+
 def test_spark_submit_sh_routes_report_without_spark(output):
     env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable,
            "SPARK_HOME": "/nonexistent", "JAVA_HOME": "/nonexistent"}
