@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 REPORT_FILE = "report.html"
 
@@ -39,7 +38,7 @@ def write_report(output: str, html_path: str | None = None,
             f.write(page)
         os.replace(partial, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
+        with suppress(OSError):
             os.remove(partial)
         raise ConfigError(f"cannot write the page at {target}: "
                           f"{exc.strerror or exc}") from exc
