@@ -64,7 +64,7 @@ def check_tables(store, output: str, names: list[str], started: float) -> list[s
         path = f"{output}/{name}"
         cleaned += store.check(path, name, started)
         if name in READ_BACK_COLUMNS and store.exists(path):
-            _check_columns(store.read(path, name).columns, READ_BACK_COLUMNS[name], name, path)
+            _check_columns(store.columns(path, name), READ_BACK_COLUMNS[name], name, path)
     return cleaned
 
 

@@ -66,6 +66,10 @@ class NativeStore:
         version = DeltaTable.forPath(self.spark, path).history(1).collect()[0]["version"]
         return TableState(path, int(version))
 
+    def columns(self, path: str, name: str) -> list[str]:
+        """An existing table's column names (Delta resolves them from its log)."""
+        return self.read(path, name).columns
+
     def check(self, path: str, name: str, started: float) -> list[str]:
         """Preflight: an existing table must read as Delta. Debris is Delta's own business
         here (uncommitted files are invisible and removed by VACUUM)."""

@@ -109,6 +109,10 @@ class OfflineStore:
             return TableState(path, self._open(path, path).version())
         return TableState(path, None)
 
+    def columns(self, path: str, name: str) -> list[str]:
+        """An existing table's column names, from its log (no Spark job)."""
+        return [f.name for f in self._open(path, name).schema().fields]
+
     def check(self, path: str, name: str, started: float) -> list[str]:
         """Preflight for an output table: recover a log that holds no commit, sweep debris
         older than `started`, refuse what cannot be read. Returns what was cleaned."""
