@@ -85,27 +85,23 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
         if not isinstance(raw, dict):
             raise ConfigError(f"config file {path} must hold a mapping at the top level")
     read = _Reader(str(path), raw)
-    read.known(raw, "", KNOWN_KEYS[""])
-    inputs, spark = read.section("inputs"), read.section("spark")
-    reports, demo = read.section("reports"), read.section("demo")
     d = AuditConfig  # the defaults, one place
     values: dict[str, Any] = {
-        "queues": read.text(inputs, "inputs.queues", None),
-        "members": read.text(inputs, "inputs.members", None),
-        "offsets": read.text(inputs, "inputs.offsets", None),
-        "observed": read.text(inputs, "inputs.observed", None),
-        "output": read.text(raw, "output", d.output),
-        "engine": read.text(read.section("storage"), "storage.engine", d.engine),
-        "master": read.text(spark, "spark.master", d.master),
-        "spark_conf": {str(k): str(v) for k, v in read.section("spark.conf", spark).items()},
-        "spark_progress": read.flag(spark, "spark.progress", d.spark_progress),
-        "buckets": read.count(read.section("assign"), "assign.buckets", d.buckets),
-        "demo_groups": read.count(demo, "demo.groups", d.demo_groups),
-        "demo_seed": read.count(demo, "demo.seed", d.demo_seed),
-        "compare_strategies": read.flag(reports, "reports.compare_strategies",
-                                        d.compare_strategies),
-        "strict": read.flag(raw, "strict", d.strict),
-        "what_if": read.what_if(reports, d.what_if),
+        "queues": read.text("inputs.queues", None),
+        "members": read.text("inputs.members", None),
+        "offsets": read.text("inputs.offsets", None),
+        "observed": read.text("inputs.observed", None),
+        "output": read.text("output", d.output),
+        "engine": read.text("storage.engine", d.engine),
+        "master": read.text("spark.master", d.master),
+        "spark_conf": {str(k): str(v) for k, v in read.sections["spark.conf"].items()},
+        "spark_progress": read.flag("spark.progress", d.spark_progress),
+        "buckets": read.count("assign.buckets", d.buckets),
+        "demo_groups": read.count("demo.groups", d.demo_groups),
+        "demo_seed": read.count("demo.seed", d.demo_seed),
+        "compare_strategies": read.flag("reports.compare_strategies", d.compare_strategies),
+        "strict": read.flag("strict", d.strict),
+        "what_if": read.what_if("reports.what_if", d.what_if),
     }
     values.update({k: v for k, v in overrides.items() if v not in (None, (), [])})
     values["snapshots"] = tuple(values.get("snapshots") or ())
@@ -125,28 +121,36 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
 
 
 class _Reader:
-    """Typed values of a config file's mapping; a wrong type is a ConfigError naming the
-    file and the key (`reports.what_if`), not Python's words about a list or a str."""
+    """Typed values of a config file's mapping, by dotted key (`reports.what_if`); a wrong
+    type or an unknown key is a ConfigError naming the file and the key, not Python's words
+    about a list or a str. Every section is checked once, when the file is read."""
 
     def __init__(self, path: str, raw: dict[str, Any]) -> None:
-        self.path, self.raw = path, raw
+        self.path = path
+        self._known(raw, "")
+        self.sections: dict[str, dict[str, Any]] = {"": raw}
+        for name in KNOWN_KEYS:
+            if name:
+                self.sections[name] = self._mapping(raw.get(name), name)
+                self._known(self.sections[name], name)
+        # Spark's own settings: free-form keys
+        self.sections["spark.conf"] = self._mapping(self.sections["spark"].get("conf"),
+                                                    "spark.conf")
 
     def _error(self, key: str, wants: str, value: Any) -> ConfigError:
         return ConfigError(f"config file {self.path}: {key} must be {wants}, not {value!r}")
 
-    def section(self, key: str, parent: dict[str, Any] | None = None) -> dict[str, Any]:
-        value = (self.raw if parent is None else parent).get(key.rsplit(".", 1)[-1])
+    def _mapping(self, value: Any, key: str) -> dict[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self._error(key, "a mapping (indented `name: value` lines)", value)
-        if key in KNOWN_KEYS:
-            self.known(value, key, KNOWN_KEYS[key])
         return value
 
-    def known(self, section: dict[str, Any], name: str, keys: tuple[str, ...]) -> None:
+    def _known(self, section: dict[str, Any], name: str) -> None:
         """A key the job does not read is a mistake, not a setting left out silently (a
         `what-if: off` would have run the what-if)."""
+        keys = KNOWN_KEYS[name]
         for key in section:
             if key not in keys:
                 where = f"{name}.{key}" if name else str(key)
@@ -155,30 +159,34 @@ class _Reader:
                 raise ConfigError(f"config file {self.path}: unknown setting {where}; {hint}"
                                   f"{name or 'the top level'} takes {', '.join(keys)}")
 
-    def text(self, section: dict[str, Any], key: str, default: str | None) -> str | None:
-        value = section.get(key.rsplit(".", 1)[-1], default)
+    def _value(self, key: str, default: Any) -> Any:
+        section, _, leaf = key.rpartition(".")
+        return self.sections[section].get(leaf, default)
+
+    def text(self, key: str, default: str | None) -> str | None:
+        value = self._value(key, default)
         if value is None or isinstance(value, str):
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)  # a bare number as a name or path
         raise self._error(key, "a string", value)
 
-    def flag(self, section: dict[str, Any], key: str, default: bool) -> bool:
-        value = section.get(key.rsplit(".", 1)[-1], default)
+    def flag(self, key: str, default: bool) -> bool:
+        value = self._value(key, default)
         if not isinstance(value, bool):
             raise self._error(key, "true or false", value)
         return value
 
-    def count(self, section: dict[str, Any], key: str, default: int) -> int:
-        value = section.get(key.rsplit(".", 1)[-1], default)
+    def count(self, key: str, default: int) -> int:
+        value = self._value(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._error(key, "a whole number", value)
         return value
 
-    def what_if(self, reports: dict[str, Any], default: str) -> str:
-        value = reports.get("what_if", default)
+    def what_if(self, key: str, default: str) -> str:
+        value = self._value(key, default)
         if value is False:  # YAML reads a bare `off` (and `no`, `false`) as false
             return "off"
         if not isinstance(value, str):
-            raise self._error("reports.what_if", f"one of {', '.join(WHAT_IF_MODES)}", value)
+            raise self._error(key, f"one of {', '.join(WHAT_IF_MODES)}", value)
         return value
