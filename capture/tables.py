@@ -104,7 +104,7 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     from deltalake import write_deltalake
 
     tables = {name: snapshot.table(name) for name in TABLES}
-    existing = _existing_columns(output, tables)
+    existing = _existing_tables(output, tables)
     written = {}
     for name, data in tables.items():
         path = str(Path(output) / name)
@@ -123,14 +123,14 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     return written
 
 
-def _existing_columns(output: str | Path, tables: dict[str, pa.Table]) -> dict[str, list[str]]:
-    """The columns of each table already under `output`, checked before anything is
+def _existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> set[str]:
+    """The tables already under `output`, their columns checked before anything is
     written: a folder holding another kind of table of a name (an audit's `rejects`, when
     --output is an audit's output root) is refused whole, not after the tables before it."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    found = {}
+    found = set()
     for name, data in tables.items():
         path = str(Path(output) / name)
         try:
@@ -145,5 +145,5 @@ def _existing_columns(output: str | Path, tables: dict[str, pa.Table]) -> dict[s
                 f"{name} table at {path} is not a capture's {name} table (its columns: "
                 f"{', '.join(have)}; a capture writes {', '.join(data.schema.names)}). "
                 "Nothing was written: point --output at a capture folder of its own")
-        found[name] = have
+        found.add(name)
     return found
