@@ -229,8 +229,9 @@ def load(output: str, snapshots: Sequence[str] | None = None,
     index = balance_index(output, shown, groups or None, all_runs, top,
                           everything=bool(groups))
     detailed = sorted(set(index.worst.get("consumer_group", pd.Series(dtype=object))))
-    if groups and not detailed:
-        raise NoOutputError(f"{output}: no consumer group {', '.join(sorted(set(groups)))} "
+    unknown = sorted(set(groups or []) - set(detailed))
+    if unknown:  # a typo among several names fails like an unknown --snapshot
+        raise NoOutputError(f"{output}: no consumer group {', '.join(unknown)} "
                             f"in snapshot(s) {', '.join(shown)}")
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
@@ -276,7 +277,8 @@ def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] |
                   runs: pd.DataFrame, top: int = DEFAULT_TOP,
                   everything: bool = False) -> BalanceIndex:
     """The whole-group rows (topic null) of group_balance of complete runs of `snapshots`,
-    reduced as they are read: the `top` worst groups (`groups_needing_attention`, in
+    reduced as they are read: the `top` worst groups, or with `everything` each group
+    `groups` names (`groups_needing_attention`, in
     `BALANCE_INDEX_COLUMNS`, `findings` as the number of findings) and the skew counts.
 
     Each group counts at its latest shown snapshot. The snapshots are read newest first,
@@ -305,7 +307,7 @@ def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] |
                 frame = frame[has_findings(frame)]
             if not frame.empty:
                 worst = most_severe(pd.concat([worst, frame.assign(severity=severity(frame))],
-                                              ignore_index=True), top)
+                                              ignore_index=True), None if everything else top)
         seen = np.unique(np.concatenate([seen, *level_seen]))
     if not worst.empty:
         # the kept rows once more through the page's own choice: the same rows in the same

@@ -45,21 +45,22 @@ def latest_per_group(rows: pd.DataFrame) -> pd.DataFrame:
 
 def groups_needing_attention(balance: pd.DataFrame, top: int = DEFAULT_TOP,
                              everything: bool = False) -> pd.DataFrame:
-    """Whole-group rows with findings (all rows when `everything`, e.g. one --group
-    asked for by name), worst first, at most `top`."""
+    """Whole-group rows with findings, worst first, at most `top`; with `everything`
+    (the groups asked for by --group) all rows, findings or not, however many."""
     rows = latest_per_group(whole_group_rows(balance))
     if rows.empty:
         return rows
     if not everything:
         rows = rows[has_findings(rows)]
-    return most_severe(rows.assign(severity=severity(rows)), top)
+    return most_severe(rows.assign(severity=severity(rows)), None if everything else top)
 
 
-def most_severe(rows: pd.DataFrame, top: int) -> pd.DataFrame:
-    """The `top` rows by `severity` (worst first), then snapshot, cluster and group."""
+def most_severe(rows: pd.DataFrame, top: int | None) -> pd.DataFrame:
+    """The `top` rows (None: all) by `severity` (worst first), then snapshot, cluster
+    and group."""
     rows = rows.sort_values(["severity", "snapshot_id", "cluster", "consumer_group"],
                             ascending=[False, True, True, True], kind="stable")
-    return rows.head(top).reset_index(drop=True)
+    return (rows if top is None else rows.head(top)).reset_index(drop=True)
 
 
 def skew_counts(skews: pd.Series) -> pd.Series:

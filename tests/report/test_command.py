@@ -75,6 +75,20 @@ def test_unknown_group_is_a_user_error(output, capsys):
     assert not (Path(output) / "report.html").exists()
 
 
+def test_every_named_group_is_shown_and_an_unknown_one_named(output, tmp_path, capsys):
+    # a typo among several names failed nowhere (the page showed the others), and named
+    # groups beyond --top were dropped without a word
+    target = str(tmp_path / "r.html")
+    assert main(["report", "--output", output, "--group", "g-ok", "--group", "nope",
+                 "--group", "g-skew", "--html", target]) == 2
+    err = capsys.readouterr().err
+    assert "no consumer group nope in snapshot(s) s2" in err and "g-ok" not in err
+    assert not Path(target).exists()
+    assert main(["report", "--output", output, "--group", "g-ok", "--group", "g-skew",
+                 "--top", "1", "--html", target]) == 0
+    assert sorted(titles(target)) == [("g-ok", "s2"), ("g-skew", "s2")]
+
+
 def test_a_folder_as_html_or_no_top_is_a_user_error(output, tmp_path, capsys):
     # --html naming a folder was an IsADirectoryError traceback; --top 0 or -3 was taken
     folder = tmp_path / "pages"
