@@ -28,11 +28,13 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     kafka = sub.add_parser("kafka", help="live capture from a Kafka cluster")
     kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
     kafka.add_argument("--output", required=True, metavar="DIR")
-    kafka.add_argument("--cluster", metavar="NAME",
+    kafka.add_argument("--cluster", type=_name, metavar="NAME",
                        help="cluster name in the tables (default: the bootstrap servers)")
-    kafka.add_argument("--group", action="append", dest="groups", default=[], metavar="G",
+    kafka.add_argument("--group", type=_name, action="append", dest="groups", default=[],
+                       metavar="G",
                        help="capture only this group (repeatable; default: all groups)")
-    kafka.add_argument("--snapshot", metavar="ID", help="snapshot id (default: capture time)")
+    kafka.add_argument("--snapshot", type=_name, metavar="ID",
+                       help="snapshot id (default: capture time)")
     kafka.add_argument("--client-config", metavar="FILE",
                        help="librdkafka properties (key=value lines): security, SASL, TLS")
     kafka.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
@@ -40,8 +42,9 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     imp = sub.add_parser("import", help="import admin-tool output files")
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--output", required=True, metavar="DIR")
-    imp.add_argument("--cluster", required=True, metavar="NAME")
-    imp.add_argument("--snapshot", metavar="ID", help="snapshot id (default: capture time)")
+    imp.add_argument("--cluster", type=_name, required=True, metavar="NAME")
+    imp.add_argument("--snapshot", type=_name, metavar="ID",
+                     help="snapshot id (default: capture time)")
     imp.add_argument("--captured-at", metavar="TS",
                      help="when the files were taken (ISO 8601; default: now, UTC)")
     from capture.importers import FORMATS
@@ -50,6 +53,15 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
                      help="force one format for every file (default: detected); one of "
                           + ", ".join(FORMATS))
     return parser
+
+
+def _name(text: str) -> str:
+    """--cluster, --snapshot, --group: a name, not blank (`--cluster "$CLUSTER"` with the
+    variable unset wrote rows of an empty cluster name; a blank snapshot became the
+    capture time)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be blank")
+    return text
 
 
 def _seconds(text: str) -> float:

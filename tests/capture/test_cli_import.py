@@ -61,6 +61,18 @@ def test_kafka_timeout_must_be_positive_seconds(tmp_path, capsys, timeout):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("flag", ["--cluster", "--snapshot"])
+def test_a_blank_name_is_refused(tmp_path, capsys, flag):
+    # `--cluster "$CLUSTER"` with the variable unset wrote rows of an empty cluster name
+    args = {"--cluster": "c", "--snapshot": "s1", flag: " "}
+    with pytest.raises(SystemExit) as exit_:
+        cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
+            *[x for item in args.items() for x in item])
+    assert exit_.value.code == 2
+    assert f"{flag}: must not be blank" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_folder_with_another_kind_of_table_is_refused_before_any_write(tmp_path, capsys):
     # an audit's output root holds a `rejects` table of its own: a capture into it wrote
     # queues, members, offsets and observed, then failed on rejects
