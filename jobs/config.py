@@ -94,7 +94,7 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
         "output": read.text("output", d.output),
         "engine": read.text("storage.engine", d.engine),
         "master": read.text("spark.master", d.master),
-        "spark_conf": {str(k): str(v) for k, v in read.sections["spark.conf"].items()},
+        "spark_conf": read.spark_settings("spark.conf"),
         "spark_progress": read.flag("spark.progress", d.spark_progress),
         "buckets": read.count("assign.buckets", d.buckets),
         "demo_groups": read.count("demo.groups", d.demo_groups),
@@ -182,6 +182,16 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._error(key, "a whole number", value)
         return value
+
+    def spark_settings(self, key: str) -> dict[str, str]:
+        """Spark's own settings as the strings Spark reads: a YAML true is "true" (Python's
+        "True" is not every reader's), a setting left empty is a mistake, not "None"."""
+        settings = {}
+        for name, value in self.sections[key].items():
+            if value is None or isinstance(value, (dict, list)):
+                raise self._error(f"{key}.{name}", "a value", value)
+            settings[str(name)] = str(value).lower() if isinstance(value, bool) else str(value)
+        return settings
 
     def what_if(self, key: str, default: str) -> str:
         value = self._value(key, default)

@@ -82,6 +82,7 @@ def test_yaml_bare_off_is_the_what_if_mode(tmp_path: Path) -> None:
     [
         ("inputs: [a, b]\n", r"inputs must be a mapping .*not \['a', 'b'\]"),
         ("spark:\n  conf: [1]\n", r"spark.conf must be a mapping"),
+        ("spark:\n  conf:\n    spark.a:\n", r"spark.conf.spark.a must be a value, not None"),
         ("assign:\n  buckets: many\n", r"assign.buckets must be a whole number, not 'many'"),
         ("demo:\n  groups: 2.5\n", r"demo.groups must be a whole number, not 2.5"),
         ("strict: maybe\n", r"strict must be true or false, not 'maybe'"),
@@ -102,5 +103,5 @@ def test_wrong_types_and_unknown_keys_are_named(tmp_path: Path, text: str, messa
 
 def test_spark_conf_keys_are_free_form(tmp_path: Path) -> None:
     conf = tmp_path / "c.yaml"
-    conf.write_text("spark:\n  conf:\n    spark.any.thing: 1\n")
-    assert load_config(str(conf)).spark_conf == {"spark.any.thing": "1"}
+    conf.write_text("spark:\n  conf:\n    spark.any.thing: 1\n    spark.b: true\n")
+    assert load_config(str(conf)).spark_conf == {"spark.any.thing": "1", "spark.b": "true"}
