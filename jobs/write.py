@@ -119,9 +119,12 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                       f"{rows:,} rows, version {result.version}")
         hook(f"committed:{name}")
 
-    for result, partitions in writes:  # nobody overwrote what this run just wrote
+    # nobody overwrote what this run just wrote: a run writes each table once, so every
+    # later commit is another writer's, whatever run id it carries (two runs may be given
+    # the same --run-id; telling them apart by it let one publish the other's rows)
+    for result, partitions in writes:
         path = f"{output}/{result.table}"
-        others = store.changes_after(path, result.version, partitions, own_run_id=run_id)
+        others = store.changes_after(path, result.version, partitions)
         if others:
             raise ConflictError(result.table, path, partitions,
                                 sorted({c.run_id for c in others if c.run_id}))

@@ -80,9 +80,9 @@ class NativeStore:
     def sweep(self, path: str, before: float) -> list[str]:
         return []
 
-    def changes_after(self, path: str, version: int | None, partitions: list,
-                      own_run_id: str | None = None) -> list[Commit]:
-        """Commits after `version` by anyone but `own_run_id` that touched `partitions`."""
+    def changes_after(self, path: str, version: int | None, partitions: list) -> list[Commit]:
+        """Commits after `version` that touched `partitions`, whoever made them (a run
+        given the same --run-id is another writer too)."""
         current = self.state(path).version
         start = -1 if version is None else version
         if current is None or current <= start:
@@ -106,7 +106,7 @@ class NativeStore:
         out = []
         for row in rows:
             touched = frozenset(row.ps) | ({None} if None in wanted else frozenset())
-            if touched & wanted and (own_run_id is None or row.run_id != own_run_id):
+            if touched & wanted:
                 version = int(row._file.rsplit("/", 1)[-1].split(".")[0])
                 out.append(Commit(version, touched, row.run_id))
         return out

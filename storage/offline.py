@@ -156,12 +156,13 @@ class OfflineStore:
             log.info("removed debris of a killed run: %s", item)
         return removed
 
-    def changes_after(self, path: str, version: int | None, partitions: list,
-                      own_run_id: str | None = None) -> list[delta_log.Commit]:
-        """Commits after `version` by anyone but `own_run_id` that touched `partitions`."""
+    def changes_after(self, path: str, version: int | None,
+                      partitions: list) -> list[delta_log.Commit]:
+        """Commits after `version` that touched `partitions`, whoever made them (a run
+        given the same --run-id is another writer too)."""
         wanted = set(partitions)
         return [c for c in delta_log.commits_after(local_path(path), version, PARTITION_COLUMN)
-                if c.partitions & wanted and (own_run_id is None or c.run_id != own_run_id)]
+                if c.partitions & wanted]
 
     def row_estimate(self, path: str, snapshots: list[str] | None = None) -> int | None:
         """Rows of the table's current version (of `snapshots`, when given), from its

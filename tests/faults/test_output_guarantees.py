@@ -162,6 +162,32 @@ def test_run_overtaken_between_its_table_commits_publishes_nothing(spark, inputs
         assert assert_one_complete_run(out, snapshot) == "Y"
 
 
+def test_a_run_overwritten_by_one_of_the_same_run_id_publishes_nothing(spark, inputs,
+                                                                       tmp_path) -> None:
+    """Two runs given the same --run-id: Y (other inputs) overwrites X's assignments and
+    dies. X must not take Y's commit for its own and publish a run whose tables mix
+    both."""
+    out = tmp_path / "out"
+    more = write_inputs(spark, tmp_path / "more", queues=queue_rows(["A", "C"], queues=8),
+                        members=member_rows(["A", "C"]))
+
+    def crash(point: str) -> None:
+        if point == "committed:assignments":
+            raise RuntimeError("Y killed")
+
+    def y_runs_meanwhile(point: str) -> None:
+        if point == "committed:assignments":
+            with pytest.raises(RuntimeError, match="Y killed"):
+                audit(spark, more, out, "nightly", hook=crash)
+
+    with pytest.raises(ConflictError, match=r"run nightly wrote snapshot\(s\) A, C of the "
+                                            r"assignments table"):
+        audit(spark, inputs["full"], out, "nightly", hook=y_runs_meanwhile)
+    assert complete_run(out, "A") is None and complete_run(out, "C") is None
+    audit(spark, inputs["full"], out, "rerun")  # the next run repairs every table
+    assert assert_one_complete_run(out, "A") == "rerun"
+
+
 def test_earlier_snapshot_landing_meanwhile_recomputes_churn(spark, tmp_path) -> None:
     """Y publishes B (between A and C) while X computes C: X's churn must be against B."""
     paths = {name: write_inputs(spark, tmp_path / name, queues=queue_rows(snaps),
