@@ -17,13 +17,19 @@ usage() {
   cat <<'EOF'
 usage: ./spark-submit.sh [spark-submit options] audit [audit options]
        ./spark-submit.sh report --output DIR [--snapshot ID] [--group G] [--html PATH]
+                               [--top N]
                                (report.html from an audit's output; no Spark, no JVM)
+       ./spark-submit.sh capture kafka --bootstrap-servers HOST:PORT --output DIR ...
+       ./spark-submit.sh capture import FILE... --output DIR --cluster NAME ...
+                               (the input tables from a live Kafka cluster or from
+                               admin-tool output; no Spark, no JVM; see docs/capture.md)
 
 Audit options (./spark-submit.sh audit --help for details):
   --config YAML        settings file (conf/local.yaml, conf/cluster.yaml)
   --queues PATH        Delta table of queues       } none of them: audit the embedded
   --members PATH       Delta table of members      } demo cluster
   --offsets PATH       Delta table of offsets (optional)
+  --observed PATH      Delta table of who really holds each queue (optional: drift)
   --output DIR         output root (one Delta table per report)
   --snapshot ID        audit only this snapshot (repeatable)
   --engine auto|native|offline   how Delta tables are read and written
