@@ -2,8 +2,8 @@
 
 The column lists follow the input contract (SPEC §2 and §6; vocabulary/contracts.py);
 members adds the nullable `client_name` (Kafka client.id) and `client_host`, which the
-audit ignores. A capture writes one snapshot: the rows of that snapshot_id are replaced,
-every other snapshot stays.
+audit ignores. A capture writes one snapshot of one cluster: the rows of that snapshot_id
+and cluster are replaced, every other snapshot and cluster stays.
 """
 
 from __future__ import annotations
@@ -99,8 +99,10 @@ def _quote(value: str) -> str:
 
 def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     """Write every table of `snapshot` under `output`/<table>, replacing that snapshot's rows
-    (and only them). Empty tables are written too, so a re-capture that finds nothing
-    clears what an earlier capture of the same snapshot id wrote. Returns rows per table."""
+    of its cluster (and only them: one snapshot id may hold several clusters, captured
+    one call each). Empty tables are written too, so a re-capture that finds nothing
+    clears what an earlier capture of the same snapshot id and cluster wrote. Returns rows
+    per table."""
     from deltalake import write_deltalake
 
     tables = {name: snapshot.table(name) for name in TABLES}
@@ -111,7 +113,8 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
         try:
             if name in existing:
                 write_deltalake(path, data, mode="overwrite",
-                                predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)}")
+                                predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)} "
+                                          f"AND cluster = {_quote(snapshot.cluster)}")
             else:
                 write_deltalake(path, data, mode="overwrite", partition_by=["snapshot_id"])
         except (OSError, ValueError) as exc:

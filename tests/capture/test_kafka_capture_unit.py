@@ -59,16 +59,19 @@ def test_garbled_metadata_is_a_reject_with_the_bytes():
     assert "undecodable member metadata" in reject["reason"] and reject["raw"]
 
 
-def test_writer_replaces_exactly_one_snapshot(tmp_path):
+def test_writer_replaces_exactly_one_snapshot_of_one_cluster(tmp_path):
     at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    for sid, n in (("a", 2), ("b", 1), ("a", 3)):
-        snap = Snapshot(sid, "c")
+    # one snapshot id may hold several clusters, one capture each: a capture of cluster
+    # d deleted cluster c's rows of the same snapshot id
+    for sid, cluster, n in (("a", "c", 2), ("b", "c", 1), ("a", "d", 4), ("a", "c", 3)):
+        snap = Snapshot(sid, cluster)
         for q in range(n):
             snap.add("queues", captured_at=at, topic="t", broker_name=None, queue_id=q,
                      readable=True, broker_room=None, max_offset=q, in_rate=None)
         assert write_snapshot(tmp_path, snap)["queues"] == n
     df = DeltaTable(str(tmp_path / "queues")).to_pandas()
-    assert sorted(df.groupby("snapshot_id").size().items()) == [("a", 3), ("b", 1)]
+    assert sorted(df.groupby(["snapshot_id", "cluster"]).size().items()) == [
+        (("a", "c"), 3), (("a", "d"), 4), (("b", "c"), 1)]
     schema = DeltaTable(str(tmp_path / "queues")).schema().to_arrow()
     assert pa.schema(schema).field("captured_at").type == pa.timestamp("us", tz="UTC")
     assert DeltaTable(str(tmp_path / "queues")).metadata().partition_columns == ["snapshot_id"]
