@@ -32,7 +32,7 @@ from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
-from jobs.write import RUNS, Publication, count_rows, publish
+from jobs.write import RUNS, Publication, clusters_left_out, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
@@ -203,6 +203,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
     with ctx.steps.step("read", "validate") as line:
         read = read_inputs(ctx.store, paths, ctx.config.snapshots, ctx.persist)
         scope = find_scope(read, ctx.config.snapshots)
+        scope.notes.extend(clusters_left_out(ctx.store, ctx.output, scope))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
         if ctx.config.strict and scope.notes:

@@ -113,6 +113,26 @@ def test_rejects_are_replaced_not_multiplied(spark, tmp_path) -> None:
     assert list(x["status"]) == ["NOT_AUDITED"] and list(x["run_id"]) == ["run-2"]
 
 
+def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
+                                                                        tmp_path) -> None:
+    """Snapshot A of clusters c and d, then A audited again from inputs of d alone: the
+    re-run replaces the snapshot, c's rows go, and the user is told (strict: refused)."""
+    both = write_inputs(spark, tmp_path / "both",
+                        queues=pd.concat([queue_rows(["A"], "c"), queue_rows(["A"], "d")]),
+                        members=pd.concat([member_rows(["A"], "c"), member_rows(["A"], "d")]))
+    only_d = write_inputs(spark, tmp_path / "d", queues=queue_rows(["A"], "d"),
+                          members=member_rows(["A"], "d"))
+    out = tmp_path / "out"
+    assert not audit(spark, both, out, "both").warnings
+    with pytest.raises(InputError, match=r"snapshot A \(cluster c\): the output holds a "
+                                         r"complete run of this snapshot and cluster"):
+        audit(spark, only_d, out, "strict", strict=True)
+    assert assert_one_complete_run(out, "A") == "both"  # nothing written
+    result = audit(spark, only_d, out, "lenient")
+    assert [w for w in result.warnings if "cluster c" in w and "removes its rows" in w]
+    assert set(table(out, "assignments")["cluster"]) == {"d"}
+
+
 def test_empty_members_is_a_warning_or_a_strict_failure(spark, tmp_path) -> None:
     paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
                          members=member_rows([]))
