@@ -106,17 +106,16 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     from deltalake import write_deltalake
 
     tables = {name: snapshot.table(name) for name in TABLES}
-    existing = _existing_tables(output, tables)
+    _check_existing_tables(output, tables)
     written = {}
     for name, data in tables.items():
         path = str(Path(output) / name)
         try:
-            if name in existing:
-                write_deltalake(path, data, mode="overwrite",
-                                predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)} "
-                                          f"AND cluster = {_quote(snapshot.cluster)}")
-            else:
-                write_deltalake(path, data, mode="overwrite", partition_by=["snapshot_id"])
+            # the predicate even when the table is new: another capture may create it
+            # meanwhile, and an overwrite without one would replace that capture's rows
+            write_deltalake(path, data, mode="overwrite", partition_by=["snapshot_id"],
+                            predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)} "
+                                      f"AND cluster = {_quote(snapshot.cluster)}")
         except (OSError, ValueError) as exc:
             raise CaptureError(f"cannot write table {name} at {path}: {exc}") from exc
         except Exception as exc:  # delta-rs raises its own types (schema mismatch, IO)
@@ -126,14 +125,13 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     return written
 
 
-def _existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> set[str]:
-    """The tables already under `output`, their columns checked before anything is
+def _check_existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> None:
+    """The columns of the tables already under `output`, checked before anything is
     written: a folder holding another kind of table of a name (an audit's `rejects`, when
     --output is an audit's output root) is refused whole, not after the tables before it."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    found = set()
     for name, data in tables.items():
         path = str(Path(output) / name)
         try:
@@ -148,5 +146,3 @@ def _existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> set[str
                 f"{name} table at {path} is not a capture's {name} table (its columns: "
                 f"{', '.join(have)}; a capture writes {', '.join(data.schema.names)}). "
                 "Nothing was written: point --output at a capture folder of its own")
-        found.add(name)
-    return found

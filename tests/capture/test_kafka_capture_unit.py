@@ -80,6 +80,31 @@ def test_writer_replaces_exactly_one_snapshot_of_one_cluster(tmp_path):
     assert QUEUES.field("queue_id").type == pa.int32()
 
 
+def test_a_capture_landing_between_the_check_and_the_write_keeps_its_rows(tmp_path,
+                                                                           monkeypatch):
+    # two captures of a new folder at once: the one that found no table must not write
+    # as if the folder were still empty (an overwrite of the whole table)
+    import capture.tables as tables
+
+    def snapshot(cluster: str) -> Snapshot:
+        snap = Snapshot("s", cluster)
+        snap.add("queues", captured_at=None, topic="t", broker_name=None, queue_id=0,
+                 readable=True, broker_room=None, max_offset=0, in_rate=None)
+        return snap
+
+    check = tables._check_existing_tables
+
+    def other_capture_meanwhile(output, found):
+        check(output, found)
+        monkeypatch.setattr(tables, "_check_existing_tables", check)
+        write_snapshot(output, snapshot("other"))
+
+    monkeypatch.setattr(tables, "_check_existing_tables", other_capture_meanwhile)
+    write_snapshot(tmp_path, snapshot("c"))
+    df = DeltaTable(str(tmp_path / "queues")).to_pandas()
+    assert sorted(df["cluster"]) == ["c", "other"]
+
+
 def test_client_config_lines(tmp_path):
     f = tmp_path / "c.properties"
     f.write_text("# comment\n\nsecurity.protocol = SASL_SSL\nsasl.mechanism=PLAIN\n")
