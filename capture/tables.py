@@ -8,7 +8,8 @@ and cluster are replaced, every other snapshot and cluster stays.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,35 +104,56 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     one call each). Empty tables are written too, so a re-capture that finds nothing
     clears what an earlier capture of the same snapshot id and cluster wrote. Returns rows
     per table."""
-    from deltalake import write_deltalake
+    from deltalake import DeltaTable, write_deltalake
 
     tables = {name: snapshot.table(name) for name in TABLES}
-    _check_existing_tables(output, tables)
+    existing = _check_existing_tables(output, tables)
+    ours = (f"snapshot_id = {_quote(snapshot.snapshot_id)} "
+            f"AND cluster = {_quote(snapshot.cluster)}")
+    # first the earlier capture's rows go from every table, then each table gets the new
+    # ones: a capture that dies part-way leaves tables without the snapshot (the audit
+    # says which input misses it), never one capture's queues beside another's members
     written = {}
-    for name, data in tables.items():
-        path = str(Path(output) / name)
-        try:
-            # the predicate even when the table is new: another capture may create it
-            # meanwhile, and an overwrite without one would replace that capture's rows
-            write_deltalake(path, data, mode="overwrite", partition_by=["snapshot_id"],
-                            predicate=f"snapshot_id = {_quote(snapshot.snapshot_id)} "
-                                      f"AND cluster = {_quote(snapshot.cluster)}")
-        except (OSError, ValueError) as exc:
-            raise CaptureError(f"cannot write table {name} at {path}: {exc}") from exc
-        except Exception as exc:  # delta-rs raises its own types (schema mismatch, IO)
-            raise CaptureError(f"cannot write table {name} at {path}: "
-                               f"{type(exc).__name__}: {exc}") from exc
-        written[name] = data.num_rows
+    try:
+        for name in existing:
+            with _naming(name, output):
+                DeltaTable(str(Path(output) / name)).delete(ours)
+        for name, data in tables.items():
+            with _naming(name, output):
+                # the predicate even when the table is new: another capture may create it
+                # meanwhile, and an overwrite without one would replace that capture's rows
+                write_deltalake(str(Path(output) / name), data, mode="overwrite",
+                                partition_by=["snapshot_id"], predicate=ours)
+            written[name] = data.num_rows
+    except CaptureError as exc:
+        raise CaptureError(f"{exc}. Snapshot {snapshot.snapshot_id} of cluster "
+                           f"{snapshot.cluster} is incomplete under {output} (written: "
+                           f"{', '.join(written) or 'no table'}): capture it again") from exc
     return written
 
 
-def _check_existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> None:
-    """The columns of the tables already under `output`, checked before anything is
+@contextmanager
+def _naming(name: str, output: str | Path) -> Iterator[None]:
+    """A write's failure as a CaptureError naming the table (delta-rs raises its own
+    types: schema mismatch, IO)."""
+    path = Path(output) / name
+    try:
+        yield
+    except (OSError, ValueError) as exc:
+        raise CaptureError(f"cannot write table {name} at {path}: {exc}") from exc
+    except Exception as exc:
+        raise CaptureError(f"cannot write table {name} at {path}: "
+                           f"{type(exc).__name__}: {exc}") from exc
+
+
+def _check_existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> list[str]:
+    """The tables already under `output`, their columns checked before anything is
     written: a folder holding another kind of table of a name (an audit's `rejects`, when
     --output is an audit's output root) is refused whole, not after the tables before it."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
+    found = []
     for name, data in tables.items():
         path = str(Path(output) / name)
         try:
@@ -146,3 +168,5 @@ def _check_existing_tables(output: str | Path, tables: dict[str, pa.Table]) -> N
                 f"{name} table at {path} is not a capture's {name} table (its columns: "
                 f"{', '.join(have)}; a capture writes {', '.join(data.schema.names)}). "
                 "Nothing was written: point --output at a capture folder of its own")
+        found.append(name)
+    return found

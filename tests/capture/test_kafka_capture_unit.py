@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as KpAssignment
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
 
+from capture.errors import CaptureError
 from capture.kafka_live import _capture_group, read_client_config
 from capture.kafka_wire import RawGroup, RawMember
 from capture.tables import MEMBERS, OBSERVED, QUEUES, Snapshot, write_snapshot
@@ -95,14 +97,47 @@ def test_a_capture_landing_between_the_check_and_the_write_keeps_its_rows(tmp_pa
     check = tables._check_existing_tables
 
     def other_capture_meanwhile(output, found):
-        check(output, found)
+        existing = check(output, found)
         monkeypatch.setattr(tables, "_check_existing_tables", check)
         write_snapshot(output, snapshot("other"))
+        return existing
 
     monkeypatch.setattr(tables, "_check_existing_tables", other_capture_meanwhile)
     write_snapshot(tmp_path, snapshot("c"))
     df = DeltaTable(str(tmp_path / "queues")).to_pandas()
     assert sorted(df["cluster"]) == ["c", "other"]
+
+
+def test_a_recapture_that_fails_part_way_leaves_no_mix_of_two_captures(tmp_path,
+                                                                        monkeypatch):
+    # the members write fails: members must not keep the earlier capture's rows beside
+    # the new capture's queues (an audit would take them for one snapshot)
+    import deltalake
+
+    def snapshot(queues: int) -> Snapshot:
+        snap = Snapshot("s", "c")
+        for q in range(queues):
+            snap.add("queues", captured_at=None, topic="t", broker_name=None, queue_id=q,
+                     readable=True, broker_room=None, max_offset=0, in_rate=None)
+        snap.add("members", consumer_group="g", client_id="a", topic="t", strategy="AVG",
+                 message_model=None, client_room=None, client_addr=None,
+                 strategy_params=None, client_name=None, client_host=None)
+        return snap
+
+    write_snapshot(tmp_path, snapshot(1))
+    write = deltalake.write_deltalake
+
+    def disk_full_at_members(path, data, **kwargs):
+        if path.endswith("members"):
+            raise OSError(28, "No space left on device")
+        return write(path, data, **kwargs)
+
+    monkeypatch.setattr(deltalake, "write_deltalake", disk_full_at_members)
+    with pytest.raises(CaptureError, match=r"No space left.*Snapshot s of cluster c is "
+                                           r"incomplete under .* \(written: queues\)"):
+        write_snapshot(tmp_path, snapshot(2))
+    assert len(DeltaTable(str(tmp_path / "queues")).to_pandas()) == 2
+    assert DeltaTable(str(tmp_path / "members")).to_pandas().empty
 
 
 def test_client_config_lines(tmp_path):
