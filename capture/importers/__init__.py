@@ -8,6 +8,7 @@ observed.
 
 from __future__ import annotations
 
+import codecs
 from datetime import datetime
 from pathlib import Path
 
@@ -24,11 +25,22 @@ KAFKA_DEFAULT_STRATEGY = "range"  # the first assignor of the Java and librdkafk
 ROCKETMQ_DEFAULT_STRATEGY = "AVG"  # DefaultMQPushConsumer's default
 
 
+# byte-order marks of what Windows tools write: PowerShell 5's `>` writes UTF-16 LE,
+# Notepad and `Out-File -Encoding utf8` UTF-8 with a BOM
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def _read(path: str) -> str:
+    """The file's text, whatever its line ends, in UTF-8 or, after a byte-order mark,
+    UTF-16 (a BOM was read as text: a reject row, or the file unrecognised)."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc}") from exc
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    text = data.decode(encoding, errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_at: datetime,

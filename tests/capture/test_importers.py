@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -190,6 +191,25 @@ def test_object_keyed_json():
     assert message_queue("MessageQueue [topic=t, brokerName=b, queueId=4]") == ("t", "b", 4)
     with pytest.raises(ValueError, match="line 2"):
         loads('{"a":\n  {1:}}')
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be-bom"])
+def test_files_saved_by_windows_tools_import_alike(tmp_path, encoding):
+    # PowerShell 5's `>` writes UTF-16 LE, Notepad UTF-8 with a BOM, both with CRLF: the
+    # BOM was a reject row (text) or made the file unrecognised (UTF-16, JSON)
+    names = ("kcg_members_3.7.txt", "kcg_offsets.txt", "kcg_state.txt",
+             "topicRoute_TopicOrder.json", "consumerConnection_OrderGroup.txt")
+    for name in names:
+        text = (DATA / name).read_text(encoding="utf-8").replace("\n", "\r\n")
+        data = (codecs.BOM_UTF16_BE + text.encode("utf-16-be")
+                if encoding == "utf-16-be-bom" else text.encode(encoding))
+        (tmp_path / name).write_bytes(data)
+    for files in (names[:3], names[3:]):
+        saved = import_files([str(tmp_path / n) for n in files], cluster="c1",
+                             snapshot_id="s1", captured_at=AT)
+        plain = run(*files)
+        for table in ("queues", "members", "offsets", "observed", "rejects"):
+            assert frame(saved, table).equals(frame(plain, table)), (encoding, table)
 
 
 def test_unrecognised_file_and_missing_name(tmp_path):
