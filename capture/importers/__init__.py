@@ -14,7 +14,13 @@ from pathlib import Path
 
 from capture.errors import CaptureError
 from capture.importers import dashboard, mqadmin
-from capture.importers.detect import FORMATS, detect_json, detect_text
+from capture.importers.detect import (
+    FORMATS,
+    detect_json,
+    detect_text,
+    kafka_errors,
+    kafka_notices,
+)
 from capture.importers.kafka_consumer_groups import import_kafka_consumer_groups
 from capture.importers.rocketmq_json import JsonError, loads
 from capture.importers.state import ImportState
@@ -58,6 +64,10 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
                 if fmt is None:
                     raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
         kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
+        errors = kafka_errors(kafka_notices(text)) if kind is None else []
+        if errors:
+            raise CaptureError(f"{path}: kafka-consumer-groups.sh printed an error, not a "
+                               f"group's state: {errors[0]}")
         if kind is None:
             raise CaptureError(f"{path}: unrecognised file (not a kafka-consumer-groups, "
                                f"mqadmin or rocketmq-dashboard output); pass --format, one of "

@@ -33,6 +33,16 @@ def detect_json(doc: Any) -> str | None:
     return None
 
 
+def kafka_notices(text: str) -> list[str]:
+    """The lines of a file that holds nothing but kafka-consumer-groups.sh's group notices
+    (an inactive group's `--members` or `--state` is just "Consumer group 'g' has no
+    active members."; an unknown group's is an "Error: ..." line); [] for any other."""
+    from capture.importers.kafka_consumer_groups import STATE_LINE
+
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines if lines and all(STATE_LINE.match(line) for line in lines) else []
+
+
 def detect_text(text: str) -> str | None:
     """The first known header within the first lines decides (a stray line before it, e.g.
     a log line, becomes a reject of the importer)."""
@@ -57,4 +67,12 @@ def detect_text(text: str) -> str | None:
             return "mqadmin-consumerConnection"
         if s == "#Consumer Properties#":
             return "mqadmin-consumerStatus"
+    notices = kafka_notices(text)
+    if notices and not kafka_errors(notices):
+        return "kafka-members"  # the notices are warnings, whichever layout it would be
     return None
+
+
+def kafka_errors(notices: list[str]) -> list[str]:
+    """The notices that say the tool failed or found no such group."""
+    return [n for n in notices if n.startswith("Error:") or n.endswith("does not exist.")]

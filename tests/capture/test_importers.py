@@ -212,6 +212,27 @@ def test_files_saved_by_windows_tools_import_alike(tmp_path, encoding):
             assert frame(saved, table).equals(frame(plain, table)), (encoding, table)
 
 
+def test_an_inactive_groups_notice_imports_and_an_error_is_named(tmp_path):
+    # an inactive group's --members or --state output is the notice alone: it was an
+    # unrecognised file (exit 2), so a script capturing every group stopped at the first
+    # idle one; a file holding only the tool's error now says so
+    notice = tmp_path / "members.txt"
+    notice.write_text("\nConsumer group 'orders' has no active members.\n")
+    snap = import_files([str(notice), str(DATA / "kcg_offsets.txt")], cluster="c1",
+                        snapshot_id="s1", captured_at=AT)
+    plain = run("kcg_offsets.txt")
+    assert frame(snap, "queues").equals(frame(plain, "queues"))
+    assert frame(snap, "rejects").empty
+    assert any("has no active members" in w for w in snap.warnings)
+    for text in ("Error: Consumer group 'nope' does not exist.\n",
+                 "Error: Executing consumer group command failed due to Timed out.\n"):
+        error = tmp_path / "error.txt"
+        error.write_text(text)
+        with pytest.raises(CaptureError, match=r"error.txt: kafka-consumer-groups.sh printed "
+                                               r"an error, not a group's state: Error: "):
+            import_files([str(error)], cluster="c1", snapshot_id="s1", captured_at=AT)
+
+
 def test_unrecognised_file_and_missing_name(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n")
