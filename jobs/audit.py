@@ -22,6 +22,7 @@ from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
+from jobs.held import clusters_left_out, held_runs, outdated_followers
 from jobs.launch import new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
@@ -32,7 +33,7 @@ from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope
 from jobs.session import build_session
 from jobs.sizing import partitions_for
-from jobs.write import RUNS, Publication, clusters_left_out, count_rows, publish
+from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
@@ -203,14 +204,16 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
     with ctx.steps.step("read", "validate") as line:
         read = read_inputs(ctx.store, paths, ctx.config.snapshots, ctx.persist)
         scope = find_scope(read, ctx.config.snapshots)
-        scope.notes.extend(clusters_left_out(ctx.store, ctx.output, scope))
-        for text in (n.text() for n in scope.notes):
-            log.warning("warning: %s", text)
+        held = held_runs(ctx.store, ctx.output)
+        scope.notes.extend(clusters_left_out(held, scope))
         if ctx.config.strict and scope.notes:
             raise InputError(f"strict mode: {len(scope.notes)} input problem(s), nothing "
                              "written: " + "; ".join(n.text() for n in scope.notes))
         inputs = read.limited_to(scope.audited)
         times = ctx.persist(snapshot_times(inputs.queues))
+        scope.notes.extend(outdated_followers(held, _capture_times(times)))
+        for text in (n.text() for n in scope.notes):
+            log.warning("warning: %s", text)
         has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)) \
             .limit(1).count() > 0
         rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)

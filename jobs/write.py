@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.progress import progress_line
-from jobs.scope import Note, Scope
+from jobs.scope import Scope
 from jobs.sizing import partitions_for
 from storage.base import ConflictError, TableState, WriteResult
 from storage.delta import Store
@@ -85,24 +85,6 @@ def kept_complete_runs(store: Store, output: str, snapshots: list[str]) -> dict[
     rows = runs.where(F.col("snapshot_id").isin(snapshots)) \
         .select("snapshot_id", "run_id").distinct().collect()
     return {r.snapshot_id: r.run_id for r in rows}
-
-
-def clusters_left_out(store: Store, output: str, scope: Scope) -> list[Note]:
-    """A note for each cluster an earlier complete run of an audited snapshot covered and
-    this run's inputs do not hold: replacing the snapshot removes its rows (a snapshot id
-    shared by clusters audited one run each), which must not pass in silence."""
-    runs = complete_runs(store, output)
-    if runs is None or not scope.audited:
-        return []
-    rows = (runs.where(F.col("snapshot_id").isin(scope.audited))
-            .select("snapshot_id", "cluster").distinct().collect())
-    return [Note(None, r.snapshot_id, r.cluster,
-                 "the output holds a complete run of this snapshot and cluster, and this "
-                 "run's inputs do not hold the cluster: replacing the snapshot removes its "
-                 "rows. Audit every cluster of a snapshot in one run, or give each "
-                 "cluster's captures snapshot ids of their own")
-            for r in sorted(rows, key=lambda r: (r.snapshot_id, r.cluster or ""))
-            if r.cluster not in scope.clusters.get(r.snapshot_id, [])]
 
 
 def publish(spark: SparkSession, store: Store, output: str, pub: Publication,

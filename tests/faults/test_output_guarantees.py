@@ -133,6 +133,29 @@ def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
     assert set(table(out, "assignments")["cluster"]) == {"d"}
 
 
+def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark,
+                                                                            tmp_path) -> None:
+    """A and C audited, then B (captured between them) backfilled: C's churn still
+    compares with A until C is audited again, and the backfill says so."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
+                         members=member_rows(["A", "B", "C"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "ac", snapshots=("A", "C"))
+    result = audit(spark, paths, out, "b", snapshots=("B",))
+    stale = [w for w in result.warnings if w.startswith("snapshot C (cluster c)")]
+    assert stale and "compares with A" in stale[0] and "--snapshot C" in stale[0], \
+        result.warnings
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["A"]
+    result = audit(spark, paths, out, "c", snapshots=("C",))  # as the warning says
+    assert not [w for w in result.warnings if "compares with" in w]
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["B"]
+    # a re-run of a snapshot already held changes no later one's previous: no warning
+    assert not [w for w in audit(spark, paths, out, "b2", snapshots=("B",)).warnings
+                if "compares with" in w]
+
+
 def test_empty_members_is_a_warning_or_a_strict_failure(spark, tmp_path) -> None:
     paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
                          members=member_rows([]))

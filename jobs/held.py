@@ -1,0 +1,92 @@
+"""What the output already holds that this run changes without replacing: warnings.
+
+A run replaces whole snapshots and compares its first snapshot with the one before it in
+the output. Two things it does not redo must still be said: the clusters of a snapshot
+its inputs lack (replacing the snapshot removes their rows), and the snapshot already in
+the output right after one it adds (a backfill): that one's churn, and the sticky
+assignors' previous assignment, still come from the snapshot before the backfilled one.
+One small read of `runs` (a row per complete snapshot and cluster) answers both.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from jobs.scope import Note, Scope
+from jobs.write import complete_runs
+from storage.delta import Store
+
+Key = tuple[str, str | None]  # (snapshot_id, cluster)
+
+
+@dataclass(frozen=True)
+class Held:
+    """The complete (snapshot, cluster) pairs of the output and their capture times."""
+
+    times: dict[Key, datetime | None]
+
+
+def held_runs(store: Store, output: str) -> Held:
+    runs = complete_runs(store, output)
+    if runs is None:
+        return Held({})
+    rows = runs.select("snapshot_id", "cluster", "captured_at").distinct().collect()
+    return Held({(r.snapshot_id, r.cluster): r.captured_at for r in rows})
+
+
+def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
+    """A note for each cluster an earlier complete run of an audited snapshot covered and
+    this run's inputs do not hold: replacing the snapshot removes its rows (a snapshot id
+    shared by clusters audited one run each), which must not pass in silence."""
+    return [Note(None, snapshot, cluster,
+                 "the output holds a complete run of this snapshot and cluster, and this "
+                 "run's inputs do not hold the cluster: replacing the snapshot removes its "
+                 "rows. Audit every cluster of a snapshot in one run, or give each "
+                 "cluster's captures snapshot ids of their own")
+            for snapshot, cluster in sorted(held.times, key=_by_name)
+            if snapshot in scope.audited and cluster not in scope.clusters.get(snapshot, [])]
+
+
+def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note]:
+    """A note for each snapshot already in the output whose previous snapshot (by
+    captured_at, then snapshot_id, per cluster) this run changes by adding one before
+    it; the run itself does not touch it."""
+    before: dict[str | None, list[tuple]] = defaultdict(list)
+    after: dict[str | None, list[tuple]] = defaultdict(list)
+    for (snapshot, cluster), at in held.times.items():
+        before[cluster].append(_order(snapshot, at))
+        if (snapshot, cluster) not in run:
+            after[cluster].append(_order(snapshot, at))
+    for (snapshot, cluster), at in run.items():
+        after[cluster].append(_order(snapshot, at))
+    notes = []
+    for cluster in sorted(after, key=lambda c: (c is not None, c or "")):
+        for key in sorted(set(after[cluster])):
+            snapshot = key[2]
+            if (snapshot, cluster) in run:
+                continue
+            was, now = _previous(before[cluster], key), _previous(after[cluster], key)
+            if was != now:
+                notes.append(Note(None, snapshot, cluster, (
+                    f"already in the output, it now follows snapshot {now}, which this run "
+                    f"adds: its churn compares with {was or 'no earlier snapshot'} (and "
+                    "sticky assignors ran from that one's assignment) until it is audited "
+                    f"again (--snapshot {snapshot})")))
+    return notes
+
+
+def _order(snapshot: str, at: datetime | None) -> tuple:
+    """Churn's order: captured_at (unknown first), then snapshot_id."""
+    return (at is not None, at or datetime.min, snapshot)
+
+
+def _previous(keys: list[tuple], key: tuple) -> str | None:
+    earlier = [k for k in keys if k < key]
+    return max(earlier)[2] if earlier else None
+
+
+def _by_name(key: Key) -> tuple:
+    return key[0], key[1] is not None, key[1] or ""
+
