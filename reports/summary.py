@@ -19,7 +19,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
     if result.cleaned:
         w(f"  removed {len(result.cleaned)} leftover(s) of killed runs (uncommitted files)\n")
     if result.warnings:
-        w(f"\n{len(result.warnings)} warning(s) about the inputs:\n")
+        w(f"\n{len(result.warnings)} warning(s) about the inputs and the output:\n")
         for text in result.warnings:
             w(f"  - {text}\n")
     if result.not_audited:
