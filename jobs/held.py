@@ -89,4 +89,3 @@ def _previous(keys: list[tuple], key: tuple) -> str | None:
 
 def _by_name(key: Key) -> tuple:
     return key[0], key[1] is not None, key[1] or ""
-

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from capture.importers.kafka_consumer_groups import STATE_LINE
+
 KAFKA = ("kafka-offsets", "kafka-members", "kafka-state")
 MQADMIN = ("mqadmin-topicRoute", "mqadmin-topicStatus", "mqadmin-consumerConnection",
            "mqadmin-consumerProgress", "mqadmin-consumerStatus", "rocketmq-runningInfo-json")
@@ -37,8 +39,6 @@ def kafka_notices(text: str) -> list[str]:
     """The lines of a file that holds nothing but kafka-consumer-groups.sh's group notices
     (an inactive group's `--members` or `--state` is just "Consumer group 'g' has no
     active members."; an unknown group's is an "Error: ..." line); [] for any other."""
-    from capture.importers.kafka_consumer_groups import STATE_LINE
-
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines if lines and all(STATE_LINE.match(line) for line in lines) else []
 
