@@ -15,6 +15,8 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.jvm_logs import quiet_known_warnings
+from storage.base import first_line
+from vocabulary.errors import ConfigError
 
 REQUIRED_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -96,10 +98,27 @@ def build_session(
     already = submitted_keys() if submitted else frozenset()
     for key, value in session_conf(conf, console_progress, already).items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+        # the SQL settings are type-checked when first read: here, not minutes into the run
+        spark.conf.get("spark.sql.shuffle.partitions")
+    except Exception as exc:  # a Py4J or gateway error: the user's master or settings
+        raise ConfigError(_start_failure(exc, master, submitted)) from exc
     spark.sparkContext.setLogLevel(log_level)
     quiet_known_warnings(spark)
     return spark
+
+
+def _start_failure(exc: Exception, master: str | None, submitted: bool) -> str:
+    """What to tell the user when Spark refuses to start or refuses a setting's value."""
+    text = first_line(exc)
+    if "JAVA_GATEWAY_EXITED" not in text:
+        return (f"Spark refused a setting: {text} (spark.conf in the config file, or "
+                "spark-submit's --conf)")
+    where = "" if submitted else f" (master {master or 'local[*]'})"
+    return (f"Spark did not start{where}: its JVM exited with the message above. Check "
+            "spark.master and spark.conf in the config file, spark-submit's options, and "
+            "that Java 17 is on the PATH or in JAVA_HOME")
 
 
 def launch_conf(conf: dict[str, str] | None, master: str,

@@ -158,6 +158,30 @@ def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> 
     assert proc.returncode == 2 and "--members is not" in proc.stdout + proc.stderr
 
 
+def test_spark_setting_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
+    # a master Spark does not know, and a SQL setting of the wrong type, each gave a Py4J
+    # traceback and exit 1 (the setting's only once the run had read and validated)
+    cases = {
+        "master": ('spark:\n  master: "nonsense://x"\n',
+                   "Spark did not start (master nonsense://x): its JVM exited"),
+        "conf": ("spark:\n  conf:\n    spark.sql.shuffle.partitions: lots\n",
+                 "Spark refused a setting: [INVALID_CONF_VALUE.TYPE_MISMATCH] The value "
+                 "'lots' in the config \"spark.sql.shuffle.partitions\""),
+    }
+    for name, (text, message) in cases.items():
+        config = tmp_path / f"{name}.yaml"
+        config.write_text(text)
+        env = {**os.environ}
+        env.pop("PYSPARK_GATEWAY_PORT", None)
+        proc = subprocess.run([sys.executable, "-m", "jobs.cli", "audit", "--config",
+                               str(config), "--output", str(tmp_path / name)],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert f"rebalance-audit: error: {message}" in proc.stderr, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr
+        assert not (tmp_path / name / "demo_inputs").exists()
+
+
 def test_capture_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
     # capture runs without spark-submit (no JVM): through the launcher and as
     # `python -m capture.cli`, a file it cannot read is a message and exit 2
