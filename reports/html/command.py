@@ -23,8 +23,8 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
     report.add_argument("--html", metavar="PATH",
                         help="where to write the page (default: DIR/report.html)")
     report.add_argument("--top", type=_positive, metavar="N",
-                        help="groups needing attention to show (default 25); groups named "
-                             "with --group are all shown")
+                        help="groups needing attention to show (default 25); every group "
+                             "named with --group is shown")
     return report
 
 
