@@ -18,6 +18,7 @@ from capture.importers.detect import (
     FORMATS,
     detect_json,
     detect_text,
+    java_exception,
     kafka_errors,
     kafka_notices,
 )
@@ -64,19 +65,31 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
                 if fmt is None:
                     raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
         kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
-        errors = kafka_errors(kafka_notices(text)) if kind is None else []
-        if errors:
-            raise CaptureError(f"{path}: kafka-consumer-groups.sh printed an error, not a "
-                               f"group's state: {errors[0]}")
         if kind is None:
-            raise CaptureError(f"{path}: unrecognised file (not a kafka-consumer-groups, "
-                               f"mqadmin or rocketmq-dashboard output); pass --format, one of "
-                               f"{', '.join(FORMATS)}")
+            raise _unrecognised(path, text)
         _dispatch(state, path, kind, text, doc)
     mqadmin.resolve_progress_ips(state)
     _build_kafka(state)
     _build_rocketmq(state)
     return state.snapshot
+
+
+def _unrecognised(path: str, text: str) -> CaptureError:
+    """Why a file is none of the formats, as precisely as its text tells."""
+    if not text.strip():
+        return CaptureError(f"{path} is empty: the tool printed nothing on stdout (an error "
+                            "goes to stderr: save both with `2>&1` to see it)")
+    errors = kafka_errors(kafka_notices(text))
+    if errors:
+        return CaptureError(f"{path}: kafka-consumer-groups.sh printed an error, not a "
+                            f"group's state: {errors[0]}")
+    exception = java_exception(text)
+    if exception:
+        return CaptureError(f"{path}: the tool printed a Java exception, not its output: "
+                            f"{exception}")
+    return CaptureError(f"{path}: unrecognised file (not a kafka-consumer-groups, mqadmin or "
+                        f"rocketmq-dashboard output); pass --format, one of "
+                        f"{', '.join(FORMATS)}")
 
 
 def _dispatch(state: ImportState, path: str, kind: str, text: str, doc: object) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from capture.importers.kafka_consumer_groups import STATE_LINE
@@ -76,3 +77,19 @@ def detect_text(text: str) -> str | None:
 def kafka_errors(notices: list[str]) -> list[str]:
     """The notices that say the tool failed or found no such group."""
     return [n for n in notices if n.startswith("Error:") or n.endswith("does not exist.")]
+
+
+# `org.apache.rocketmq.client.exception.MQBrokerException: CODE: 206 DESC: ...`, as mqadmin
+# prints a failed command's stack trace (into the file with `2>&1`)
+JAVA_EXCEPTION = re.compile(r"^(?:Caused by: )?(?:[A-Za-z_$][\w$]*\.)+[\w$]*(?:Exception|Error)"
+                            r"(?:: .*)?$")
+
+
+def java_exception(text: str) -> str | None:
+    """The innermost exception of a Java stack trace in the file (its last `Caused by`,
+    else its first exception line), or None."""
+    found = [line.strip() for line in text.splitlines() if JAVA_EXCEPTION.match(line.strip())]
+    if not found:
+        return None
+    causes = [line for line in found if line.startswith("Caused by: ")]
+    return (causes[-1] if causes else found[0]).removeprefix("Caused by: ")

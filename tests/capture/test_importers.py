@@ -233,6 +233,25 @@ def test_an_inactive_groups_notice_imports_and_an_error_is_named(tmp_path):
             import_files([str(error)], cluster="c1", snapshot_id="s1", captured_at=AT)
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("\n", r"f\.txt is empty: the tool printed nothing on stdout"),
+    ("org.apache.rocketmq.tools.command.SubCommandException: ConsumerConnectionSubCommand "
+     "command failed\n\tat org.apache.rocketmq.tools.command.consumer.ConsumerConnection"
+     "SubCommand.execute(ConsumerConnectionSubCommand.java:86)\nCaused by: org.apache."
+     "rocketmq.client.exception.MQBrokerException: CODE: 206  DESC: the consumer group[G] "
+     "not online\n",
+     r"f\.txt: the tool printed a Java exception, not its output: org\.apache\.rocketmq\."
+     r"client\.exception\.MQBrokerException: CODE: 206  DESC: the consumer group\[G\] not "
+     r"online$"),
+])
+def test_an_empty_file_or_a_stack_trace_says_so(tmp_path, text, message):
+    # both were "unrecognised file ... pass --format", which no format would have read
+    bad = tmp_path / "f.txt"
+    bad.write_text(text)
+    with pytest.raises(CaptureError, match=message):
+        import_files([str(bad)], cluster="c", snapshot_id="s", captured_at=AT)
+
+
 def test_unrecognised_file_and_missing_name(tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\n")
