@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from jobs.cli import main
+from jobs.cli import JOBS, main
 from jobs.session import SESSION_DEFAULTS
 
 pytestmark = pytest.mark.e2e
@@ -221,6 +221,9 @@ def test_launcher_help_needs_no_jvm() -> None:
     proc = _launch("--help", timeout=120, JAVA_HOME="/nonexistent/no-jvm")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith("usage: ./spark-submit.sh")
-    for flag in ("--config", "--queues", "--members", "--offsets", "--output", "--snapshot",
-                 "--engine", "--master", "--with-delta-package"):
+    for flag in ("--config", "--queues", "--members", "--offsets", "--observed", "--output",
+                 "--snapshot", "--engine", "--master", "--with-delta-package", "--top"):
         assert flag in proc.stdout
+    for job in JOBS:  # every command the launcher runs is in its usage
+        assert f"./spark-submit.sh {job} " in proc.stdout or \
+            f"./spark-submit.sh [spark-submit options] {job} " in proc.stdout, job
