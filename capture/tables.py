@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from capture.errors import CaptureError
+from storage import locks
 
 STR, INT, LONG, DOUBLE, BOOL = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
 TS = pa.timestamp("us", tz="UTC")
@@ -94,6 +95,10 @@ def to_arrow(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=schema)
 
 
+CAPTURE_LOCK = "_capture.lock"  # beside the tables: held while a capture writes them
+LOCK_WAIT_SECONDS = 300.0
+
+
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -104,9 +109,24 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
     one call each). Empty tables are written too, so a re-capture that finds nothing
     clears what an earlier capture of the same snapshot id and cluster wrote. Returns rows
     per table."""
+    tables = {name: snapshot.table(name) for name in TABLES}
+    _check_existing_tables(output, tables)  # a folder of other tables: refused untouched
+    try:
+        # one capture at a time per folder: two of the same snapshot and cluster would
+        # otherwise interleave table by table (one's queues beside the other's members)
+        with locks.exclusive(Path(output) / CAPTURE_LOCK, wait_seconds=LOCK_WAIT_SECONDS):
+            return _write_tables(output, snapshot, tables)
+    except locks.LockTimeout as exc:
+        raise CaptureError(f"{exc}: another capture into {output} has been writing for "
+                           "that long; nothing was written") from exc
+    except OSError as exc:  # the lock file: an unwritable or missing folder
+        raise CaptureError(f"cannot write under {output}: {exc}") from exc
+
+
+def _write_tables(output: str | Path, snapshot: Snapshot,
+                  tables: dict[str, pa.Table]) -> dict[str, int]:
     from deltalake import DeltaTable, write_deltalake
 
-    tables = {name: snapshot.table(name) for name in TABLES}
     existing = _check_existing_tables(output, tables)
     ours = (f"snapshot_id = {_quote(snapshot.snapshot_id)} "
             f"AND cluster = {_quote(snapshot.cluster)}")
@@ -120,8 +140,9 @@ def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
                 DeltaTable(str(Path(output) / name)).delete(ours)
         for name, data in tables.items():
             with _naming(name, output):
-                # the predicate even when the table is new: another capture may create it
-                # meanwhile, and an overwrite without one would replace that capture's rows
+                # the predicate even when the table is new: a writer without the lock (an
+                # older capture) may create it meanwhile, and an overwrite without one
+                # would replace that writer's rows
                 write_deltalake(str(Path(output) / name), data, mode="overwrite",
                                 partition_by=["snapshot_id"], predicate=ours)
             written[name] = data.num_rows

@@ -96,16 +96,42 @@ def test_a_capture_landing_between_the_check_and_the_write_keeps_its_rows(tmp_pa
 
     check = tables._check_existing_tables
 
+    calls = []
+
     def other_capture_meanwhile(output, found):
+        # the check under the lock (the second), then a writer that does not take the
+        # folder's lock (an older capture) creates the tables
         existing = check(output, found)
-        monkeypatch.setattr(tables, "_check_existing_tables", check)
-        write_snapshot(output, snapshot("other"))
+        calls.append(existing)
+        if len(calls) == 2:
+            monkeypatch.setattr(tables, "_check_existing_tables", check)
+            other = snapshot("other")
+            tables._write_tables(output, other, {n: other.table(n) for n in tables.TABLES})
         return existing
 
     monkeypatch.setattr(tables, "_check_existing_tables", other_capture_meanwhile)
     write_snapshot(tmp_path, snapshot("c"))
+    assert calls == [[], []]  # the tables were made after the check under the lock
     df = DeltaTable(str(tmp_path / "queues")).to_pandas()
     assert sorted(df["cluster"]) == ["c", "other"]
+
+
+def test_captures_into_one_folder_take_turns(tmp_path, monkeypatch):
+    # two captures of the same snapshot and cluster interleaved table by table; now the
+    # second waits for the first's lock, and one that waits too long writes nothing
+    import capture.tables as tables
+    from storage import locks
+
+    snap = Snapshot("s", "c")
+    snap.add("queues", captured_at=None, topic="t", broker_name=None, queue_id=0,
+             readable=True, broker_room=None, max_offset=0, in_rate=None)
+    monkeypatch.setattr(tables, "LOCK_WAIT_SECONDS", 0.2)
+    with locks.exclusive(tmp_path / tables.CAPTURE_LOCK), pytest.raises(
+            CaptureError, match=r"stayed locked for 0 s: another capture into .* nothing "
+                                r"was written"):
+        write_snapshot(tmp_path, snap)
+    assert not (tmp_path / "queues").exists()
+    assert write_snapshot(tmp_path, snap)["queues"] == 1  # the lock is free again
 
 
 def test_a_recapture_that_fails_part_way_leaves_no_mix_of_two_captures(tmp_path,
