@@ -82,21 +82,20 @@ def test_writer_replaces_exactly_one_snapshot_of_one_cluster(tmp_path):
     assert QUEUES.field("queue_id").type == pa.int32()
 
 
+def _one_queue(cluster: str) -> Snapshot:
+    snap = Snapshot("s", cluster)
+    snap.add("queues", captured_at=None, topic="t", broker_name=None, queue_id=0,
+             readable=True, broker_room=None, max_offset=0, in_rate=None)
+    return snap
+
+
 def test_a_capture_landing_between_the_check_and_the_write_keeps_its_rows(tmp_path,
                                                                            monkeypatch):
     # two captures of a new folder at once: the one that found no table must not write
     # as if the folder were still empty (an overwrite of the whole table)
     import capture.tables as tables
 
-    def snapshot(cluster: str) -> Snapshot:
-        snap = Snapshot("s", cluster)
-        snap.add("queues", captured_at=None, topic="t", broker_name=None, queue_id=0,
-                 readable=True, broker_room=None, max_offset=0, in_rate=None)
-        return snap
-
-    check = tables._check_existing_tables
-
-    calls = []
+    check, calls = tables._check_existing_tables, []
 
     def other_capture_meanwhile(output, found):
         # the check under the lock (the second), then a writer that does not take the
@@ -105,12 +104,12 @@ def test_a_capture_landing_between_the_check_and_the_write_keeps_its_rows(tmp_pa
         calls.append(existing)
         if len(calls) == 2:
             monkeypatch.setattr(tables, "_check_existing_tables", check)
-            other = snapshot("other")
+            other = _one_queue("other")
             tables._write_tables(output, other, {n: other.table(n) for n in tables.TABLES})
         return existing
 
     monkeypatch.setattr(tables, "_check_existing_tables", other_capture_meanwhile)
-    write_snapshot(tmp_path, snapshot("c"))
+    write_snapshot(tmp_path, _one_queue("c"))
     assert calls == [[], []]  # the tables were made after the check under the lock
     df = DeltaTable(str(tmp_path / "queues")).to_pandas()
     assert sorted(df["cluster"]) == ["c", "other"]
@@ -122,9 +121,7 @@ def test_captures_into_one_folder_take_turns(tmp_path, monkeypatch):
     import capture.tables as tables
     from storage import locks
 
-    snap = Snapshot("s", "c")
-    snap.add("queues", captured_at=None, topic="t", broker_name=None, queue_id=0,
-             readable=True, broker_room=None, max_offset=0, in_rate=None)
+    snap = _one_queue("c")
     monkeypatch.setattr(tables, "LOCK_WAIT_SECONDS", 0.2)
     with locks.exclusive(tmp_path / tables.CAPTURE_LOCK), pytest.raises(
             CaptureError, match=r"stayed locked for 0 s: another capture into .* nothing "
