@@ -144,7 +144,7 @@ def _audit(ctx: _Run) -> RunResult:
         baselines = {name: ctx.store.state(f"{ctx.output}/{name}") for name in names}
         line.detail = f"{len(cleaned)} leftover(s) removed" if cleaned else "ok"
     paths = _input_paths(ctx)
-    inputs, scope, rejects, times, has_sticky = _read_and_validate(ctx, paths)
+    inputs, scope, rejects, times, captured, has_sticky = _read_and_validate(ctx, paths)
     existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
     for attempt in range(1, PRIOR_ATTEMPTS + 1):
         attempt_persist = Persisted()
@@ -161,7 +161,8 @@ def _audit(ctx: _Run) -> RunResult:
                 counts["rejects"] = count_rows(rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
-                writes = _write(ctx, scope, tables, rejects, counts, times, baselines, prior)
+                writes = _write(ctx, scope, tables, rejects, counts, times, captured,
+                                baselines, prior)
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
             with ctx.steps.step("summary", point=None) as line:
                 worst = _worst_groups(tables["group_balance"])
@@ -194,7 +195,8 @@ def _input_paths(ctx: _Run) -> InputPaths:
 
 def _read_and_validate(ctx: _Run, paths: InputPaths):
     """The usable rows of the audited snapshots, the scope, this run's rejects, the
-    snapshots' capture times and whether any group runs a sticky assignor."""
+    snapshots' capture times (as a frame, and collected: a few rows per snapshot and
+    cluster) and whether any group runs a sticky assignor."""
     with ctx.steps.step("size", "read", point=None) as line:
         counted = input_rows(ctx.store, paths, ctx.config.snapshots)
         total = sum(n for n in counted.values() if n) or None
@@ -211,7 +213,8 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                              "written: " + "; ".join(n.text() for n in scope.notes))
         inputs = read.limited_to(scope.audited)
         times = ctx.persist(snapshot_times(inputs.queues))
-        scope.notes.extend(outdated_followers(held, _capture_times(times)))
+        captured = _capture_times(times)
+        scope.notes.extend(outdated_followers(held, captured))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
         has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)) \
@@ -219,7 +222,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)
         line.detail = (f"{len(scope.audited)} snapshot(s) audited"
                        + (f", {len(scope.not_audited)} not" if scope.not_audited else ""))
-    return inputs, scope, rejects, times, has_sticky
+    return inputs, scope, rejects, times, captured, has_sticky
 
 
 def _size(ctx: _Run, input_rows_total: int | None) -> None:
@@ -309,7 +312,8 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
 
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,
-           counts: dict, times: DataFrame, baselines: dict, prior: Prior) -> list[WriteResult]:
+           counts: dict, times: DataFrame, captured: dict, baselines: dict,
+           prior: Prior) -> list[WriteResult]:
     def still_current() -> None:
         now = sorted({s for s, _ in prior_keys(ctx.store, ctx.output, times, scope.audited)})
         if now != prior.snapshots:
@@ -319,8 +323,7 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
                 "before this run's first one; churn must be compared with them")
 
     still_current()
-    pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts,
-                      _capture_times(times))
+    pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts, captured)
     return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, ctx.steps.hook,
                    still_current, ctx.steps.describe)
 
