@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import datetime
 
 from jobs.scope import Note, Scope
@@ -22,19 +21,16 @@ from storage.delta import Store
 Key = tuple[str, str | None]  # (snapshot_id, cluster)
 
 
-@dataclass(frozen=True)
-class Held:
-    """The complete (snapshot, cluster) pairs of the output and their capture times."""
-
-    times: dict[Key, datetime | None]
+# the complete (snapshot, cluster) pairs of the output and their capture times
+Held = dict[Key, datetime | None]
 
 
 def held_runs(store: Store, output: str) -> Held:
     runs = complete_runs(store, output)
     if runs is None:
-        return Held({})
+        return {}
     rows = runs.select("snapshot_id", "cluster", "captured_at").distinct().collect()
-    return Held({(r.snapshot_id, r.cluster): r.captured_at for r in rows})
+    return {(r.snapshot_id, r.cluster): r.captured_at for r in rows}
 
 
 def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
@@ -46,7 +42,7 @@ def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
                  "run's inputs do not hold the cluster: replacing the snapshot removes its "
                  "rows. Audit every cluster of a snapshot in one run, or give each "
                  "cluster's captures snapshot ids of their own")
-            for snapshot, cluster in sorted(held.times, key=_by_name)
+            for snapshot, cluster in sorted(held, key=_by_name)
             if snapshot in scope.audited and cluster not in scope.clusters.get(snapshot, [])]
 
 
@@ -56,7 +52,7 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
     it; the run itself does not touch it."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
-    for (snapshot, cluster), at in held.times.items():
+    for (snapshot, cluster), at in held.items():
         before[cluster].append(_order(snapshot, at))
         if (snapshot, cluster) not in run:
             after[cluster].append(_order(snapshot, at))
