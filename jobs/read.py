@@ -39,9 +39,8 @@ class Inputs:
     members: DataFrame
     offsets: DataFrame | None
     rejects: DataFrame
-    # (table, snapshot_id, cluster, SUBSCRIPTION) of every row read from queues, members
-    # and offsets, usable or not, straight from the files (`jobs.scope` subtracts the
-    # rejects)
+    # (table, snapshot_id, cluster, SUBSCRIPTION) of every row read from the input tables,
+    # usable or not, straight from the files (`jobs.scope` subtracts the rejects)
     read_keys: DataFrame
     observed: DataFrame | None = None
 
@@ -121,8 +120,10 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         read_keys = read_keys.unionByName(keys(offsets, "offsets"))
     seen = None
     if paths.observed:
-        seen, s_bad = validate_observed(load(paths.observed, "observed"), persist)
+        observed = load(paths.observed, "observed")
+        seen, s_bad = validate_observed(observed, persist)
         rejects = rejects.unionByName(s_bad)
+        read_keys = read_keys.unionByName(keys(observed, "observed"))
     cores = rejects.sparkSession.sparkContext.defaultParallelism
     return Inputs(q_good, m_good, o_good, persist(rejects.coalesce(max(1, cores))), read_keys,
                   seen)

@@ -113,13 +113,17 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     for s in not_audited:
         if s not in queue_snaps and s not in member_snaps:
             notes.append(Note(None, s, None, "every queues and members row of it was rejected "
-                                             "or it is only in offsets: not audited"))
-    if "offsets" in usable or inputs.offsets is not None:
-        offsets = usable.get("offsets", {})
+                                             "or it is only in offsets or observed: not audited"))
+    for table, given, unknown in (
+            ("offsets", inputs.offsets, "lag and duplicate estimates are unknown"),
+            ("observed", inputs.observed, "drift is not checked (the drift table has no "
+                                          "rows of it)")):
+        if given is None:
+            continue
+        held = usable.get(table, {})
         for key in sorted(set(queues) & set(members), key=lambda k: (k[0] or "", k[1] or "")):
-            if key not in offsets:
-                notes.append(Note(None, key[0], key[1], "offsets has no rows for it: lag and "
-                                                        "duplicate estimates are unknown"))
+            if key not in held:
+                notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
     for s in requested:
         if s not in clusters:
             notes.append(Note(None, None, None, f"snapshot {s} is in none of the inputs"))

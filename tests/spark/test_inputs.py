@@ -208,6 +208,33 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     assert scope.subscriptions == 4
 
 
+def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
+                                                                        tmp_path) -> None:
+    """With --observed, an audited snapshot and cluster the observed table lacks has no
+    drift rows, which reads as "every queue held as expected": a note says it is not
+    checked (a strict failure). A snapshot only in observed is read, not audited."""
+    from jobs.scope import find_scope
+    from tests.support.delta_inputs import read_written, write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    observed = pd.DataFrame([
+        {"snapshot_id": s, "cluster": "c1", "consumer_group": "G", "topic": "T",
+         "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
+        for s in ("A", "Z") for q in range(4)])
+    paths = write_inputs(spark, tmp_path, queues=queue_rows(["A", "B"], cluster="c1"),
+                         members=member_rows(["A", "B"], cluster="c1"), observed=observed)
+    scope = find_scope(read_written(spark, paths, Persisted()), ())
+
+    assert scope.audited == ["A", "B"] and scope.not_audited == ["Z"]
+    assert [n.text() for n in scope.notes] == [
+        "snapshot Z: every queues and members row of it was rejected or it is only in "
+        "offsets or observed: not audited",
+        "snapshot B (cluster c1): observed has no rows for it: drift is not checked (the "
+        "drift table has no rows of it)",
+    ]
+    assert all(n.table is None for n in scope.notes)  # warnings, not rejects rows
+
+
 def test_a_run_limited_to_snapshots_reads_only_their_files(spark, tmp_path) -> None:
     """`--snapshot` prunes the inputs' files by partition from the log (where the offline
     engine joins each row's snapshot_id from its file, a filter on the rows alone reads

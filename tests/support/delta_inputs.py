@@ -36,8 +36,9 @@ def write_inputs(spark: SparkSession, root: Path, **tables: pd.DataFrame) -> dic
 
 
 def read_written(spark: SparkSession, paths: dict[str, str], persist: Persist) -> Inputs:
-    """The tables `write_inputs` wrote (offsets when given), read and validated as the
-    audit reads them."""
+    """The tables `write_inputs` wrote (offsets and observed when given), read and
+    validated as the audit reads them."""
     return read_inputs(DeltaStore(spark, "offline"),
-                       InputPaths(paths["queues"], paths["members"], paths.get("offsets")),
+                       InputPaths(paths["queues"], paths["members"], paths.get("offsets"),
+                                  paths.get("observed")),
                        (), persist)
