@@ -27,7 +27,7 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     sub = parser.add_subparsers(dest="capture_command", required=True, metavar="SOURCE")
     kafka = sub.add_parser("kafka", help="live capture from a Kafka cluster")
     kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
-    kafka.add_argument("--output", required=True, metavar="DIR")
+    kafka.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
     kafka.add_argument("--cluster", type=_name, metavar="NAME",
                        help="cluster name in the tables (default: the bootstrap servers)")
     kafka.add_argument("--group", type=_name, action="append", dest="groups", default=[],
@@ -41,7 +41,7 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
                        help="per-request timeout (default 30)")
     imp = sub.add_parser("import", help="import admin-tool output files")
     imp.add_argument("files", nargs="+", metavar="FILE")
-    imp.add_argument("--output", required=True, metavar="DIR")
+    imp.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
     imp.add_argument("--cluster", type=_name, required=True, metavar="NAME")
     imp.add_argument("--snapshot", type=_name, metavar="ID",
                      help="snapshot id (default: capture time)")
@@ -61,6 +61,21 @@ def _name(text: str) -> str:
     capture time)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be blank")
+    return text
+
+
+def _local_folder(text: str) -> str:
+    """--output: a local folder (captures take turns there under a file lock, which
+    remote storage has no equivalent of; an `s3://` path became a local `s3:` folder
+    name). `file:` URLs are taken as the path they name."""
+    _name(text)
+    for prefix in ("file://", "file:"):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    if "://" in text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a capture writes a local folder; capture there, then copy the "
+            "folder to the remote storage the audit reads")
     return text
 
 

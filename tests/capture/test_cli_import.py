@@ -73,6 +73,25 @@ def test_a_blank_name_is_refused(tmp_path, capsys, flag):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("output", ["s3://bucket/capture", "abfss://c@a.dfs.core.windows.net/x"])
+def test_a_remote_output_is_refused_before_anything_is_read(tmp_path, monkeypatch, capsys,
+                                                             output):
+    # Path("s3://b/x") is the local folder "s3:/b/x": the capture failed late, after
+    # delta-rs had tried the cloud's metadata service for credentials
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        cli("import", str(DATA / "kcg_offsets.txt"), "--output", output, "--cluster", "c")
+    assert exit_.value.code == 2
+    assert "a capture writes a local folder" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_url_output_is_the_folder_it_names(tmp_path):
+    assert cli("import", str(DATA / "kcg_offsets.txt"), "--output",
+               f"file://{tmp_path}/o", "--cluster", "c", "--format", "kafka-offsets") == 0
+    assert (tmp_path / "o" / "offsets" / "_delta_log").is_dir()
+
+
 def test_a_folder_with_another_kind_of_table_is_refused_before_any_write(tmp_path, capsys):
     # an audit's output root holds a `rejects` table of its own: a capture into it wrote
     # queues, members, offsets and observed, then failed on rejects
