@@ -123,8 +123,16 @@ class NativeStore:
         return None if size is None else int(size) // BYTES_PER_ROW
 
     def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
+        """The table's rows as of its version now: without `versionAsOf` Delta resolves
+        the latest version again each time the plan runs, so a run's scans of one input
+        (its validated rows, its key aggregate, a recomputed cache) could see two
+        versions of it."""
         try:
-            df = self.spark.read.format("delta").load(path)
+            version = self.state(path).version
+            reader = self.spark.read.format("delta")
+            if version is not None:
+                reader = reader.option("versionAsOf", version)
+            df = reader.load(path)
         except Exception as exc:  # py4j / analysis errors: say which table
             raise TableError(f"{name} table at {path} could not be read as Delta: "
                              f"{first_line(exc)}") from exc
