@@ -95,7 +95,7 @@ def to_arrow(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=schema)
 
 
-CAPTURE_LOCK = "_capture.lock"  # beside the tables: held while a capture writes them
+CAPTURE_LOCK = locks.CAPTURE_LOCK  # beside the tables: held while a capture writes them
 LOCK_WAIT_SECONDS = 300.0
 
 

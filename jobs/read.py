@@ -8,7 +8,11 @@ counts for the progress line and for sizing the run come from the tables' Delta 
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -22,7 +26,10 @@ from jobs.validate import (
     validate_offsets,
     validate_queues,
 )
+from storage import locks
 from storage.delta import Store
+from storage.offline import local_path
+from vocabulary.errors import TableError
 
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
@@ -107,23 +114,65 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         return df.select(F.lit(name).alias("table"), "snapshot_id", "cluster",
                          subscription.alias(SUBSCRIPTION))
 
-    queues, members = load(paths.queues, "queues"), load(paths.members, "members")
+    with between_captures(paths):  # every table at one point, no capture half-way
+        loaded = {name: load(path, name) for name, path in paths.named().items()}
+    queues, members = loaded["queues"], loaded["members"]
     q_good, q_bad = validate_queues(queues, persist)
     m_good, m_bad = validate_members(members, persist)
     rejects = q_bad.unionByName(m_bad)
     read_keys = keys(queues, "queues").unionByName(keys(members, "members"))
     o_good = None
-    if paths.offsets:
-        offsets = load(paths.offsets, "offsets")
+    if "offsets" in loaded:
+        offsets = loaded["offsets"]
         o_good, o_bad = validate_offsets(offsets, persist)
         rejects = rejects.unionByName(o_bad)
         read_keys = read_keys.unionByName(keys(offsets, "offsets"))
     seen = None
-    if paths.observed:
-        observed = load(paths.observed, "observed")
+    if "observed" in loaded:
+        observed = loaded["observed"]
         seen, s_bad = validate_observed(observed, persist)
         rejects = rejects.unionByName(s_bad)
         read_keys = read_keys.unionByName(keys(observed, "observed"))
     cores = rejects.sparkSession.sparkContext.defaultParallelism
     return Inputs(q_good, m_good, o_good, persist(rejects.coalesce(max(1, cores))), read_keys,
                   seen)
+
+
+# how long a run waits for a capture writing into its inputs' folder (a capture of one
+# snapshot takes seconds; its own wait for another capture is as long)
+CAPTURE_WAIT_SECONDS = 300.0
+
+
+@contextmanager
+def between_captures(paths: InputPaths) -> Iterator[None]:
+    """Hold the capture lock of each local folder holding an input table, shared.
+
+    A capture rewrites a snapshot table by table under its folder's lock (earlier rows
+    out of every table, then the new ones in): a run that resolved its queues before a
+    capture and its members during it would audit half of one capture. The stores fix a
+    table's contents when it is read (the offline engine its files, the native one its
+    version), so holding the lock while every input is read is enough. A folder without
+    the lock file has never been written by a capture: nothing is created there."""
+    with ExitStack() as held:
+        for lock in _capture_locks(paths):
+            try:
+                try:
+                    held.enter_context(locks.shared_if_present(lock, wait_seconds=0))
+                except locks.LockTimeout:
+                    print(f"read: a capture is writing {lock.parent}: waiting for it to end",
+                          file=sys.stderr, flush=True)
+                    held.enter_context(locks.shared_if_present(lock, CAPTURE_WAIT_SECONDS))
+            except locks.LockTimeout as exc:
+                raise TableError(f"{exc}: a capture has been writing the inputs under "
+                                 f"{lock.parent} for that long; nothing was read or written, "
+                                 "run again once it ends") from exc
+        yield
+
+
+def _capture_locks(paths: InputPaths) -> list[Path]:
+    """The capture lock files beside the inputs on local paths (captures write local
+    folders), in one order so that readers never take them in two."""
+    files = {Path(local_path(path)).parent / locks.CAPTURE_LOCK
+             for path in paths.named().values()
+             if "://" not in path or path.startswith("file:")}
+    return sorted(files)
