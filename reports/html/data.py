@@ -198,6 +198,10 @@ def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return frame.merge(keys, on=RUN_KEYS, how="inner")
 
 
+# how many times the page reads the tables again when runs were published meanwhile
+READ_ATTEMPTS = 3
+
+
 def load(output: str, snapshots: Sequence[str] | None = None,
          groups: Sequence[str] | None = None, top: int = DEFAULT_TOP) -> ReportData:
     """Read what the report needs. Default snapshots: the latest per cluster in `runs`.
@@ -205,8 +209,31 @@ def load(output: str, snapshots: Sequence[str] | None = None,
     Every group is read only in the columns the overview and the choice of groups need
     (group_balance's severity figures, churn's timeline); whole rows of group_balance,
     consumer_load and what_if only for the groups the page details (the `top` needing
-    attention, or `groups`)."""
+    attention, or `groups`).
+
+    The tables are read one after the other, each keeping the rows of the runs `runs`
+    named when the page began. A run publishing meanwhile replaces its snapshots' rows
+    under another run id, which the page would leave out as if the snapshot had no
+    groups; every publication commits to `runs` (its rows out first, in last), so the
+    page reads everything again when `runs` changed while it read."""
     output = output.rstrip("/") or "/"
+    for _ in range(READ_ATTEMPTS):
+        before = _version(output, RUNS)
+        data = _load_once(output, snapshots, groups, top)
+        if _version(output, RUNS) == before:
+            return data
+    raise NoOutputError(f"{output}: runs were published while the page read the tables, "
+                        f"{READ_ATTEMPTS} times in a row: render it again once they are done")
+
+
+def _version(output: str, name: str) -> int | None:
+    from deltalake import DeltaTable
+
+    return DeltaTable(table_path(output, name)).version() if has_table(output, name) else None
+
+
+def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[str] | None,
+               top: int) -> ReportData:
     all_runs = complete_runs(output)
     if snapshots:
         unknown = sorted(set(snapshots) - set(all_runs["snapshot_id"]))

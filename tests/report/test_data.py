@@ -205,3 +205,58 @@ def test_drift_is_counted_per_group_and_kind_of_complete_runs(tmp_path, monkeypa
     assert load(output, groups=["g-idle"]).drift.empty
     assert list(load(output, snapshots=["s1"]).drift.columns) == [
         "cluster", "consumer_group", "kind", "queues"]
+
+
+def _publish_again(output: str, snapshot: str, run_id: str) -> None:
+    """Another run of `snapshot`: every table's rows of it under `run_id`, `runs` last."""
+    from deltalake import DeltaTable, write_deltalake
+
+    runs = DeltaTable(f"{output}/runs").to_pandas()
+    current = runs.loc[runs["snapshot_id"] == snapshot, "run_id"].iloc[0]
+    for name in ("group_balance", "consumer_load", "rebalance_churn", "drift", "what_if",
+                 "runs"):
+        frame = DeltaTable(f"{output}/{name}").to_pandas()
+        rows = frame[(frame["snapshot_id"] == snapshot)
+                     & (frame["run_id"] == current)].assign(run_id=run_id)
+        write_deltalake(f"{output}/{name}", frames.to_arrow(rows.reset_index(drop=True)),
+                        mode="overwrite", predicate=f"snapshot_id = '{snapshot}'")
+
+
+def test_a_run_published_while_the_page_reads_is_read_whole(tmp_path, monkeypatch):
+    # the page read `runs` (s2 of RUN), then another run of s2 published before it read
+    # group_balance: kept to RUN's rows, s2 had no group at all ("all balanced")
+    from reports.html import data as report_data
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    scan, published = report_data.scan, []
+
+    def another_run_publishes(root, name, *args, **kwargs):
+        if name == "group_balance" and not published:
+            published.append(name)
+            _publish_again(output, "s2", "run-2")
+        return scan(root, name, *args, **kwargs)
+
+    monkeypatch.setattr(report_data, "scan", another_run_publishes)
+    data = load(output, top=1)
+    assert published
+    assert set(data.group_balance["consumer_group"]) == {frames.NASTY}
+    assert set(data.group_balance["run_id"]) == {"run-2"} == set(data.runs["run_id"])
+    assert data.skew_counts.to_dict() == {0: 3, 3: 1}
+
+
+def test_a_page_that_never_reads_a_quiet_moment_says_so(tmp_path, monkeypatch):
+    from reports.html import data as report_data
+    from vocabulary.errors import NoOutputError
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    scan, runs = report_data.scan, iter(range(100))
+
+    def a_run_publishes_each_time(root, name, *args, **kwargs):
+        if name == "group_balance":
+            _publish_again(output, "s2", f"run-{next(runs)}")
+        return scan(root, name, *args, **kwargs)
+
+    monkeypatch.setattr(report_data, "scan", a_run_publishes_each_time)
+    with pytest.raises(NoOutputError, match="runs were published while the page read the "
+                                            "tables, 3 times in a row"):
+        load(output)
