@@ -22,7 +22,7 @@ from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
-from jobs.held import clusters_left_out, held_runs, outdated_followers
+from jobs.held import clusters_left_out, drift_replaced_by_none, held_runs, outdated_followers
 from jobs.launch import new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
@@ -214,6 +214,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         inputs = read.limited_to(scope.audited)
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
+        scope.notes.extend(drift_replaced_by_none(held, scope, paths.observed is not None))
         scope.notes.extend(outdated_followers(held, captured))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)

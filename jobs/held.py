@@ -1,11 +1,13 @@
 """What the output already holds that this run changes without replacing: warnings.
 
 A run replaces whole snapshots and compares its first snapshot with the one before it in
-the output. Two things it does not redo must still be said: the clusters of a snapshot
-its inputs lack (replacing the snapshot removes their rows), and the snapshot already in
-the output right after one it adds (a backfill): that one's churn, and the sticky
-assignors' previous assignment, still come from the snapshot before the backfilled one.
-One small read of `runs` (a row per complete snapshot and cluster) answers both.
+the output. What it does not redo must still be said: the clusters of a snapshot its
+inputs lack (replacing the snapshot removes their rows); the drift an earlier run found
+in a snapshot this run audits without `--observed` (its drift rows are replaced by none);
+and the snapshot already in the output right after one it adds (a backfill): that one's
+churn, and the sticky assignors' previous assignment, still come from the snapshot
+before the backfilled one. One small read of `runs` (a row per complete snapshot and
+cluster) answers all three.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from datetime import datetime
+from typing import NamedTuple
+
+from pyspark.sql import functions as F
 
 from jobs.scope import Note, Scope
 from jobs.write import complete_runs
@@ -21,16 +26,24 @@ from storage.delta import Store
 Key = tuple[str, str | None]  # (snapshot_id, cluster)
 
 
-# the complete (snapshot, cluster) pairs of the output and their capture times
-Held = dict[Key, datetime | None]
+class HeldRun(NamedTuple):
+    """What `runs` says of a complete (snapshot, cluster)."""
+
+    captured_at: datetime | None
+    drift_rows: int  # the drifting queues it wrote (0: none found, or no --observed)
+
+
+Held = dict[Key, HeldRun]
 
 
 def held_runs(store: Store, output: str) -> Held:
     runs = complete_runs(store, output)
     if runs is None:
         return {}
-    rows = runs.select("snapshot_id", "cluster", "captured_at").distinct().collect()
-    return {(r.snapshot_id, r.cluster): r.captured_at for r in rows}
+    rows = runs.select("snapshot_id", "cluster", "captured_at",
+                       F.coalesce(F.col("rows")["drift"], F.lit(0)).alias("drift")) \
+        .distinct().collect()
+    return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, r.drift) for r in rows}
 
 
 def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
@@ -46,13 +59,27 @@ def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
             if snapshot in scope.audited and cluster not in scope.clusters.get(snapshot, [])]
 
 
+def drift_replaced_by_none(held: Held, scope: Scope, observed: bool) -> list[Note]:
+    """A note for each audited snapshot and cluster whose complete run in the output
+    found drifting queues, when this run has no `--observed`: its drift table is written
+    without rows of the snapshot (a scheduled run whose flag went missing)."""
+    if observed:
+        return []
+    return [Note(None, snapshot, cluster,
+                 f"the output's complete run of it found {run.drift_rows} drifting "
+                 "queue(s) (it had --observed); this run has no --observed, so they are "
+                 "replaced by none. Pass --observed to keep checking its drift")
+            for (snapshot, cluster), run in sorted(held.items(), key=lambda i: _by_name(i[0]))
+            if run.drift_rows and snapshot in scope.audited]
+
+
 def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note]:
     """A note for each snapshot already in the output whose previous snapshot (by
     captured_at, then snapshot_id, per cluster) this run changes by adding one before
     it; the run itself does not touch it."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
-    for (snapshot, cluster), at in held.items():
+    for (snapshot, cluster), (at, _) in held.items():
         before[cluster].append(_order(snapshot, at))
         if (snapshot, cluster) not in run:
             after[cluster].append(_order(snapshot, at))

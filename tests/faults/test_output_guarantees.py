@@ -133,6 +133,28 @@ def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
     assert set(table(out, "assignments")["cluster"]) == {"d"}
 
 
+def test_drift_found_earlier_and_replaced_by_none_is_a_warning(spark, tmp_path) -> None:
+    """A audited with --observed (client c1 holds every queue: 2 drift), then again
+    without: its drift rows go, and the run says so; with --observed again, no word."""
+    observed = pd.DataFrame([
+        {"snapshot_id": "A", "cluster": "c", "consumer_group": "G", "topic": "T",
+         "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
+        for q in range(4)])
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
+                         members=member_rows(["A"]), observed=observed)
+    out = tmp_path / "out"
+    audit(spark, paths, out, "seen", observed=paths["observed"])
+    assert len(table(out, "drift")) == 2
+    result = audit(spark, paths, out, "unseen")
+    assert [w for w in result.warnings if w.startswith("snapshot A (cluster c): the "
+            "output's complete run of it found 2 drifting queue(s)")], result.warnings
+    assert table(out, "drift").pipe(lambda d: d[d["run_id"] == "unseen"]).empty
+    assert not audit(spark, paths, out, "unseen2").warnings  # nothing left to replace
+    audit(spark, paths, out, "seen2", observed=paths["observed"])
+    assert not [w for w in audit(spark, paths, out, "seen3", observed=paths["observed"])
+                .warnings if "drifting" in w]
+
+
 def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark,
                                                                             tmp_path) -> None:
     """A and C audited, then B (captured between them) backfilled: C's churn still

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.held import Held, clusters_left_out, outdated_followers
+from jobs.held import HeldRun, clusters_left_out, drift_replaced_by_none, outdated_followers
 from jobs.scope import Scope
 
 
@@ -12,9 +12,13 @@ def at(minute: int) -> datetime:
     return datetime(2026, 11, 1, 8, minute)
 
 
+def held_at(times: dict) -> dict:
+    return {key: HeldRun(at, 0) for key, at in times.items()}
+
+
 def followers(held: dict, run: dict) -> list[tuple]:
     return [(n.snapshot_id, n.cluster, n.reason.split(":")[0])
-            for n in outdated_followers(Held(held), run)]
+            for n in outdated_followers(held_at(held), run)]
 
 
 def test_the_snapshot_after_a_backfill_is_named_per_cluster():
@@ -37,6 +41,21 @@ def test_unknown_capture_times_come_first_then_snapshot_ids():
 
 
 def test_a_cluster_the_inputs_lack_is_named():
-    held = Held({("A", "c"): at(0), ("A", "d"): at(0), ("B", "c"): at(5)})
+    held = held_at({("A", "c"): at(0), ("A", "d"): at(0), ("B", "c"): at(5)})
     scope = Scope(audited=["A"], not_audited=[], clusters={"A": ["d"]})
     assert [(n.snapshot_id, n.cluster) for n in clusters_left_out(held, scope)] == [("A", "c")]
+
+
+def test_drift_replaced_by_none_is_named_only_without_observed():
+    held = {("A", "c"): HeldRun(at(0), 3), ("A", "d"): HeldRun(at(0), 0),
+            ("B", "c"): HeldRun(at(5), 1), ("A", "e"): HeldRun(at(0), 2)}
+    scope = Scope(audited=["A"], not_audited=[], clusters={"A": ["c", "d", "e"]},
+                  usable_clusters={"A": ["c", "d"]})
+    notes = drift_replaced_by_none(held, scope, observed=False)
+    # B is not audited; d had no drift; e's rows of A go too (A is replaced whole)
+    assert [(n.snapshot_id, n.cluster, n.reason.split(";")[0]) for n in notes] == [
+        ("A", "c", "the output's complete run of it found 3 drifting queue(s) (it had "
+                   "--observed)"),
+        ("A", "e", "the output's complete run of it found 2 drifting queue(s) (it had "
+                   "--observed)")]
+    assert drift_replaced_by_none(held, scope, observed=True) == []
