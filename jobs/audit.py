@@ -22,7 +22,7 @@ from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
-from jobs.held import clusters_left_out, drift_replaced_by_none, held_runs, outdated_followers
+from jobs.held import clusters_left_out, held_runs, outdated_followers, replaced_by_none
 from jobs.launch import new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
@@ -214,7 +214,11 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         inputs = read.limited_to(scope.audited)
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
-        scope.notes.extend(drift_replaced_by_none(held, scope, paths.observed is not None))
+        off = [table for table, on in (("drift", paths.observed is not None),
+                                       ("what_if", ctx.config.what_if != "off"),
+                                       ("strategy_comparison",
+                                        ctx.config.compares_strategies)) if not on]
+        scope.notes.extend(replaced_by_none(held, scope, off))
         scope.notes.extend(outdated_followers(held, captured))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
@@ -261,7 +265,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     whether the queue rows' join broadcasts them (`jobs.sizing`)."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
-    compare = config.compare_strategies or config.is_demo
+    compare = config.compares_strategies
     with ctx.steps.step("assign") as line:
         # the kernels and every per-group report in one call per bucket of groups
         history, pairs = churn_history(member_snapshots(inputs.members, times),

@@ -70,6 +70,11 @@ class AuditConfig:
     def is_demo(self) -> bool:
         return not (self.queues or self.members)
 
+    @property
+    def compares_strategies(self) -> bool:
+        """The demo always writes the strategy comparison."""
+        return self.compare_strategies or self.is_demo
+
 
 def load_config(path: str | None, **overrides: Any) -> AuditConfig:
     """Read the YAML file (if any), then apply non-None overrides (the CLI flags)."""

@@ -2,12 +2,13 @@
 
 A run replaces whole snapshots and compares its first snapshot with the one before it in
 the output. What it does not redo must still be said: the clusters of a snapshot its
-inputs lack (replacing the snapshot removes their rows); the drift an earlier run found
-in a snapshot this run audits without `--observed` (its drift rows are replaced by none);
-and the snapshot already in the output right after one it adds (a backfill): that one's
-churn, and the sticky assignors' previous assignment, still come from the snapshot
-before the backfilled one. One small read of `runs` (a row per complete snapshot and
-cluster) answers all three.
+inputs lack (replacing the snapshot removes their rows); the rows earlier runs wrote in a
+table this run writes empty, an option being off (drift without `--observed`, what_if
+with `--what-if off`, the strategy comparison without `--compare-strategies`); and the
+snapshot already in the output right after one it adds (a backfill): that one's churn,
+and the sticky assignors' previous assignment, still come from the snapshot before the
+backfilled one. One small read of `runs` (a row per complete snapshot and cluster, with
+its rows per table) answers all three.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from bisect import bisect_left
 from collections import defaultdict
 from datetime import datetime
 from typing import NamedTuple
-
-from pyspark.sql import functions as F
 
 from jobs.scope import Note, Scope
 from jobs.write import complete_runs
@@ -30,7 +29,16 @@ class HeldRun(NamedTuple):
     """What `runs` says of a complete (snapshot, cluster)."""
 
     captured_at: datetime | None
-    drift_rows: int  # the drifting queues it wrote (0: none found, or no --observed)
+    rows: dict[str, int]  # rows it wrote per table
+
+
+# the tables a run writes without rows of its snapshots when an option is off: the
+# option, and what their rows are
+OPTIONAL_TABLES = {
+    "drift": ("--observed", "drifting queue(s)"),
+    "what_if": ("--what-if findings or all", "what-if row(s)"),
+    "strategy_comparison": ("--compare-strategies", "strategy comparison row(s)"),
+}
 
 
 Held = dict[Key, HeldRun]
@@ -40,10 +48,9 @@ def held_runs(store: Store, output: str) -> Held:
     runs = complete_runs(store, output)
     if runs is None:
         return {}
-    rows = runs.select("snapshot_id", "cluster", "captured_at",
-                       F.coalesce(F.col("rows")["drift"], F.lit(0)).alias("drift")) \
-        .distinct().collect()
-    return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, r.drift) for r in rows}
+    rows = runs.select("snapshot_id", "cluster", "captured_at", "rows").collect()
+    return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, dict(r.rows or {}))
+            for r in rows}
 
 
 def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
@@ -59,18 +66,29 @@ def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
             if snapshot in scope.audited and cluster not in scope.clusters.get(snapshot, [])]
 
 
-def drift_replaced_by_none(held: Held, scope: Scope, observed: bool) -> list[Note]:
-    """A note for each audited snapshot and cluster whose complete run in the output
-    found drifting queues, when this run has no `--observed`: its drift table is written
-    without rows of the snapshot (a scheduled run whose flag went missing)."""
-    if observed:
-        return []
-    return [Note(None, snapshot, cluster,
-                 f"the output's complete run of it found {run.drift_rows} drifting "
-                 "queue(s) (it had --observed); this run has no --observed, so they are "
-                 "replaced by none. Pass --observed to keep checking its drift")
-            for (snapshot, cluster), run in sorted(held.items(), key=lambda i: _by_name(i[0]))
-            if run.drift_rows and snapshot in scope.audited]
+def replaced_by_none(held: Held, scope: Scope, off: list[str]) -> list[Note]:
+    """A note per table of `off` (OPTIONAL_TABLES this run writes empty) in which the
+    output's complete runs of the audited snapshots wrote rows: they are replaced by
+    none (a scheduled run whose flag went missing), which must not pass in silence."""
+    notes = []
+    for table in off:
+        option, what = OPTIONAL_TABLES[table]
+        lost = [(key, run.rows[table]) for key, run in sorted(held.items(),
+                                                              key=lambda i: _by_name(i[0]))
+                if run.rows.get(table) and key[0] in scope.audited]
+        if lost:
+            named = ", ".join(_named(key) for key, _ in lost[:5])
+            more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+            notes.append(Note(None, None, None, (
+                f"{table}: the output's complete runs of {named}{more} wrote "
+                f"{sum(n for _, n in lost)} {what}; this run has no {option}, so its "
+                f"{table} table has none of them (pass {option} to keep them)")))
+    return notes
+
+
+def _named(key: Key) -> str:
+    snapshot, cluster = key
+    return f"snapshot {snapshot}" + (f" (cluster {cluster})" if cluster is not None else "")
 
 
 def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note]:

@@ -133,9 +133,10 @@ def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
     assert set(table(out, "assignments")["cluster"]) == {"d"}
 
 
-def test_drift_found_earlier_and_replaced_by_none_is_a_warning(spark, tmp_path) -> None:
-    """A audited with --observed (client c1 holds every queue: 2 drift), then again
-    without: its drift rows go, and the run says so; with --observed again, no word."""
+def test_rows_an_option_left_out_replaces_by_none_are_a_warning(spark, tmp_path) -> None:
+    """A audited with --observed (client c1 holds every queue: 2 drift) and --what-if
+    all, then again without them: those rows go, and the run says so per table; with
+    --observed again, no word."""
     observed = pd.DataFrame([
         {"snapshot_id": "A", "cluster": "c", "consumer_group": "G", "topic": "T",
          "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
@@ -143,16 +144,20 @@ def test_drift_found_earlier_and_replaced_by_none_is_a_warning(spark, tmp_path) 
     paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
                          members=member_rows(["A"]), observed=observed)
     out = tmp_path / "out"
-    audit(spark, paths, out, "seen", observed=paths["observed"])
+    audit(spark, paths, out, "seen", observed=paths["observed"], what_if="all")
     assert len(table(out, "drift")) == 2
-    result = audit(spark, paths, out, "unseen")
-    assert [w for w in result.warnings if w.startswith("snapshot A (cluster c): the "
-            "output's complete run of it found 2 drifting queue(s)")], result.warnings
+    what_ifs = len(table(out, "what_if"))
+    result = audit(spark, paths, out, "unseen", what_if="off")
+    assert sorted(w.split(";")[0] for w in result.warnings) == [
+        "drift: the output's complete runs of snapshot A (cluster c) wrote 2 drifting "
+        "queue(s)",
+        f"what_if: the output's complete runs of snapshot A (cluster c) wrote {what_ifs} "
+        "what-if row(s)"], result.warnings
     assert table(out, "drift").pipe(lambda d: d[d["run_id"] == "unseen"]).empty
     assert not audit(spark, paths, out, "unseen2").warnings  # nothing left to replace
     audit(spark, paths, out, "seen2", observed=paths["observed"])
     assert not [w for w in audit(spark, paths, out, "seen3", observed=paths["observed"])
-                .warnings if "drifting" in w]
+                .warnings if w.startswith("drift:")]
 
 
 def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark,

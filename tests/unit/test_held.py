@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.held import HeldRun, clusters_left_out, drift_replaced_by_none, outdated_followers
+from jobs.held import HeldRun, clusters_left_out, outdated_followers, replaced_by_none
 from jobs.scope import Scope
 
 
@@ -13,7 +13,7 @@ def at(minute: int) -> datetime:
 
 
 def held_at(times: dict) -> dict:
-    return {key: HeldRun(at, 0) for key, at in times.items()}
+    return {key: HeldRun(at, {}) for key, at in times.items()}
 
 
 def followers(held: dict, run: dict) -> list[tuple]:
@@ -46,16 +46,28 @@ def test_a_cluster_the_inputs_lack_is_named():
     assert [(n.snapshot_id, n.cluster) for n in clusters_left_out(held, scope)] == [("A", "c")]
 
 
-def test_drift_replaced_by_none_is_named_only_without_observed():
-    held = {("A", "c"): HeldRun(at(0), 3), ("A", "d"): HeldRun(at(0), 0),
-            ("B", "c"): HeldRun(at(5), 1), ("A", "e"): HeldRun(at(0), 2)}
-    scope = Scope(audited=["A"], not_audited=[], clusters={"A": ["c", "d", "e"]},
-                  usable_clusters={"A": ["c", "d"]})
-    notes = drift_replaced_by_none(held, scope, observed=False)
+def test_rows_an_option_left_out_replaces_are_counted_per_table():
+    held = {("A", "c"): HeldRun(at(0), {"drift": 3, "what_if": 4}),
+            ("A", "d"): HeldRun(at(0), {"drift": 0}),
+            ("B", "c"): HeldRun(at(5), {"drift": 1}),
+            ("A", "e"): HeldRun(at(0), {"drift": 2})}
+    scope = Scope(audited=["A"], not_audited=[], clusters={"A": ["c", "d"]})
     # B is not audited; d had no drift; e's rows of A go too (A is replaced whole)
-    assert [(n.snapshot_id, n.cluster, n.reason.split(";")[0]) for n in notes] == [
-        ("A", "c", "the output's complete run of it found 3 drifting queue(s) (it had "
-                   "--observed)"),
-        ("A", "e", "the output's complete run of it found 2 drifting queue(s) (it had "
-                   "--observed)")]
-    assert drift_replaced_by_none(held, scope, observed=True) == []
+    assert [n.text() for n in replaced_by_none(held, scope, ["drift", "what_if"])] == [
+        "drift: the output's complete runs of snapshot A (cluster c), snapshot A (cluster e) "
+        "wrote 5 drifting queue(s); this run has no --observed, so its drift table has none "
+        "of them (pass --observed to keep them)",
+        "what_if: the output's complete runs of snapshot A (cluster c) wrote 4 what-if "
+        "row(s); this run has no --what-if findings or all, so its what_if table has none "
+        "of them (pass --what-if findings or all to keep them)"]
+    assert replaced_by_none(held, scope, []) == []
+
+
+def test_many_snapshots_are_named_five_then_counted():
+    held = {(f"s{i}", "c"): HeldRun(None, {"strategy_comparison": 2}) for i in range(8)}
+    scope = Scope(audited=[f"s{i}" for i in range(8)], not_audited=[], clusters={})
+    [note] = replaced_by_none(held, scope, ["strategy_comparison"])
+    assert note.text().startswith(
+        "strategy_comparison: the output's complete runs of snapshot s0 (cluster c), "
+        "snapshot s1 (cluster c), snapshot s2 (cluster c), snapshot s3 (cluster c), "
+        "snapshot s4 (cluster c) and 3 more wrote 16 strategy comparison row(s)")
