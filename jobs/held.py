@@ -32,6 +32,9 @@ class HeldRun(NamedTuple):
     rows: dict[str, int]  # rows it wrote per table
 
 
+Held = dict[Key, HeldRun]
+
+
 # the tables a run writes without rows of its snapshots when an option is off: the
 # option, and what their rows are
 OPTIONAL_TABLES = {
@@ -39,9 +42,6 @@ OPTIONAL_TABLES = {
     "what_if": ("--what-if findings or all", "what-if row(s)"),
     "strategy_comparison": ("--compare-strategies", "strategy comparison row(s)"),
 }
-
-
-Held = dict[Key, HeldRun]
 
 
 def held_runs(store: Store, output: str) -> Held:

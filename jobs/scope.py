@@ -120,9 +120,9 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                                           "rows of it)")):
         if given is None:
             continue
-        held = usable.get(table, {})
+        present = usable.get(table, {})
         for key in sorted(set(queues) & set(members), key=lambda k: (k[0] or "", k[1] or "")):
-            if key not in held:
+            if key not in present:
                 notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
     for s in requested:
         if s not in clusters:
