@@ -8,7 +8,7 @@ counts for the progress line and for sizing the run come from the tables' Delta 
 
 from __future__ import annotations
 
-import sys
+import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -33,6 +33,8 @@ from vocabulary.errors import TableError
 
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
+
+log = logging.getLogger("rebalance_audit")
 
 
 # a member row's (consumer_group, topic) hashed, null for other tables' rows: the scope
@@ -159,8 +161,7 @@ def between_captures(paths: InputPaths) -> Iterator[None]:
                 try:
                     held.enter_context(locks.shared_if_present(lock, wait_seconds=0))
                 except locks.LockTimeout:
-                    print(f"read: a capture is writing {lock.parent}: waiting for it to end",
-                          file=sys.stderr, flush=True)
+                    log.info("a capture is writing %s: waiting for it to end", lock.parent)
                     held.enter_context(locks.shared_if_present(lock, CAPTURE_WAIT_SECONDS))
             except locks.LockTimeout as exc:
                 raise TableError(f"{exc}: a capture has been writing the inputs under "
