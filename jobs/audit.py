@@ -22,7 +22,13 @@ from jobs import faults
 from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
-from jobs.held import clusters_left_out, held_runs, outdated_followers, replaced_by_none
+from jobs.held import (
+    clusters_left_out,
+    held_runs,
+    outdated_followers,
+    published_meanwhile,
+    replaced_by_none,
+)
 from jobs.launch import new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_root, check_tables
@@ -144,7 +150,7 @@ def _audit(ctx: _Run) -> RunResult:
         baselines = {name: ctx.store.state(f"{ctx.output}/{name}") for name in names}
         line.detail = f"{len(cleaned)} leftover(s) removed" if cleaned else "ok"
     paths = _input_paths(ctx)
-    inputs, scope, rejects, times, captured, has_sticky = _read_and_validate(ctx, paths)
+    inputs, scope, rejects, times, captured, has_sticky, held = _read_and_validate(ctx, paths)
     existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
     for attempt in range(1, PRIOR_ATTEMPTS + 1):
         attempt_persist = Persisted()
@@ -167,6 +173,13 @@ def _audit(ctx: _Run) -> RunResult:
             with ctx.steps.step("summary", point=None) as line:
                 worst = _worst_groups(tables["group_balance"])
                 churn_top = _top_churn(tables["rebalance_churn"])
+                # a later snapshot another run published while this one ran compared its
+                # churn with the snapshot before this run's, which cannot change it now:
+                # named, as a backfill's follower is
+                late = published_meanwhile(held_runs(ctx.store, ctx.output), held, captured)
+                for note in late:
+                    log.warning("warning: %s", note.text())
+                scope.notes.extend(late)
                 line.detail = f"{len(worst)} group(s) that need attention"
             break
         except StalePrior as exc:
@@ -227,7 +240,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)
         line.detail = (f"{len(scope.audited)} snapshot(s) audited"
                        + (f", {len(scope.not_audited)} not" if scope.not_audited else ""))
-    return inputs, scope, rejects, times, captured, has_sticky
+    return inputs, scope, rejects, times, captured, has_sticky, held
 
 
 def _size(ctx: _Run, input_rows_total: int | None) -> None:

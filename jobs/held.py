@@ -91,6 +91,20 @@ def _named(key: Key) -> str:
     return f"snapshot {snapshot}" + (f" (cluster {cluster})" if cluster is not None else "")
 
 
+def published_meanwhile(now: Held, before: Held, run: dict[Key, datetime | None]) -> list[Note]:
+    """Notes for the snapshots another run published while this one ran (in `now`, read
+    once this run landed, not in `before`, read when it began) that follow one this run
+    adds: that run compared them with the snapshot before, not seeing this run's yet
+    (were it the other way, this run would have computed its own churn again)."""
+    others = {key: run_ for key, run_ in now.items() if key not in before and key not in run}
+    if not others:
+        return []
+    return [Note(n.table, n.snapshot_id, n.cluster,
+                 f"another run published it while this one ran; {n.reason}")
+            for n in outdated_followers({**before, **others}, run)
+            if (n.snapshot_id, n.cluster) in others]
+
+
 def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note]:
     """A note for each snapshot already in the output whose previous snapshot (by
     captured_at, then snapshot_id, per cluster) this run changes by adding one before

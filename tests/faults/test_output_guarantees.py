@@ -278,6 +278,32 @@ def test_earlier_snapshot_landing_meanwhile_recomputes_churn(spark, tmp_path) ->
     assert StalePrior.__doc__  # the retried condition has a name users see in the log
 
 
+def test_a_later_snapshot_landing_meanwhile_is_named_when_this_run_lands(spark,
+                                                                         tmp_path) -> None:
+    """Y publishes C while X computes B (between A and C): Y's churn of C compares with A,
+    as B was not there yet. X cannot change C, so it names C when it lands."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
+                         members=member_rows(["A", "B", "C"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "first", snapshots=("A",))
+    log = []
+
+    def y_runs_meanwhile(point: str) -> None:
+        if point == "reports" and not log:
+            log.append(point)
+            audit(spark, paths, out, "Y", snapshots=("C",))
+
+    result = audit(spark, paths, out, "X", snapshots=("B",), hook=y_runs_meanwhile)
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["A"]
+    stale = [w for w in result.warnings if w.startswith("snapshot C (cluster c)")]
+    assert stale and "--snapshot C" in stale[0], result.warnings
+    # audited again as it says, C compares with B, and nobody warns
+    assert not audit(spark, paths, out, "again", snapshots=("C",)).warnings
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["B"]
+
+
 def test_two_processes_at_once(spark, inputs, tmp_path) -> None:
     """The real thing: two CLI processes audit the same snapshots at the same time."""
     out = tmp_path / "out"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from jobs.held import HeldRun, clusters_left_out, outdated_followers, replaced_by_none
+from jobs.held import (
+    HeldRun,
+    clusters_left_out,
+    outdated_followers,
+    published_meanwhile,
+    replaced_by_none,
+)
 from jobs.scope import Scope
 
 
@@ -71,3 +77,18 @@ def test_many_snapshots_are_named_five_then_counted():
         "strategy_comparison: the output's complete runs of snapshot s0 (cluster c), "
         "snapshot s1 (cluster c), snapshot s2 (cluster c), snapshot s3 (cluster c), "
         "snapshot s4 (cluster c) and 3 more wrote 16 strategy comparison row(s)")
+
+
+def test_a_follower_another_run_published_meanwhile_is_named():
+    before = held_at({("A", "c"): at(0), ("A", "d"): at(0)})
+    run = {("B", "c"): at(10)}
+    now = {**before, **held_at({("B", "c"): at(10), ("C", "c"): at(20), ("C", "d"): at(20),
+                                ("A0", "c"): None})}
+    [note] = published_meanwhile(now, before, run)
+    assert note.text() == (
+        "snapshot C (cluster c): another run published it while this one ran; already in "
+        "the output, it now follows snapshot B, which this run adds: its churn compares "
+        "with A (and sticky assignors ran from that one's assignment) until it is audited "
+        "again (--snapshot C)")
+    # C of cluster d follows no snapshot of this run's; A0 is earlier; nothing new: quiet
+    assert published_meanwhile({**before, **held_at({("B", "c"): at(10)})}, before, run) == []
