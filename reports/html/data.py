@@ -52,6 +52,8 @@ BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_grou
 RUN_KEYS = ["snapshot_id", "cluster", "run_id"]
 # the drift section's rows: drifting queues counted per group and kind
 DRIFT_KEYS = ["cluster", "consumer_group", "kind"]
+# the rejects section's rows: input rows the run could not use, counted per input and reason
+REJECT_KEYS = ["snapshot_id", "cluster", "source_table", "reason"]
 
 
 @dataclass
@@ -66,6 +68,8 @@ class ReportData:
     # drifting queues per DRIFT_KEYS (`queues`); None: the run had no observed input
     drift: pd.DataFrame | None = None
     what_if: pd.DataFrame | None = None  # None: no what_if table in the output
+    # rejected input rows of the shown snapshots per REJECT_KEYS (`rows`); None: no table
+    rejects: pd.DataFrame | None = None
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
     # how many whole-group rows of the shown snapshots have each skew (skew value →
     # rows); None: counted from group_balance
@@ -269,7 +273,27 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         drift=drift_counts(output, shown, groups or None, all_runs),
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
+        rejects=reject_counts(output, shown, all_runs),
     )
+
+
+def reject_counts(output: str, snapshots: Sequence[str],
+                  all_runs: pd.DataFrame) -> pd.DataFrame | None:
+    """The shown snapshots' rejects of their complete runs per REJECT_KEYS (`rows`): input
+    rows the run could not use, and a row per input a snapshot was missing from. None
+    when the output has no rejects table."""
+    if not has_table(output, "rejects"):
+        return None
+
+    def count(batch: pa.RecordBatch) -> pd.DataFrame:
+        rows = of_complete_runs(batch.to_pandas(), all_runs)
+        return rows.groupby(REJECT_KEYS, dropna=False).size().rename("rows").reset_index()
+
+    counts = reduce_table(output, "rejects", count, snapshots,
+                          columns=list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS])))
+    if counts.empty:
+        return counts
+    return counts.groupby(REJECT_KEYS, dropna=False)["rows"].sum().reset_index()
 
 
 def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,

@@ -195,6 +195,20 @@ def overview(data: ReportData) -> str:
             f'<div><h2 id="churn">Churn timeline</h2>{right}</div></div>')
 
 
+def rejects_section(rejects: pd.DataFrame | None) -> str:
+    """Input rows the shown runs could not use, per input and reason (`data.reject_counts`):
+    a group whose rows were rejected is missing from the figures above, or partly so."""
+    if rejects is None or rejects.empty:
+        return ""
+    rows = rejects.sort_values(["rows", "snapshot_id", "source_table"],
+                               ascending=[False, True, True])
+    return ('<h2 id="rejects">Rejected input rows</h2><p class="muted">rows of the inputs '
+            "the audit could not use, and inputs a snapshot was missing from: they are in "
+            "none of the figures of this page (the <code>rejects</code> table holds each "
+            "row as read)</p>" + html_table(rows, ["snapshot_id", "cluster", "source_table",
+                                                  "reason", "rows"]))
+
+
 def render(data: ReportData, top: int = DEFAULT_TOP,
            generated: datetime | None = None) -> str:
     """The whole page as a string."""
@@ -205,7 +219,9 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body.append('<nav><a href="#skew">skew</a><a href="#churn">churn</a>'
                 + ('<a href="#drift">drift</a>' if data.drift is not None
                    and not data.drift.empty else "")
-                + '<a href="#attention">groups needing attention</a></nav>')
+                + '<a href="#attention">groups needing attention</a>'
+                + ('<a href="#rejects">rejected input rows</a>' if data.rejects is not None
+                   and not data.rejects.empty else "") + "</nav>")
     body.append(overview(data))
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
@@ -214,6 +230,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
         body.append("<p>No group has findings: every shown group is balanced.</p>")
     for i, (_, row) in enumerate(worst.iterrows(), start=1):
         body.append(group_section(data, row, i))
+    body.append(rejects_section(data.rejects))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             "<title>rebalance-audit report</title>"

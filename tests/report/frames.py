@@ -83,6 +83,18 @@ def drift_counts() -> pd.DataFrame:
             .reset_index())
 
 
+def rejects() -> pd.DataFrame:
+    """Two rows of s2 (one of a run that died), one of s1, one whole-input row."""
+    return pd.DataFrame([
+        {"snapshot_id": s, "cluster": "c1", "source_table": t, "row_json": "{}",
+         "reason": r, "run_id": run}
+        for s, t, r, run in (("s2", "members", "strategy is not one of <AVG, ...>", RUN),
+                             ("s2", "members", "strategy is not one of <AVG, ...>", RUN),
+                             ("s2", "queues", "queue_id is negative", "dead"),
+                             ("s1", "queues", "queue_id is negative", RUN),
+                             (None, "queues", "snapshot_id is null", RUN))])
+
+
 def what_if() -> pd.DataFrame:
     base = {"snapshot_id": "s2", "cluster": "c1", "captured_at": T2,
             "consumer_group": "g-skew", "virtual_nodes": None, "split_by_topic": False,
@@ -118,7 +130,8 @@ def write_outputs(root: str, *, with_drift: bool = True, with_what_if: bool = Tr
     from deltalake import write_deltalake
 
     tables = {"runs": runs(), "group_balance": group_balance(),
-              "consumer_load": consumer_load(), "rebalance_churn": churn()}
+              "consumer_load": consumer_load(), "rebalance_churn": churn(),
+              "rejects": rejects()}
     if with_drift:
         tables["drift"] = drift()
     if with_what_if:

@@ -260,3 +260,11 @@ def test_a_page_that_never_reads_a_quiet_moment_says_so(tmp_path, monkeypatch):
     with pytest.raises(NoOutputError, match="runs were published while the page read the "
                                             "tables, 3 times in a row"):
         load(output)
+
+
+def test_rejects_of_the_shown_complete_runs_are_counted_per_input_and_reason(tmp_path):
+    output = frames.write_outputs(str(tmp_path / "out"))
+    rejects = load(output).rejects  # the latest snapshot, s2: not the dead run's row
+    assert rejects.values.tolist() == [
+        ["s2", "c1", "members", "strategy is not one of <AVG, ...>", 2]]
+    assert load(output, snapshots=["s1"]).rejects["rows"].tolist() == [1]

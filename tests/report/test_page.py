@@ -134,3 +134,14 @@ def test_the_skew_histogram_carries_one_bar_per_skew_value():
                                  chart, re.S).group(1))[0]
     assert (trace["type"], trace["x"], trace["y"]) == ("bar", [0, 3, 12], [120_000, 7, 1])
     assert "120008 group(s) by skew" in chart
+
+
+def test_rejected_input_rows_have_a_section_of_their_own():
+    rejects = pd.DataFrame([{"snapshot_id": "s2", "cluster": "c1", "source_table": "members",
+                             "reason": "strategy is not one of <AVG>", "rows": 7}])
+    page = body(render(data(rejects=rejects)))
+    section = page.split('id="rejects"')[1]
+    assert "strategy is not one of &lt;AVG&gt;</td><td>7</td>" in section
+    assert 'href="#rejects"' in page
+    for none in (None, rejects.iloc[:0]):
+        assert 'id="rejects"' not in body(render(data(rejects=none)))
