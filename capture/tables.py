@@ -133,11 +133,12 @@ def _write_tables(output: str | Path, snapshot: Snapshot,
     # first the earlier capture's rows go from every table, then each table gets the new
     # ones: a capture that dies part-way leaves tables without the snapshot (the audit
     # says which input misses it), never one capture's queues beside another's members
-    written = {}
+    written, replaced = {}, {}
     try:
         for name in existing:
             with _naming(name, output):
-                DeltaTable(str(Path(output) / name)).delete(ours)
+                gone = DeltaTable(str(Path(output) / name)).delete(ours)
+            replaced[name] = int((gone or {}).get("num_deleted_rows") or 0)
         for name, data in tables.items():
             with _naming(name, output):
                 # the predicate even when the table is new: a writer without the lock (an
@@ -150,6 +151,10 @@ def _write_tables(output: str | Path, snapshot: Snapshot,
         raise CaptureError(f"{exc}. Snapshot {snapshot.snapshot_id} of cluster "
                            f"{snapshot.cluster} is incomplete under {output} (written: "
                            f"{', '.join(written) or 'no table'}): capture it again") from exc
+    if any(replaced.values()):  # the same id given twice by mistake must not pass unseen
+        snapshot.warn(f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster} was "
+                      f"captured under {output} before: its earlier rows are replaced ("
+                      + ", ".join(f"{name} {n}" for name, n in replaced.items() if n) + ")")
     return written
 
 

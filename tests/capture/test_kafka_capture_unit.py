@@ -89,6 +89,17 @@ def _one_queue(cluster: str) -> Snapshot:
     return snap
 
 
+def test_capturing_a_snapshot_again_says_what_it_replaced(tmp_path):
+    # one snapshot id given to two captures by mistake replaced the first without a word
+    first, other_cluster, again = _one_queue("c"), _one_queue("d"), _one_queue("c")
+    write_snapshot(tmp_path, first)
+    write_snapshot(tmp_path, other_cluster)
+    assert first.warnings == [] and other_cluster.warnings == []  # d's rows are its own
+    write_snapshot(tmp_path, again)
+    assert again.warnings == [f"snapshot s of cluster c was captured under {tmp_path} "
+                              "before: its earlier rows are replaced (queues 1)"]
+
+
 def test_a_capture_landing_between_the_check_and_the_write_keeps_its_rows(tmp_path,
                                                                            monkeypatch):
     # two captures of a new folder at once: the one that found no table must not write
