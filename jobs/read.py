@@ -167,6 +167,10 @@ def between_captures(paths: InputPaths) -> Iterator[None]:
                 raise TableError(f"{exc}: a capture has been writing the inputs under "
                                  f"{lock.parent} for that long; nothing was read or written, "
                                  "run again once it ends") from exc
+            except OSError as exc:  # a lock file this user may not open
+                log.warning("warning: %s: %s; the inputs under %s are read without "
+                            "waiting for a capture there", lock, exc.strerror or exc,
+                            lock.parent)
         yield
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,3 +94,20 @@ def test_inputs_outside_a_capture_folder_get_no_lock_file(spark, tmp_path) -> No
     paths = write_inputs(spark, tmp_path, queues=queue_rows(["A"]), members=member_rows(["A"]))
     assert read_written(spark, paths, Persisted()).queues.count() == 4
     assert not (tmp_path / CAPTURE_LOCK).exists()
+
+
+def test_a_lock_file_this_user_cannot_open_is_a_warning(spark, tmp_path, monkeypatch,
+                                                        caplog) -> None:
+    # e.g. made by another user under a umask of 077 (root here opens any file: the
+    # refusal is the lock's own, as the kernel would give it)
+    def refused(file, wait_seconds=0):
+        raise PermissionError(13, "Permission denied", str(file))
+
+    write_snapshot(tmp_path, _snapshot(4, 1))
+    monkeypatch.setattr(locks, "shared_if_present", refused)
+    # the command line's logging stops at its own handler: let caplog's see the lines
+    monkeypatch.setattr(logging.getLogger("rebalance_audit"), "propagate", True)
+    inputs = read_inputs(DeltaStore(spark, "offline"), _paths(tmp_path), (), Persisted())
+    assert inputs.queues.count() == 4
+    assert ("Permission denied; the inputs under " f"{tmp_path} are read without waiting for a "
+            "capture there") in caplog.text
