@@ -36,7 +36,7 @@ from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports, member_snapshots, simulates_more
-from jobs.scope import Note, Scope, find_scope
+from jobs.scope import Note, Scope, find_scope, groups_not_observed
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
@@ -232,6 +232,8 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                                        ("strategy_comparison",
                                         ctx.config.compares_strategies)) if not on]
         scope.notes.extend(replaced_by_none(held, scope, off))
+        if inputs.observed is not None:
+            scope.notes.extend(groups_not_observed(inputs.members, inputs.observed))
         scope.notes.extend(outdated_followers(held, captured))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)

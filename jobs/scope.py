@@ -145,3 +145,27 @@ def _sorted_values(mapping: dict) -> dict:
 def _key(item) -> tuple:
     (s, c), _ = item
     return (s or "", c or "")
+
+
+def groups_not_observed(members: DataFrame, observed: DataFrame) -> list[Note]:
+    """A note per snapshot and cluster whose observed rows name none of some of its member
+    groups (one Spark job, a few rows to the driver): drift is checked per group that has
+    observed rows, so those groups pass unchecked. It happens when a capture saved the
+    holders of some groups only (mqadmin consumerProgress per group), or when a group's
+    members held nothing at the time (a Kafka group mid-rebalance)."""
+    keys = ["snapshot_id", "cluster"]
+    observed_groups = observed.select("snapshot_id", "cluster", "consumer_group").distinct()
+    unchecked = (members.select("snapshot_id", "cluster", "consumer_group").distinct()
+                 .join(observed_groups.select(*keys).distinct(), keys, "left_semi")
+                 .join(observed_groups, [*keys, "consumer_group"], "left_anti"))
+    rows = (unchecked.groupBy(*keys)
+            .agg(F.count(F.lit(1)).alias("groups"),
+                 F.slice(F.array_sort(F.collect_list("consumer_group")), 1, 5).alias("first"))
+            .collect())
+    notes = []
+    for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
+        more = f" and {r.groups - len(r.first)} more" if r.groups > len(r.first) else ""
+        notes.append(Note(None, r.snapshot_id, r.cluster, (
+            f"observed has no rows for {r.groups} of its member group(s) ("
+            f"{', '.join(r.first)}{more}): their drift is not checked")))
+    return notes

@@ -235,6 +235,29 @@ def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
     assert all(n.table is None for n in scope.notes)  # warnings, not rejects rows
 
 
+def test_member_groups_without_observed_rows_are_named_per_snapshot(spark,
+                                                                     tmp_path) -> None:
+    """Drift is checked per group with observed rows: in a snapshot that has some, the
+    member groups with none are named (up to five, then counted)."""
+    from jobs.scope import groups_not_observed
+    from tests.support.delta_inputs import read_written, write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    groups = ["G", "H1", "H2", "H3", "H4", "H5", "H6"]
+    members = pd.concat([member_rows(["A", "B"]).assign(consumer_group=g) for g in groups])
+    observed = pd.DataFrame([
+        {"snapshot_id": s, "cluster": "c", "consumer_group": "G", "topic": "T",
+         "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
+        for s in ("A",) for q in range(4)])
+    paths = write_inputs(spark, tmp_path, queues=queue_rows(["A", "B"]), members=members,
+                         observed=observed)
+    read = read_written(spark, paths, Persisted())
+    # B has no observed row at all: the scope says so already (`find_scope`)
+    assert [n.text() for n in groups_not_observed(read.members, read.observed)] == [
+        "snapshot A (cluster c): observed has no rows for 6 of its member group(s) (H1, H2, "
+        "H3, H4, H5 and 1 more): their drift is not checked"]
+
+
 def test_a_run_limited_to_snapshots_reads_only_their_files(spark, tmp_path) -> None:
     """`--snapshot` prunes the inputs' files by partition from the log (where the offline
     engine joins each row's snapshot_id from its file, a filter on the rows alone reads
