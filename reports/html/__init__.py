@@ -34,6 +34,7 @@ def write_report(output: str, html_path: str | None = None,
     partial = f"{target}.tmp-{os.getpid()}"
     try:
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        _remove_partials_of_dead_writers(target)
         with open(partial, "w", encoding="utf-8") as f:
             f.write(page)
         os.replace(partial, target)
@@ -43,6 +44,28 @@ def write_report(output: str, html_path: str | None = None,
         raise ConfigError(f"cannot write the page at {target}: "
                           f"{exc.strerror or exc}") from exc
     return os.path.abspath(target)
+
+
+def _remove_partials_of_dead_writers(target: str) -> None:
+    """A writer killed before its rename leaves `<target>.tmp-<pid>` behind: removed once
+    that process is gone (a live one is writing its page now)."""
+    folder, name = os.path.split(os.path.abspath(target))
+    for entry in os.listdir(folder):
+        pid = entry.removeprefix(f"{name}.tmp-")
+        if pid == entry or not pid.isdigit() or _alive(int(pid)):
+            continue
+        with suppress(OSError):
+            os.remove(os.path.join(folder, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 @contextmanager

@@ -135,3 +135,18 @@ def test_the_tables_are_read_with_the_system_allocator_which_is_put_back(output,
     write_report(output)
     assert seen == ["system"]
     assert pa.default_memory_pool().backend_name == before
+
+
+def test_a_page_left_half_written_by_a_killed_writer_is_removed(output):
+    # a real process that is gone (its pid, reaped), and this live one's
+    from reports.html import write_report
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = Path(output, f"report.html.tmp-{gone.pid}")
+    live = Path(output, f"report.html.tmp-{os.getppid()}")
+    for partial in (dead, live):
+        partial.write_text("<html>half", encoding="utf-8")
+    write_report(output)
+    assert not dead.exists() and live.exists()
+    assert Path(output, "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE")
