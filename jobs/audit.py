@@ -171,12 +171,13 @@ def _audit(ctx: _Run) -> RunResult:
                                 baselines, prior)
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
             with ctx.steps.step("summary", point=None) as line:
-                worst = _worst_groups(tables["group_balance"])
-                churn_top = _top_churn(tables["rebalance_churn"])
                 # a later snapshot another run published while this one ran compared its
                 # churn with the snapshot before this run's, which cannot change it now:
-                # named, as a backfill's follower is
+                # named, as a backfill's follower is. Read first: the sooner after this
+                # run's commit, the fewer runs land in between unseen by either
                 late = published_meanwhile(held_runs(ctx.store, ctx.output), held, captured)
+                worst = _worst_groups(tables["group_balance"])
+                churn_top = _top_churn(tables["rebalance_churn"])
                 for note in late:
                     log.warning("warning: %s", note.text())
                 scope.notes.extend(late)
