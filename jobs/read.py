@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.persist import Persist, Persisted
+from jobs.preflight import is_local
 from jobs.validate import (
     conform,
     validate_members,
@@ -178,6 +179,5 @@ def _capture_locks(paths: InputPaths) -> list[Path]:
     """The capture lock files beside the inputs on local paths (captures write local
     folders), in one order so that readers never take them in two."""
     files = {Path(local_path(path)).parent / locks.CAPTURE_LOCK
-             for path in paths.named().values()
-             if "://" not in path or path.startswith("file:")}
+             for path in paths.named().values() if is_local(path)}
     return sorted(files)
