@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -158,12 +159,11 @@ def between_captures(paths: InputPaths) -> Iterator[None]:
     the lock file has never been written by a capture: nothing is created there."""
     with ExitStack() as held:
         for lock in _capture_locks(paths):
+            waiting = partial(log.info, "a capture is writing %s: waiting for it to end",
+                              lock.parent)
             try:
-                try:
-                    held.enter_context(locks.shared_if_present(lock, wait_seconds=0))
-                except locks.LockTimeout:
-                    log.info("a capture is writing %s: waiting for it to end", lock.parent)
-                    held.enter_context(locks.shared_if_present(lock, CAPTURE_WAIT_SECONDS))
+                held.enter_context(locks.shared_if_present(lock, CAPTURE_WAIT_SECONDS,
+                                                           on_wait=waiting))
             except locks.LockTimeout as exc:
                 raise TableError(f"{exc}: a capture has been writing the inputs under "
                                  f"{lock.parent} for that long; nothing was read or written, "

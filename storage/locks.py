@@ -18,7 +18,7 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 COMMIT_LOCK = "_commit.lock"
@@ -42,23 +42,26 @@ def exclusive(file: Path, wait_seconds: float = 300.0) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def shared_if_present(file: Path, wait_seconds: float = 300.0) -> Iterator[bool]:
+def shared_if_present(file: Path, wait_seconds: float = 300.0,
+                      on_wait: Callable[[], None] | None = None) -> Iterator[bool]:
     """Hold a shared lock on `file` (many readers at once, never beside the exclusive
-    holder), waiting up to `wait_seconds`; yields False, holding nothing, when there is
-    no such file: a reader creates no files where it reads."""
+    holder), waiting up to `wait_seconds` (`on_wait` is called once if it must wait);
+    yields False, holding nothing, when there is no such file: a reader creates no files
+    where it reads."""
     try:
         fd = os.open(file, os.O_RDONLY)
     except (FileNotFoundError, NotADirectoryError):
         yield False
         return
     try:
-        _take(fd, fcntl.LOCK_SH, file, wait_seconds)
+        _take(fd, fcntl.LOCK_SH, file, wait_seconds, on_wait)
         yield True
     finally:
         os.close(fd)
 
 
-def _take(fd: int, mode: int, file: Path, wait_seconds: float) -> None:
+def _take(fd: int, mode: int, file: Path, wait_seconds: float,
+          on_wait: Callable[[], None] | None = None) -> None:
     deadline = time.monotonic() + wait_seconds
     while True:
         try:
@@ -67,6 +70,9 @@ def _take(fd: int, mode: int, file: Path, wait_seconds: float) -> None:
         except BlockingIOError:
             if time.monotonic() > deadline:
                 raise LockTimeout(f"{file} stayed locked for {wait_seconds:.0f} s") from None
+            if on_wait is not None:
+                on_wait()
+                on_wait = None
             time.sleep(0.05)
 
 

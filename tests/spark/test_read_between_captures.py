@@ -37,7 +37,8 @@ def _paths(folder: Path) -> InputPaths:
     return InputPaths(str(folder / "queues"), str(folder / "members"))
 
 
-def test_a_run_waits_for_a_capture_half_way_and_reads_all_of_it(spark, tmp_path, monkeypatch):
+def test_a_run_waits_for_a_capture_half_way_and_reads_all_of_it(spark, tmp_path, monkeypatch,
+                                                                 caplog):
     # a re-capture of snapshot s has rewritten queues (8 rows) and emptied members; a run
     # reading now would audit 8 queues without a member. It waits, then reads both new.
     import deltalake
@@ -54,6 +55,8 @@ def test_a_run_waits_for_a_capture_half_way_and_reads_all_of_it(spark, tmp_path,
         return written
 
     monkeypatch.setattr(deltalake, "write_deltalake", pause_after_queues)
+    monkeypatch.setattr(logging.getLogger("rebalance_audit"), "propagate", True)
+    caplog.set_level(logging.INFO, logger="rebalance_audit")
     capture = threading.Thread(target=write_snapshot, args=(tmp_path, _snapshot(8, 2)))
     capture.start()
     assert half_way.wait(60)
@@ -74,6 +77,7 @@ def test_a_run_waits_for_a_capture_half_way_and_reads_all_of_it(spark, tmp_path,
     capture.join(60)
     reader.join(120)
     assert opened == [("queues", "after the capture"), ("members", "after the capture")]
+    assert f"a capture is writing {tmp_path}: waiting for it to end" in caplog.text
     assert (got["inputs"].queues.count(), got["inputs"].members.count()) == (8, 2)
 
 
@@ -100,7 +104,7 @@ def test_a_lock_file_this_user_cannot_open_is_a_warning(spark, tmp_path, monkeyp
                                                         caplog) -> None:
     # e.g. made by another user under a umask of 077 (root here opens any file: the
     # refusal is the lock's own, as the kernel would give it)
-    def refused(file, wait_seconds=0):
+    def refused(file, wait_seconds=0, on_wait=None):
         raise PermissionError(13, "Permission denied", str(file))
 
     write_snapshot(tmp_path, _snapshot(4, 1))
