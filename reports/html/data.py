@@ -282,18 +282,7 @@ def reject_counts(output: str, snapshots: Sequence[str],
     """The shown snapshots' rejects of their complete runs per REJECT_KEYS (`rows`): input
     rows the run could not use, and a row per input a snapshot was missing from. None
     when the output has no rejects table."""
-    if not has_table(output, "rejects"):
-        return None
-
-    def count(batch: pa.RecordBatch) -> pd.DataFrame:
-        rows = of_complete_runs(batch.to_pandas(), all_runs)
-        return rows.groupby(REJECT_KEYS, dropna=False).size().rename("rows").reset_index()
-
-    counts = reduce_table(output, "rejects", count, snapshots,
-                          columns=list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS])))
-    if counts.empty:
-        return counts
-    return counts.groupby(REJECT_KEYS, dropna=False)["rows"].sum().reset_index()
+    return _counted(output, "rejects", REJECT_KEYS, "rows", snapshots, None, all_runs)
 
 
 def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,
@@ -301,19 +290,26 @@ def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | 
     """Drifting queues of complete runs per DRIFT_KEYS (`queues`), counted batch by batch:
     the table holds a row per drifting queue, and a capture taken while groups rebalance
     can make that every queue. None when the output has no drift table."""
-    if not has_table(output, "drift"):
+    return _counted(output, "drift", DRIFT_KEYS, "queues", snapshots, groups, all_runs)
+
+
+def _counted(output: str, name: str, keys: list[str], label: str, snapshots: Sequence[str],
+             groups: Sequence[str] | None, all_runs: pd.DataFrame) -> pd.DataFrame | None:
+    """Rows of `name` written by complete runs, counted per `keys` (column `label`) batch by
+    batch (empty, with those columns, when there are none); None without the table."""
+    if not has_table(output, name):
         return None
 
     def count(batch: pa.RecordBatch) -> pd.DataFrame:
         rows = of_complete_runs(batch.to_pandas(), all_runs)
-        return rows.groupby(DRIFT_KEYS, dropna=False).size().rename("queues").reset_index()
+        return rows.groupby(keys, dropna=False).size().rename(label).reset_index()
 
-    counts = reduce_table(output, "drift", count, snapshots, groups,
-                          list(dict.fromkeys([*RUN_KEYS, *DRIFT_KEYS])))
+    counts = reduce_table(output, name, count, snapshots, groups,
+                          list(dict.fromkeys([*RUN_KEYS, *keys])))
     if counts.empty:
-        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in DRIFT_KEYS},
-                             "queues": pd.Series(dtype="int64")})
-    return counts.groupby(DRIFT_KEYS, dropna=False)["queues"].sum().reset_index()
+        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in keys},
+                             label: pd.Series(dtype="int64")})
+    return counts.groupby(keys, dropna=False)[label].sum().reset_index()
 
 
 @dataclass
