@@ -27,6 +27,7 @@ from tests.support.outputs import (
     assert_one_complete_run,
     complete_run,
     member_rows,
+    observed_rows,
     queue_rows,
     run_ids,
     table,
@@ -137,12 +138,8 @@ def test_rows_an_option_left_out_replaces_by_none_are_a_warning(spark, tmp_path)
     """A audited with --observed (client c1 holds every queue: 2 drift) and --what-if
     all, then again without them: those rows go, and the run says so per table; with
     --observed again, no word."""
-    observed = pd.DataFrame([
-        {"snapshot_id": "A", "cluster": "c", "consumer_group": "G", "topic": "T",
-         "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
-        for q in range(4)])
     paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
-                         members=member_rows(["A"]), observed=observed)
+                         members=member_rows(["A"]), observed=observed_rows(["A"]))
     out = tmp_path / "out"
     audit(spark, paths, out, "seen", observed=paths["observed"], what_if="all")
     assert len(table(out, "drift")) == 2

@@ -215,12 +215,9 @@ def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
     checked (a strict failure). A snapshot only in observed is read, not audited."""
     from jobs.scope import find_scope
     from tests.support.delta_inputs import read_written, write_inputs
-    from tests.support.outputs import member_rows, queue_rows
+    from tests.support.outputs import member_rows, observed_rows, queue_rows
 
-    observed = pd.DataFrame([
-        {"snapshot_id": s, "cluster": "c1", "consumer_group": "G", "topic": "T",
-         "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
-        for s in ("A", "Z") for q in range(4)])
+    observed = observed_rows(["A", "Z"], cluster="c1")
     paths = write_inputs(spark, tmp_path, queues=queue_rows(["A", "B"], cluster="c1"),
                          members=member_rows(["A", "B"], cluster="c1"), observed=observed)
     scope = find_scope(read_written(spark, paths, Persisted()), ())
@@ -241,14 +238,11 @@ def test_member_groups_without_observed_rows_are_named_per_snapshot(spark,
     member groups with none are named (up to five, then counted)."""
     from jobs.scope import groups_not_observed
     from tests.support.delta_inputs import read_written, write_inputs
-    from tests.support.outputs import member_rows, queue_rows
+    from tests.support.outputs import member_rows, observed_rows, queue_rows
 
     groups = ["G", "H1", "H2", "H3", "H4", "H5", "H6"]
     members = pd.concat([member_rows(["A", "B"]).assign(consumer_group=g) for g in groups])
-    observed = pd.DataFrame([
-        {"snapshot_id": s, "cluster": "c", "consumer_group": "G", "topic": "T",
-         "broker_name": "broker-a", "queue_id": q, "client_id": "c1", "source": "test"}
-        for s in ("A",) for q in range(4)])
+    observed = observed_rows(["A"])
     paths = write_inputs(spark, tmp_path, queues=queue_rows(["A", "B"]), members=members,
                          observed=observed)
     read = read_written(spark, paths, Persisted())

@@ -28,6 +28,16 @@ def member_rows(snapshots: list[str], cluster: str = "c", clients: int = 2) -> p
     ])
 
 
+def observed_rows(snapshots: list[str], cluster: str = "c", queues: int = 4,
+                  client: str = "c1") -> pd.DataFrame:
+    """`client` observed holding every queue of `queue_rows` (group G of `member_rows`)."""
+    return pd.DataFrame([
+        {"snapshot_id": s, "cluster": cluster, "consumer_group": "G", "topic": "T",
+         "broker_name": "broker-a", "queue_id": q, "client_id": client, "source": "test"}
+        for s in snapshots for q in range(queues)
+    ])
+
+
 def table(out: Path, name: str) -> pd.DataFrame:
     path = out / name
     if not (path / "_delta_log").is_dir():
