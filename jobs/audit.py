@@ -25,6 +25,8 @@ from jobs.demo import write_demo_inputs
 from jobs.held import (
     clusters_left_out,
     held_runs,
+    lag_known,
+    lag_replaced_by_none,
     outdated_followers,
     published_meanwhile,
     replaced_by_none,
@@ -233,6 +235,9 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                                        ("strategy_comparison",
                                         ctx.config.compares_strategies)) if not on]
         scope.notes.extend(replaced_by_none(held, scope, off))
+        if paths.offsets is None:
+            scope.notes.extend(lag_replaced_by_none(lag_known(ctx.store, ctx.output, held,
+                                                              scope)))
         if inputs.observed is not None:
             scope.notes.extend(groups_not_observed(inputs.members, inputs.observed))
         scope.notes.extend(outdated_followers(held, captured))

@@ -4,11 +4,13 @@ A run replaces whole snapshots and compares its first snapshot with the one befo
 the output. What it does not redo must still be said: the clusters of a snapshot its
 inputs lack (replacing the snapshot removes their rows); the rows earlier runs wrote in a
 table this run writes empty, an option being off (drift without `--observed`, what_if
-with `--what-if off`, the strategy comparison without `--compare-strategies`); and the
-snapshot already in the output right after one it adds (a backfill): that one's churn,
-and the sticky assignors' previous assignment, still come from the snapshot before the
-backfilled one. One small read of `runs` (a row per complete snapshot and cluster, with
-its rows per table) answers all three.
+with `--what-if off`, the strategy comparison without `--compare-strategies`), and the
+lags it writes null without `--offsets`; and the snapshot already in the output right
+after one it adds (a backfill): that one's churn, and the sticky assignors' previous
+assignment, still come from the snapshot before the backfilled one. One small read of
+`runs` (a row per complete snapshot and cluster, with its rows per table) answers all
+but the lags, which take a read of the snapshots' partitions of consumer_load, and only
+in a run without `--offsets`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from bisect import bisect_left
 from collections import defaultdict
 from datetime import datetime
 from typing import NamedTuple
+
+from pyspark.sql import functions as F
 
 from jobs.scope import Note, Scope
 from jobs.write import complete_runs
@@ -30,6 +34,7 @@ class HeldRun(NamedTuple):
 
     captured_at: datetime | None
     rows: dict[str, int]  # rows it wrote per table
+    run_id: str | None = None
 
 
 Held = dict[Key, HeldRun]
@@ -48,8 +53,8 @@ def held_runs(store: Store, output: str) -> Held:
     runs = complete_runs(store, output)
     if runs is None:
         return {}
-    rows = runs.select("snapshot_id", "cluster", "captured_at", "rows").collect()
-    return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, dict(r.rows or {}))
+    rows = runs.select("snapshot_id", "cluster", "captured_at", "rows", "run_id").collect()
+    return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, dict(r.rows or {}), r.run_id)
             for r in rows}
 
 
@@ -73,17 +78,51 @@ def replaced_by_none(held: Held, scope: Scope, off: list[str]) -> list[Note]:
     notes = []
     for table in off:
         option, what = OPTIONAL_TABLES[table]
-        lost = [(key, run.rows[table]) for key, run in sorted(held.items(),
-                                                              key=lambda i: _by_name(i[0]))
-                if run.rows.get(table) and key[0] in scope.audited]
+        lost = {key: run.rows[table] for key, run in held.items()
+                if run.rows.get(table) and key[0] in scope.audited}
         if lost:
-            named = ", ".join(_named(key) for key, _ in lost[:5])
-            more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
-            notes.append(Note(None, None, None, (
-                f"{table}: the output's complete runs of {named}{more} wrote "
-                f"{sum(n for _, n in lost)} {what}; this run has no {option}, so its "
-                f"{table} table has none of them (pass {option} to keep them)")))
+            notes.append(_lost(table, lost, f"wrote {{n}} {what}", option,
+                               f"its {table} table has none of them"))
     return notes
+
+
+def lag_known(store: Store, output: str, held: Held, scope: Scope) -> dict[Key, int]:
+    """Per audited (snapshot, cluster) the output holds a complete run of, the
+    consumer_load rows of that run with a known lag: what a run without `--offsets`
+    turns to null. One read of those snapshots' partitions of consumer_load."""
+    runs = {key: run.run_id for key, run in held.items() if key[0] in scope.audited}
+    path = f"{output}/consumer_load"
+    if not runs or not store.exists(path):
+        return {}
+    rows = (store.read(path, "consumer_load", snapshots=sorted({s for s, _ in runs}))
+            .where(F.col("lag").isNotNull() & F.col("run_id").isin(sorted(set(runs.values()))))
+            .groupBy("snapshot_id", "cluster", "run_id").count().collect())
+    return {(r.snapshot_id, r.cluster): r["count"] for r in rows
+            if runs.get((r.snapshot_id, r.cluster)) == r.run_id}
+
+
+def lag_replaced_by_none(known: dict[Key, int]) -> list[Note]:
+    """The note for a run without `--offsets` over snapshots whose complete runs knew
+    lags (`lag_known`): every lag column of theirs becomes null, a scheduled run whose
+    `--offsets` went missing, which must not pass in silence."""
+    known = {key: n for key, n in known.items() if n}
+    if not known:
+        return []
+    return [_lost("lag", known, "knew the lag of {n} client(s) (consumer_load)",
+                  "--offsets", "its lag columns (assignments, consumer_load, group_balance) "
+                  "are null for them")]
+
+
+def _lost(label: str, lost: dict[Key, int], had: str, option: str, now: str) -> Note:
+    """One note for what the output's complete runs of `lost`'s snapshots had (`had`,
+    with {n} their total) and this run, lacking `option`, replaces by none (`now`)."""
+    keys = sorted(lost, key=_by_name)
+    named = ", ".join(_named(key) for key in keys[:5])
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    return Note(None, None, None, (
+        f"{label}: the output's complete runs of {named}{more} "
+        f"{had.format(n=sum(lost.values()))}; this run has no {option}, so {now} "
+        f"(pass {option} to keep them)"))
 
 
 def _named(key: Key) -> str:
@@ -111,7 +150,8 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
     it; the run itself does not touch it."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
-    for (snapshot, cluster), (at, _) in held.items():
+    for (snapshot, cluster), run_ in held.items():
+        at = run_.captured_at
         before[cluster].append(_order(snapshot, at))
         if (snapshot, cluster) not in run:
             after[cluster].append(_order(snapshot, at))

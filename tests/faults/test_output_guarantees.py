@@ -135,26 +135,34 @@ def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
 
 
 def test_rows_an_option_left_out_replaces_by_none_are_a_warning(spark, tmp_path) -> None:
-    """A audited with --observed (client c1 holds every queue: 2 drift) and --what-if
-    all, then again without them: those rows go, and the run says so per table; with
-    --observed again, no word."""
-    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
-                         members=member_rows(["A"]), observed=observed_rows(["A"]))
+    """A audited with --observed (client c1 holds every queue: 2 drift), --offsets and
+    --what-if all, then again without them: those rows, and the lags, go, and the run
+    says so per table; with --observed and --offsets again, no word."""
+    queues = queue_rows(["A"])
+    paths = write_inputs(spark, tmp_path / "in", queues=queues, members=member_rows(["A"]),
+                         observed=observed_rows(["A"]),
+                         offsets=queues.drop(columns=["captured_at", "max_offset"])
+                         .assign(consumer_group="G", committed_offset=90, consumed_offset=95))
     out = tmp_path / "out"
     audit(spark, paths, out, "seen", observed=paths["observed"], what_if="all")
     assert len(table(out, "drift")) == 2
+    assert table(out, "consumer_load")["lag"].tolist() == [20, 20]
     what_ifs = len(table(out, "what_if"))
-    result = audit(spark, paths, out, "unseen", what_if="off")
+    no_offsets = {k: v for k, v in paths.items() if k != "offsets"}
+    result = audit(spark, no_offsets, out, "unseen", what_if="off")
     assert sorted(w.split(";")[0] for w in result.warnings) == [
         "drift: the output's complete runs of snapshot A (cluster c) wrote 2 drifting "
         "queue(s)",
+        "lag: the output's complete runs of snapshot A (cluster c) knew the lag of 2 "
+        "client(s) (consumer_load)",
         f"what_if: the output's complete runs of snapshot A (cluster c) wrote {what_ifs} "
         "what-if row(s)"], result.warnings
     assert table(out, "drift").pipe(lambda d: d[d["run_id"] == "unseen"]).empty
-    assert not audit(spark, paths, out, "unseen2").warnings  # nothing left to replace
+    assert table(out, "consumer_load")["lag"].isna().all()
+    assert not audit(spark, no_offsets, out, "unseen2").warnings  # nothing left to replace
     audit(spark, paths, out, "seen2", observed=paths["observed"])
     assert not [w for w in audit(spark, paths, out, "seen3", observed=paths["observed"])
-                .warnings if w.startswith("drift:")]
+                .warnings if w.startswith(("drift:", "lag:"))]
 
 
 def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark,

@@ -7,6 +7,7 @@ from datetime import datetime
 from jobs.held import (
     HeldRun,
     clusters_left_out,
+    lag_replaced_by_none,
     outdated_followers,
     published_meanwhile,
     replaced_by_none,
@@ -77,6 +78,17 @@ def test_many_snapshots_are_named_five_then_counted():
         "strategy_comparison: the output's complete runs of snapshot s0 (cluster c), "
         "snapshot s1 (cluster c), snapshot s2 (cluster c), snapshot s3 (cluster c), "
         "snapshot s4 (cluster c) and 3 more wrote 16 strategy comparison row(s)")
+
+
+def test_lags_a_run_without_offsets_turns_null_are_one_note():
+    [note] = lag_replaced_by_none({("B", "c"): 3, ("A", None): 2, ("A", "d"): 0})
+    assert note.text() == (
+        "lag: the output's complete runs of snapshot A, snapshot B (cluster c) knew the lag "
+        "of 5 client(s) (consumer_load); this run has no --offsets, so its lag columns "
+        "(assignments, consumer_load, group_balance) are null for them (pass --offsets to "
+        "keep them)")
+    assert lag_replaced_by_none({("A", "c"): 0}) == []
+    assert lag_replaced_by_none({}) == []
 
 
 def test_a_follower_another_run_published_meanwhile_is_named():
