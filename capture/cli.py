@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 
 from capture.errors import CaptureError
+from storage.paths import is_local, without_file_scheme
 
 
 def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -69,14 +70,11 @@ def _local_folder(text: str) -> str:
     remote storage has no equivalent of; an `s3://` path became a local `s3:` folder
     name). `file:` URLs are taken as the path they name."""
     _name(text)
-    for prefix in ("file://", "file:"):
-        if text.startswith(prefix):
-            return text[len(prefix):]
-    if "://" in text:
+    if not is_local(text):
         raise argparse.ArgumentTypeError(
             f"{text!r}: a capture writes a local folder; capture there, then copy the "
             "folder to the remote storage the audit reads")
-    return text
+    return without_file_scheme(text)
 
 
 def _seconds(text: str) -> float:

@@ -179,7 +179,7 @@ def write_demo_inputs(store, root: str, groups: int, seed: int) -> dict[str, str
     """Generate the embedded sample cluster as Delta input tables under `root`; their
     paths. A local root is written with delta-rs (no Spark job); a remote one (native
     engine) through the store."""
-    from jobs.preflight import is_local
+    from storage.paths import is_local
 
     tables = generate(groups, seed)
     paths = {name: f"{root}/{name}" for name in INPUTS}

@@ -14,13 +14,10 @@ import tempfile
 from pathlib import Path
 
 from storage.base import TableError
+from storage.paths import is_local, without_file_scheme
 from vocabulary.contracts import REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
 
 log = logging.getLogger(__name__)
-
-
-def is_local(path: str) -> bool:
-    return path.startswith("file:") or "://" not in path
 
 
 def check_output_root(output: str) -> None:
@@ -28,7 +25,7 @@ def check_output_root(output: str) -> None:
     roots (s3a://, abfss://, hdfs://) are left to the native engine's first access."""
     if not is_local(output):
         return
-    root = Path(output.removeprefix("file://").removeprefix("file:")).absolute()
+    root = Path(without_file_scheme(output)).absolute()
     ancestor = root
     while not ancestor.exists():
         ancestor = ancestor.parent

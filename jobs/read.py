@@ -20,7 +20,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.persist import Persist, Persisted
-from jobs.preflight import is_local
 from jobs.validate import (
     conform,
     validate_members,
@@ -31,6 +30,7 @@ from jobs.validate import (
 from storage import locks
 from storage.delta import Store
 from storage.offline import local_path
+from storage.paths import is_local
 from vocabulary.errors import TableError
 
 if TYPE_CHECKING:

@@ -42,6 +42,7 @@ from storage.base import (
     filter_snapshots,
     first_line,
 )
+from storage.paths import is_local, without_file_scheme
 
 log = logging.getLogger(__name__)
 
@@ -51,16 +52,12 @@ STAGING_DIR = "_staging"
 
 def local_path(path: str) -> str:
     """The filesystem path of a table location (the offline engine works on local paths)."""
-    if path.startswith("file://"):
-        path = path[len("file://"):]
-    elif path.startswith("file:"):
-        path = path[len("file:"):]
-    elif "://" in path:
+    if not is_local(path):
         raise TableError(
             f"{path}: the offline engine reads and writes local paths only; use the native "
             "engine (Delta jars on the classpath) for remote storage"
         )
-    return os.path.abspath(path)
+    return os.path.abspath(without_file_scheme(path))
 
 
 def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:

@@ -6,6 +6,8 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 
+from storage.paths import is_local, without_file_scheme
+
 REPORT_FILE = "report.html"
 
 
@@ -21,12 +23,12 @@ def write_report(output: str, html_path: str | None = None,
     from reports.html.select import DEFAULT_TOP
     from vocabulary.errors import ConfigError, NoOutputError
 
-    if "://" in output and not output.startswith("file:"):
+    if not is_local(output):
         raise NoOutputError(f"{output}: report.html is rendered from local output roots only")
     if html_path is not None and os.path.isdir(html_path):  # checked before the reading
         raise ConfigError(f"--html {html_path} is a folder: give the page's file name, e.g. "
                           f"{os.path.join(html_path, REPORT_FILE)}")
-    output = output.removeprefix("file://").removeprefix("file:")
+    output = without_file_scheme(output)
     with _system_allocator():
         data = load(output, snapshots, groups, top or DEFAULT_TOP)
     page = render(data, top or DEFAULT_TOP)
