@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -23,6 +25,7 @@ from jobs.assign import DEFAULT_CANDIDATES, assign_and_report_all
 from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.held import (
+    Held,
     clusters_left_out,
     held_runs,
     lag_known,
@@ -169,15 +172,12 @@ def _audit(ctx: _Run) -> RunResult:
                 counts["rejects"] = count_rows(rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
+                late: list[Note] = []
                 writes = _write(ctx, scope, tables, rejects, counts, times, captured,
-                                baselines, prior)
+                                baselines, prior,
+                                landed=partial(_published_meanwhile, ctx, held, captured, late))
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
             with ctx.steps.step("summary", point=None) as line:
-                # a later snapshot another run published while this one ran compared its
-                # churn with the snapshot before this run's, which cannot change it now:
-                # named, as a backfill's follower is. Read first: the sooner after this
-                # run's commit, the fewer runs land in between unseen by either
-                late = published_meanwhile(held_runs(ctx.store, ctx.output), held, captured)
                 worst = _worst_groups(tables["group_balance"])
                 churn_top = _top_churn(tables["rebalance_churn"])
                 for note in late:
@@ -339,7 +339,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,
            counts: dict, times: DataFrame, captured: dict, baselines: dict,
-           prior: Prior) -> list[WriteResult]:
+           prior: Prior, landed: Callable[[], None]) -> list[WriteResult]:
     def still_current() -> None:
         now = sorted({s for s, _ in prior_keys(ctx.store, ctx.output, times, scope.audited)})
         if now != prior.snapshots:
@@ -351,7 +351,15 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
     still_current()
     pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts, captured)
     return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, ctx.steps.hook,
-                   still_current, ctx.steps.describe)
+                   still_current, ctx.steps.describe, landed)
+
+
+def _published_meanwhile(ctx: _Run, held: Held, captured: dict, into: list[Note]) -> None:
+    """A later snapshot another run published while this one ran compared its churn with
+    the snapshot before this run's, which cannot change it now: named, as a backfill's
+    follower is. Called in this run's turn under the publish lock (`jobs.write`), so no
+    run lands unseen by both."""
+    into.extend(published_meanwhile(held_runs(ctx.store, ctx.output), held, captured))
 
 
 def _write_report(output: str, snapshots: list[str]) -> str | None:

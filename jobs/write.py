@@ -10,6 +10,13 @@ started, `baselines`):
 4. commit the `runs` rows: from now on every table holds, for each of these snapshots,
    the rows of exactly this run, and `runs` names it.
 
+The last check of what the run computed against (`still_current`), the `runs` commit and
+the caller's look at what others published meanwhile (`landed`) are one turn under the
+output root's publish lock (local roots): of two runs landing at once, one sees the
+other's `runs` rows. Without it, a run could check before the other's commit and commit
+after the other's look, and neither would know (a later snapshot's churn against the
+snapshot before an earlier one published meanwhile, with no warning).
+
 A run that dies anywhere before 4 leaves no `runs` row for its snapshots; the next run of
 them replaces every table again. A run that finds another writer's commit in its way
 stops with ConflictError (exit 2) having published nothing.
@@ -17,10 +24,14 @@ stops with ConflictError (exit 2) having published nothing.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -28,8 +39,10 @@ from pyspark.sql import functions as F
 from jobs.progress import progress_line
 from jobs.scope import Scope
 from jobs.sizing import partitions_for
-from storage.base import ConflictError, TableState, WriteResult
+from storage import locks
+from storage.base import ConflictError, TableError, TableState, WriteResult
 from storage.delta import Store
+from storage.paths import is_local, without_file_scheme
 from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
 
 PARTITION_BY = ["snapshot_id"]
@@ -46,8 +59,14 @@ SIZED = ("assignments", "rejects")
 PAGE_FILE_ROWS = {"group_balance": 5_000, "rebalance_churn": 5_000, "drift": 5_000,
                   "consumer_load": 20_000, "what_if": 50_000}
 
+# how long a run waits for another's turn under the publish lock (a check, one small
+# commit and one read: seconds)
+PUBLISH_WAIT_SECONDS = 300.0
+
 Counts = dict[tuple[str | None, str | None], int]
 Hook = Callable[[str], None]
+
+log = logging.getLogger("rebalance_audit")
 
 
 @dataclass
@@ -90,9 +109,11 @@ def kept_complete_runs(store: Store, output: str, snapshots: list[str]) -> dict[
 def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
             baselines: dict[str, TableState], hook: Hook,
             still_current: Callable[[], None] = lambda: None,
-            describe: Callable[[str | None], None] = lambda _name: None) -> list[WriteResult]:
+            describe: Callable[[str | None], None] = lambda _name: None,
+            landed: Callable[[], None] = lambda: None) -> list[WriteResult]:
     """Run the protocol above; `still_current` raises if what the run computed against
-    (the previous snapshot) changed meanwhile. One progress line per table written."""
+    (the previous snapshot) changed meanwhile; `landed` is called once `runs` names this
+    run, still under the publish lock. One progress line per table written."""
     scope, run_id = pub.scope, pub.run_id
     kept = kept_complete_runs(store, output, scope.not_audited)
     fresh = [s for s in scope.not_audited if s not in kept]  # nothing complete to keep
@@ -128,15 +149,41 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
         if others:
             raise ConflictError(result.table, path, partitions,
                                 sorted({c.run_id for c in others if c.run_id}))
-    still_current()
-    hook("verified")
-
-    rows = _runs_rows(pub, fresh, [n for n in pub.tables] + ["rejects"], store.engine)
-    since = TableState(runs_path, retract.version)
-    final = store.write(spark.createDataFrame(rows, RUNS_SCHEMA), runs_path, RUNS, PARTITION_BY,
-                        replace=scope.audited + fresh, since=since, run_id=run_id)
-    hook("published")
+    with publish_turn(output):
+        still_current()
+        hook("verified")
+        rows = _runs_rows(pub, fresh, [n for n in pub.tables] + ["rejects"], store.engine)
+        since = TableState(runs_path, retract.version)
+        final = store.write(spark.createDataFrame(rows, RUNS_SCHEMA), runs_path, RUNS,
+                            PARTITION_BY, replace=scope.audited + fresh, since=since,
+                            run_id=run_id)
+        hook("published")
+        landed()
     return [r for r, _ in writes] + [final]
+
+
+@contextmanager
+def publish_turn(output: str) -> Iterator[None]:
+    """This run's turn under the output root's publish lock (see the protocol above). A
+    remote root (native engine) has no file lock: there, two runs landing at once can
+    still miss each other."""
+    if not is_local(output):
+        yield
+        return
+    lock = Path(without_file_scheme(output)) / locks.PUBLISH_LOCK
+    waiting = partial(log.info, "another run is landing in %s: waiting for its turn to end",
+                      lock.parent)
+    taken = False
+    try:
+        with locks.exclusive(lock, PUBLISH_WAIT_SECONDS, on_wait=waiting):
+            taken = True
+            yield
+    except locks.LockTimeout as exc:
+        if taken:  # another lock's, in the turn
+            raise
+        raise TableError(f"{exc}: another run has been landing in {lock.parent} for that "
+                         "long; this run's snapshots are not published (no runs rows), "
+                         "run it again") from exc
 
 
 def _sized(df: DataFrame | None, rows: int) -> DataFrame | None:

@@ -9,7 +9,9 @@ killed run never leaves a lock behind:
 * a *staging lock* beside each staging folder, held while Spark writes into it: a sweeper
   that can take it knows the writer is gone;
 * the *capture lock* of a capture folder, held exclusively while a capture rewrites a
-  snapshot table by table, and shared by the audits that resolve their inputs there.
+  snapshot table by table, and shared by the audits that resolve their inputs there;
+* the *publish lock* of an output root, held by a run from its last check of the output
+  through its `runs` commit and its read of what others published meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 COMMIT_LOCK = "_commit.lock"
 CAPTURE_LOCK = "_capture.lock"  # beside a capture folder's tables
+PUBLISH_LOCK = "_publish.lock"  # beside an output root's tables
 
 
 class LockTimeout(Exception):
@@ -30,12 +33,14 @@ class LockTimeout(Exception):
 
 
 @contextlib.contextmanager
-def exclusive(file: Path, wait_seconds: float = 300.0) -> Iterator[None]:
-    """Hold an exclusive lock on `file` (created if absent), waiting up to `wait_seconds`."""
+def exclusive(file: Path, wait_seconds: float = 300.0,
+              on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on `file` (created if absent), waiting up to `wait_seconds`
+    (`on_wait` is called once if it must wait)."""
     file.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        _take(fd, fcntl.LOCK_EX, file, wait_seconds)
+        _take(fd, fcntl.LOCK_EX, file, wait_seconds, on_wait)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

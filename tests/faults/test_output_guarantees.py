@@ -309,6 +309,44 @@ def test_a_later_snapshot_landing_meanwhile_is_named_when_this_run_lands(spark,
     assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["B"]
 
 
+def test_runs_landing_at_once_take_turns_so_the_later_one_names_the_other(spark,
+                                                                           tmp_path) -> None:
+    """Y (snapshot C) has checked its previous snapshot (A) and not yet committed `runs`
+    when X (B, between A and C) lands from another process. X waits for Y's turn to end,
+    then sees C and names it. Without turns, X landed unseen in between, and C kept its
+    churn against A with no word from either run."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
+                         members=member_rows(["A", "B", "C"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "first", snapshots=("A",))
+    args = [sys.executable, "-m", "jobs.cli", "audit", "--queues", paths["queues"],
+            "--members", paths["members"], "--output", str(out), "--engine", "offline",
+            "--run-id", "X", "--snapshot", "B"]
+    x_said: list[str] = []
+    started: list[subprocess.Popen] = []
+
+    def x_lands_meanwhile(point: str) -> None:
+        if point != "verified" or started:
+            return
+        x = subprocess.Popen(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        started.append(x)
+        for line in x.stdout:  # until X waits for this turn, or ends
+            x_said.append(line)
+            if "waiting for its turn to end" in line:
+                break
+
+    audit(spark, paths, out, "Y", snapshots=("C",), hook=x_lands_meanwhile)
+    x_said.append(started[0].communicate(timeout=300)[0])
+    said = "".join(x_said)
+    assert started[0].returncode == 0, said
+    assert "waiting for its turn to end" in said, said
+    assert ("snapshot C (cluster c): another run published it while this one ran" in said
+            and "--snapshot C" in said), said
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["A"]
+
+
 def test_two_processes_at_once(spark, inputs, tmp_path) -> None:
     """The real thing: two CLI processes audit the same snapshots at the same time."""
     out = tmp_path / "out"
