@@ -21,6 +21,7 @@ from capture.importers.detect import (
     java_exception,
     kafka_errors,
     kafka_notices,
+    not_online,
 )
 from capture.importers.kafka_consumer_groups import import_kafka_consumer_groups
 from capture.importers.rocketmq_json import JsonError, loads
@@ -65,6 +66,11 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
                 if fmt is None:
                     raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
         kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
+        if kind is None and not_online(exception := java_exception(text)):
+            # as the dashboard's failed answer is: a rejects row, and the other files go on
+            state.snapshot.reject(path, None, f"mqadmin failed: {exception} (no client of "
+                                  "the group is online: none of its members is captured)")
+            continue
         if kind is None:
             raise _unrecognised(path, text)
         _dispatch(state, path, kind, text, doc)

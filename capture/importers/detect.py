@@ -85,6 +85,16 @@ JAVA_EXCEPTION = re.compile(r"^(?:Caused by: )?(?:[A-Za-z_$][\w$]*\.)+[\w$]*(?:E
                             r"(?:: .*)?$")
 
 
+# the broker's answer for a group no client is connected to (ResponseCode
+# CONSUMER_NOT_ONLINE): a state of the group, as Kafka's "has no active members" is
+NOT_ONLINE = re.compile(r"\bCODE:\s*206\b")
+
+
+def not_online(exception: str | None) -> bool:
+    """Whether mqadmin failed because the group has no client online (CODE 206)."""
+    return exception is not None and NOT_ONLINE.search(exception) is not None
+
+
 def java_exception(text: str) -> str | None:
     """The innermost exception of a Java stack trace in the file (its last `Caused by`,
     else its first exception line), or None."""

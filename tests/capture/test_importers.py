@@ -233,16 +233,20 @@ def test_an_inactive_groups_notice_imports_and_an_error_is_named(tmp_path):
             import_files([str(error)], cluster="c1", snapshot_id="s1", captured_at=AT)
 
 
+NOT_ONLINE = (
+    "org.apache.rocketmq.tools.command.SubCommandException: ConsumerConnectionSubCommand "
+    "command failed\n\tat org.apache.rocketmq.tools.command.consumer.ConsumerConnection"
+    "SubCommand.execute(ConsumerConnectionSubCommand.java:86)\nCaused by: org.apache."
+    "rocketmq.client.exception.MQBrokerException: CODE: 206  DESC: the consumer group[G] "
+    "not online\n")
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("\n", r"f\.txt is empty: the tool printed nothing on stdout"),
-    ("org.apache.rocketmq.tools.command.SubCommandException: ConsumerConnectionSubCommand "
-     "command failed\n\tat org.apache.rocketmq.tools.command.consumer.ConsumerConnection"
-     "SubCommand.execute(ConsumerConnectionSubCommand.java:86)\nCaused by: org.apache."
-     "rocketmq.client.exception.MQBrokerException: CODE: 206  DESC: the consumer group[G] "
-     "not online\n",
+    (NOT_ONLINE.replace("CODE: 206  DESC: the consumer group[G] not online",
+                        "CODE: 17  DESC: topic[T] not exist"),
      r"f\.txt: the tool printed a Java exception, not its output: org\.apache\.rocketmq\."
-     r"client\.exception\.MQBrokerException: CODE: 206  DESC: the consumer group\[G\] not "
-     r"online$"),
+     r"client\.exception\.MQBrokerException: CODE: 17  DESC: topic\[T\] not exist$"),
 ])
 def test_an_empty_file_or_a_stack_trace_says_so(tmp_path, text, message):
     # both were "unrecognised file ... pass --format", which no format would have read
@@ -250,6 +254,26 @@ def test_an_empty_file_or_a_stack_trace_says_so(tmp_path, text, message):
     bad.write_text(text)
     with pytest.raises(CaptureError, match=message):
         import_files([str(bad)], cluster="c", snapshot_id="s", captured_at=AT)
+
+
+def test_a_group_not_online_is_a_reject_and_the_other_files_go_on(tmp_path):
+    """mqadmin's CODE 206 (no client of the group online) is a state of the group, as the
+    dashboard's failed answer and Kafka's "has no active members" are: the rest imports."""
+    offline = tmp_path / "consumerConnection_G.txt"
+    offline.write_text(NOT_ONLINE)
+    files = ("topicRoute_TopicOrder.json", "consumerConnection_OrderGroup.txt",
+             "consumerProgress_OrderGroup.txt")
+    alone = run(*files)
+    snap = import_files([*(str(DATA / n) for n in files), str(offline)], cluster="c1",
+                        snapshot_id="s1", captured_at=AT)
+    for table in ("queues", "members", "offsets", "observed"):
+        pd.testing.assert_frame_equal(frame(snap, table), frame(alone, table))
+    assert frame(alone, "rejects").empty
+    [reject] = frame(snap, "rejects").itertuples()
+    assert reject.file == str(offline) and reject.reason == (
+        "mqadmin failed: org.apache.rocketmq.client.exception.MQBrokerException: CODE: 206  "
+        "DESC: the consumer group[G] not online (no client of the group is online: none of "
+        "its members is captured)")
 
 
 def test_unrecognised_file_and_missing_name(tmp_path):
