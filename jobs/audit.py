@@ -161,7 +161,7 @@ def _audit(ctx: _Run) -> RunResult:
         attempt_persist = Persisted()
         try:
             with ctx.steps.step("read", "read prior", point=None) as line:
-                prior = read_prior(ctx.store, ctx.output, times, scope.audited)
+                prior = read_prior(ctx.store, ctx.output, captured, scope.audited)
                 line.detail = (f"churn of the first snapshot(s) compared with "
                                f"{', '.join(prior.snapshots)} from the output"
                                if prior.snapshots else "no earlier snapshot in the output")
@@ -341,7 +341,8 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
            counts: dict, times: DataFrame, captured: dict, baselines: dict,
            prior: Prior, landed: Callable[[], None]) -> list[WriteResult]:
     def still_current() -> None:
-        now = sorted({s for s, _ in prior_keys(ctx.store, ctx.output, times, scope.audited)})
+        now = sorted({s for s, _ in prior_keys(ctx.store, ctx.output, captured,
+                                                 scope.audited)})
         if now != prior.snapshots:
             raise StalePrior(
                 f"while this run computed, another run published snapshot(s) "

@@ -20,6 +20,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import NamedTuple
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.scope import Note, Scope
@@ -51,8 +52,12 @@ OPTIONAL_TABLES = {
 
 def held_runs(store: Store, output: str) -> Held:
     runs = complete_runs(store, output)
-    if runs is None:
-        return {}
+    return {} if runs is None else held_of(runs)
+
+
+def held_of(runs: DataFrame) -> Held:
+    """The complete `runs` rows (`jobs.write.complete_runs`), collected: one small row per
+    snapshot and cluster."""
     rows = runs.select("snapshot_id", "cluster", "captured_at", "rows", "run_id").collect()
     return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, dict(r.rows or {}), r.run_id)
             for r in rows}
@@ -176,6 +181,26 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
                     "sticky assignors ran from that one's assignment) until it is audited "
                     f"again (--snapshot {snapshot})")))
     return notes
+
+
+def previous_keys(held: Held, captured: dict[Key, datetime | None],
+                  current: list[str]) -> list[tuple[str, str | None]]:
+    """Per cluster of `captured` (this run's snapshots, with their capture times), the
+    snapshot `held` has latest before this run's earliest, in churn's order:
+    [(snapshot_id, run_id)], sorted. Snapshots of `current` (this run's) are not its own
+    previous, whatever their old capture time."""
+    first: dict[str | None, tuple] = {}
+    for (snapshot, cluster), at in captured.items():
+        order = _order(snapshot, at)
+        if cluster not in first or order < first[cluster]:
+            first[cluster] = order
+    latest: dict[str | None, tuple] = {}
+    for (snapshot, cluster), run in held.items():
+        order = _order(snapshot, run.captured_at)
+        if (snapshot not in current and cluster in first and order < first[cluster]
+                and (cluster not in latest or order > latest[cluster][0])):
+            latest[cluster] = (order, run.run_id)
+    return sorted({(order[2], run_id) for order, run_id in latest.values()})
 
 
 def _order(snapshot: str, at: datetime | None) -> tuple:

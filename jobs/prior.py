@@ -4,10 +4,12 @@ sticky assignors compare against, read from the output instead of recomputed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from jobs.held import HeldRun, Key, held_of, previous_keys
 from jobs.write import complete_runs
 from storage.delta import Store
 
@@ -22,33 +24,31 @@ class Prior:
     consumer_load: DataFrame | None = None
 
 
-def prior_keys(store: Store, output: str, times: DataFrame, current: list[str]) -> list:
+def prior_keys(store: Store, output: str, captured: dict[Key, datetime | None],
+               current: list[str]) -> list[tuple[str, str]]:
     """Per cluster, the latest complete snapshot in the output before this run's earliest
-    one (by captured_at, then snapshot_id): [(snapshot_id, run_id)], sorted.
+    one (`captured`: this run's snapshots and clusters, with their capture times):
+    [(snapshot_id, run_id)], sorted (`jobs.held.previous_keys`).
 
     Complete = named by `runs`. An output written before `runs` existed falls back to the
     snapshots of consumer_load."""
     runs = complete_runs(store, output)
     if runs is not None:
-        seen = runs.select("snapshot_id", "cluster", "captured_at", "run_id")
+        held = held_of(runs)
     elif store.exists(f"{output}/consumer_load") and store.exists(f"{output}/assignments"):
-        seen = (store.read(f"{output}/consumer_load", "consumer_load")
-                .select("snapshot_id", "cluster", "captured_at", "run_id").distinct())
+        rows = (store.read(f"{output}/consumer_load", "consumer_load")
+                .select("snapshot_id", "cluster", "captured_at", "run_id").distinct()
+                .collect())
+        held = {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, {}, r.run_id) for r in rows}
     else:
         return []
-    key = F.struct(F.col("captured_at"), F.col("snapshot_id"))
-    first = times.groupBy("cluster").agg(F.min(key).alias("_first"))
-    previous = (seen.where(~F.col("snapshot_id").isin(current))
-                .join(first, "cluster").where(key < F.col("_first"))
-                .groupBy("cluster")
-                .agg(F.max(F.struct("captured_at", "snapshot_id", "run_id")).alias("_prev"))
-                .select("_prev.snapshot_id", "_prev.run_id").collect())
-    return sorted({(r.snapshot_id, r.run_id) for r in previous})
+    return previous_keys(held, captured, current)
 
 
-def read_prior(store: Store, output: str, times: DataFrame, current: list[str]) -> Prior:
+def read_prior(store: Store, output: str, captured: dict[Key, datetime | None],
+               current: list[str]) -> Prior:
     """The previous complete snapshot's assignment and load rows (of the run `runs` names)."""
-    keys = prior_keys(store, output, times, current)
+    keys = prior_keys(store, output, captured, current)
     if not keys:
         return Prior([])
     ids = sorted({s for s, _ in keys})

@@ -9,6 +9,7 @@ from jobs.held import (
     clusters_left_out,
     lag_replaced_by_none,
     outdated_followers,
+    previous_keys,
     published_meanwhile,
     replaced_by_none,
 )
@@ -104,3 +105,22 @@ def test_a_follower_another_run_published_meanwhile_is_named():
         "again (--snapshot C)")
     # C of cluster d follows no snapshot of this run's; A0 is earlier; nothing new: quiet
     assert published_meanwhile({**before, **held_at({("B", "c"): at(10)})}, before, run) == []
+
+
+def test_the_previous_snapshot_is_the_latest_held_before_the_runs_first_per_cluster():
+    held = {("A", "c"): HeldRun(at(0), {}, "r1"), ("B", "c"): HeldRun(at(10), {}, "r2"),
+            ("D", "c"): HeldRun(at(30), {}, "r3"), ("A", "d"): HeldRun(at(0), {}, "r1"),
+            ("Z", "e"): HeldRun(at(0), {}, "r4")}
+    # c: before C (20) and E (40) comes B; d: A; e is not in this run
+    assert previous_keys(held, {("C", "c"): at(20), ("E", "c"): at(40), ("C", "d"): at(20)},
+                         ["C", "E"]) == [("A", "r1"), ("B", "r2")]
+    # a snapshot of this run is never its own previous, whatever its old capture time
+    assert previous_keys(held, {("B", "c"): at(25)}, ["B"]) == [("A", "r1")]
+    # nothing held before the first: none
+    assert previous_keys(held, {("A0", "c"): at(0)}, ["A0"]) == [("A", "r1")]  # A < A0
+    assert previous_keys(held, {("0", "c"): at(0)}, ["0"]) == []
+    # unknown capture times come first, then ids
+    unknown = {("U", "c"): HeldRun(None, {}, "u"), ("A", "c"): HeldRun(at(0), {}, "r1")}
+    assert previous_keys(unknown, {("V", "c"): None}, ["V"]) == [("U", "u")]
+    assert previous_keys(unknown, {("T", "c"): None}, ["T"]) == []
+    assert previous_keys(unknown, {("B", "c"): at(5)}, ["B"]) == [("A", "r1")]
