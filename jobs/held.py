@@ -155,11 +155,10 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
     it; the run itself does not touch it."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
-    for (snapshot, cluster), run_ in held.items():
-        at = run_.captured_at
-        before[cluster].append(_order(snapshot, at))
+    for (snapshot, cluster), held_run in held.items():
+        before[cluster].append(_order(snapshot, held_run.captured_at))
         if (snapshot, cluster) not in run:
-            after[cluster].append(_order(snapshot, at))
+            after[cluster].append(_order(snapshot, held_run.captured_at))
     for (snapshot, cluster), at in run.items():
         after[cluster].append(_order(snapshot, at))
     notes = []

@@ -25,7 +25,7 @@ class Prior:
 
 
 def prior_keys(store: Store, output: str, captured: dict[Key, datetime | None],
-               current: list[str]) -> list[tuple[str, str]]:
+               current: list[str]) -> list[tuple[str, str | None]]:
     """Per cluster, the latest complete snapshot in the output before this run's earliest
     one (`captured`: this run's snapshots and clusters, with their capture times):
     [(snapshot_id, run_id)], sorted (`jobs.held.previous_keys`).
