@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -173,17 +173,14 @@ def publish_turn(output: str) -> Iterator[None]:
     lock = Path(without_file_scheme(output)) / locks.PUBLISH_LOCK
     waiting = partial(log.info, "another run is landing in %s: waiting for its turn to end",
                       lock.parent)
-    taken = False
-    try:
-        with locks.exclusive(lock, PUBLISH_WAIT_SECONDS, on_wait=waiting):
-            taken = True
-            yield
-    except locks.LockTimeout as exc:
-        if taken:  # another lock's, in the turn
-            raise
-        raise TableError(f"{exc}: another run has been landing in {lock.parent} for that "
-                         "long; this run's snapshots are not published (no runs rows), "
-                         "run it again") from exc
+    with ExitStack() as turn:
+        try:
+            turn.enter_context(locks.exclusive(lock, PUBLISH_WAIT_SECONDS, on_wait=waiting))
+        except locks.LockTimeout as exc:
+            raise TableError(f"{exc}: another run has been landing in {lock.parent} for "
+                             "that long; this run's snapshots are not published (no runs "
+                             "rows), run it again") from exc
+        yield
 
 
 def _sized(df: DataFrame | None, rows: int) -> DataFrame | None:
