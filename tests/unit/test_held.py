@@ -116,8 +116,8 @@ def test_the_previous_snapshot_is_the_latest_held_before_the_runs_first_per_clus
                          ["C", "E"]) == [("A", "r1"), ("B", "r2")]
     # a snapshot of this run is never its own previous, whatever its old capture time
     assert previous_keys(held, {("B", "c"): at(25)}, ["B"]) == [("A", "r1")]
-    # nothing held before the first: none
-    assert previous_keys(held, {("A0", "c"): at(0)}, ["A0"]) == [("A", "r1")]  # A < A0
+    # at one capture time, ids decide: A comes before A0, and nothing before 0
+    assert previous_keys(held, {("A0", "c"): at(0)}, ["A0"]) == [("A", "r1")]
     assert previous_keys(held, {("0", "c"): at(0)}, ["0"]) == []
     # unknown capture times come first, then ids
     unknown = {("U", "c"): HeldRun(None, {}, "u"), ("A", "c"): HeldRun(at(0), {}, "r1")}
