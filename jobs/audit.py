@@ -137,7 +137,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     try:
         result = _audit(ctx)
         with steps.step("report_html", "report.html", point=None) as line:
-            result.report = _write_report(output, result.snapshots)
+            result.report = _write_report(output, result.snapshots, result.warnings)
             line.detail = result.report or "not written (see the warning)"
         result.timings["total"] = time.perf_counter() - started
         return result
@@ -363,12 +363,13 @@ def _published_meanwhile(ctx: _Run, held: Held, captured: dict, into: list[Note]
     into.extend(published_meanwhile(held_runs(ctx.store, ctx.output), held, captured))
 
 
-def _write_report(output: str, snapshots: list[str]) -> str | None:
-    """report.html is a view of the published tables: it never fails the run."""
+def _write_report(output: str, snapshots: list[str], warnings: list[str]) -> str | None:
+    """report.html is a view of the published tables, with this run's warnings: it never
+    fails the run."""
     try:
         from reports.html import write_report
 
-        return write_report(output, snapshots=snapshots or None)
+        return write_report(output, snapshots=snapshots or None, warnings=warnings)
     except Exception as exc:
         log.warning("warning: report.html not written: %s: %s", type(exc).__name__, exc)
         return None

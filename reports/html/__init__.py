@@ -13,8 +13,10 @@ REPORT_FILE = "report.html"
 
 def write_report(output: str, html_path: str | None = None,
                  snapshots: Sequence[str] | None = None,
-                 groups: Sequence[str] | None = None, top: int | None = None) -> str:
+                 groups: Sequence[str] | None = None, top: int | None = None,
+                 warnings: Sequence[str] = ()) -> str:
     """Render `output`'s tables to `html_path` (default OUTPUT/report.html); its path.
+    `warnings`: those of the audit run that renders the page, listed near its top.
 
     Raises NoOutputError when `output` holds no complete run. Written to a temporary
     file first, then renamed: a reader never sees half a page."""
@@ -31,7 +33,7 @@ def write_report(output: str, html_path: str | None = None,
     output = without_file_scheme(output)
     with _system_allocator():
         data = load(output, snapshots, groups, top or DEFAULT_TOP)
-    page = render(data, top or DEFAULT_TOP)
+    page = render(data, top or DEFAULT_TOP, warnings=warnings)
     target = html_path or os.path.join(output, REPORT_FILE)
     partial = f"{target}.tmp-{os.getpid()}"
     try:

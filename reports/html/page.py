@@ -209,19 +209,35 @@ def rejects_section(rejects: pd.DataFrame | None) -> str:
                                                   "reason", "rows"]))
 
 
+def warnings_section(warnings: Sequence[str]) -> str:
+    """The warnings of the run that renders the page, as it printed them: what its tables
+    lack or replaced by nothing (an input missing a snapshot, groups without observed rows,
+    rows a left-out option removed). The tables do not keep them, so only the page a run
+    writes has them."""
+    if not warnings:
+        return ""
+    items = "".join(f"<li>{esc(text)}</li>" for text in warnings)
+    return (f'<h2 id="warnings">Warnings of the run that wrote this page ({len(warnings)})'
+            f'</h2><div class="rec"><ul>{items}</ul></div><p class="muted">the run printed '
+            "them too; a page rendered again with <code>report</code> does not have them "
+            "(the tables do not keep them)</p>")
+
+
 def render(data: ReportData, top: int = DEFAULT_TOP,
-           generated: datetime | None = None) -> str:
-    """The whole page as a string."""
+           generated: datetime | None = None, warnings: Sequence[str] = ()) -> str:
+    """The whole page as a string; `warnings`: the rendering run's (`warnings_section`)."""
     generated = generated or datetime.now(UTC)
     worst = groups_needing_attention(data.group_balance, top, everything=bool(data.groups))
     weights = " + ".join(f"{w} × {c.replace('_', ' ')}" for c, w in SEVERITY_WEIGHTS.items())
     body = [header(data, generated)]
-    body.append('<nav><a href="#skew">skew</a><a href="#churn">churn</a>'
+    body.append('<nav>' + ('<a href="#warnings">warnings</a>' if warnings else "")
+                + '<a href="#skew">skew</a><a href="#churn">churn</a>'
                 + ('<a href="#drift">drift</a>' if data.drift is not None
                    and not data.drift.empty else "")
                 + '<a href="#attention">groups needing attention</a>'
                 + ('<a href="#rejects">rejected input rows</a>' if data.rejects is not None
                    and not data.rejects.empty else "") + "</nav>")
+    body.append(warnings_section(warnings))
     body.append(overview(data))
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '

@@ -25,9 +25,10 @@ def stubbed(monkeypatch, caplog):
     caplog.set_level(logging.INFO, logger="rebalance_audit")
     logging.getLogger("rebalance_audit").propagate = True
 
-    def run(output: str, logs: list[str]):
+    def run(output: str, logs: list[str], warnings: list[str] | None = None):
         monkeypatch.setattr(audit, "_audit", lambda *_: audit.RunResult(
-            "run-1", output, "offline", ["s2"], {"group_balance": f"{output}/group_balance"}))
+            "run-1", output, "offline", ["s2"], {"group_balance": f"{output}/group_balance"},
+            warnings=list(warnings or [])))
         result = audit.run(load_config(None, output=output), spark=spark)
         logs.extend(r.getMessage() for r in caplog.records)
         return result
@@ -59,3 +60,17 @@ def test_a_report_failure_is_a_warning_not_a_failed_run(tmp_path, stubbed):
     text = io.StringIO()
     print_summary(result, text)
     assert "Report (" not in text.getvalue()
+
+
+def test_the_page_a_run_writes_lists_its_warnings_and_a_rendering_again_does_not(tmp_path,
+                                                                                 stubbed):
+    from reports.html import write_report
+
+    out = frames.write_outputs(str(tmp_path / "out"))
+    warning = "snapshot s9 is in none of the inputs"
+    result = stubbed(out, [], warnings=[warning])
+    with open(result.report, encoding="utf-8") as f:
+        page = f.read()
+    assert f"<li>{warning}</li>" in page
+    with open(write_report(out), encoding="utf-8") as f:
+        assert warning not in f.read()

@@ -145,3 +145,19 @@ def test_rejected_input_rows_have_a_section_of_their_own():
     assert 'href="#rejects"' in page
     for none in (None, rejects.iloc[:0]):
         assert 'id="rejects"' not in body(render(data(rejects=none)))
+
+
+def test_the_rendering_runs_warnings_are_listed_escaped_near_the_top():
+    warnings = ["snapshot s9 is in none of the inputs",
+                "observed has no rows for 1 of its member group(s) (<G&1>): their drift is "
+                "not checked"]
+    page = body(render(data(), warnings=warnings))
+    section = page.split('id="warnings"')[1].split("</h2>", 1)
+    assert section[0].endswith("(2)")
+    assert "<li>snapshot s9 is in none of the inputs</li>" in section[1]
+    assert "(&lt;G&amp;1&gt;)" in section[1] and "<G&1>" not in page
+    assert 'href="#warnings"' in page
+    assert page.index('id="warnings"') < page.index('id="skew"')
+    for none in ((), []):
+        page = body(render(data(), warnings=none))
+        assert 'id="warnings"' not in page and 'href="#warnings"' not in page
