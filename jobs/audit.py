@@ -41,13 +41,14 @@ from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports, member_snapshots, simulates_more
-from jobs.scope import Note, Scope, find_scope, groups_not_observed
+from jobs.scope import Note, Scope, find_scope, groups_not_observed, groups_without_lag
 from jobs.session import build_session
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
+    LAG_UNKNOWN,
     assignment_rows,
     pass_counts,
     side_rows,
@@ -165,14 +166,14 @@ def _audit(ctx: _Run) -> RunResult:
                 line.detail = (f"churn of the first snapshot(s) compared with "
                                f"{', '.join(prior.snapshots)} from the output"
                                if prior.snapshots else "no earlier snapshot in the output")
-            tables, counts = _assign_and_report(ctx, inputs, times, prior, has_sticky,
-                                                existing, attempt_persist,
-                                                scope.subscriptions)
+            tables, counts, lag_unknown = _assign_and_report(
+                ctx, inputs, times, prior, has_sticky, existing, attempt_persist,
+                scope.subscriptions)
             with ctx.steps.step("reports", "report rejects") as line:
                 counts["rejects"] = count_rows(rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
-                late: list[Note] = []
+                late = groups_without_lag(lag_unknown, scope.missing_from.get("offsets", set()))
                 writes = _write(ctx, scope, tables, rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
@@ -277,7 +278,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                        has_sticky: bool, existing: tuple[str, ...], persist: Persisted,
                        subscriptions: int | None):
     """The assign-and-report pass (materialized once), then every table, each counted per
-    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id.
+    (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id,
+    beside the pass's count of groups whose lag is unknown per (snapshot, cluster)
+    (`groups_without_lag`).
 
     The pass's tables are counted by the pass itself and read from its packed rows when
     written (a decode per bucket); those the summary reads again (SUMMARIZED) are stored
@@ -300,6 +303,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         # (one scan of the packed rows, not two: 10M, 4.9 + 3.0 s)
         side = persist(side_rows(packed), eager=False)
         counts = pass_counts(side)
+        lag_unknown = counts.pop(LAG_UNKNOWN)
         pass_rows = {name: sum(c.values()) for name, c in counts.items()}
         counts["rebalance_churn"] = counts.pop("churn")
         compared = counts.pop(COMPARISON)  # counted only if written (below)
@@ -334,7 +338,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                 tables[name] = _stamp(persist(reports[name]), ctx.run_id)
                 counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
-    return tables, counts
+    return tables, counts, lag_unknown
 
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,

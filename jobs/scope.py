@@ -53,6 +53,8 @@ class Scope:
     # (snapshot, cluster, group, topic) the member rows of the audited snapshots name,
     # rejected rows included: a HyperLogLog estimate (2% over at 10M: 315,600 for 309,272)
     subscriptions: int = 0
+    # (snapshot, cluster)s an optional input given to the run has no usable rows of
+    missing_from: dict[str, set[tuple[str, str | None]]] = field(default_factory=dict)
 
     @property
     def read_clusters(self) -> list[str | None]:
@@ -102,6 +104,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
+    missing_from: dict[str, set[tuple[str, str | None]]] = {}
     for present, missing, rows, other in (("queues", "members", queues, members),
                                           ("members", "queues", members, queues)):
         for (s, c), n in sorted(rows.items(), key=_key):
@@ -123,6 +126,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
         present = usable.get(table, {})
         for key in sorted(set(queues) & set(members), key=lambda k: (k[0] or "", k[1] or "")):
             if key not in present:
+                missing_from.setdefault(table, set()).add(key)
                 notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
     for s in requested:
         if s not in clusters:
@@ -135,7 +139,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     for s, c in (*queues, *members):
         usable_clusters[s].add(c)
     return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
-                 notes, reads_null_snapshot=not requested, subscriptions=subscriptions)
+                 notes, reads_null_snapshot=not requested, subscriptions=subscriptions,
+                 missing_from=missing_from)
 
 
 def _sorted_values(mapping: dict) -> dict:
@@ -169,3 +174,21 @@ def groups_not_observed(members: DataFrame, observed: DataFrame) -> list[Note]:
             f"observed has no rows for {r.groups} of its member group(s) ("
             f"{', '.join(r.first)}{more}): their drift is not checked")))
     return notes
+
+
+def groups_without_lag(unknown: dict[tuple[str | None, str | None], int],
+                       named: set[tuple[str, str | None]]) -> list[Note]:
+    """A note per snapshot and cluster with `unknown` groups (counted by the assign-and-
+    report pass when the run has offsets) that have queues and no known lag: offsets holds
+    no committed offset for any of their queues (a capture saved the progress of some
+    groups only, a group never committed), or their queues have no max_offset. The
+    snapshots and clusters offsets has no rows of at all (`named`: `Scope.missing_from`)
+    have a note of their own already."""
+    return [Note(None, s, c, (
+        f"lag is unknown for {n} group(s) with queues: none of their queues has both a "
+        "committed_offset (offsets) and a max_offset (queues), so their lag columns "
+        "(assignments, consumer_load, group_balance) are null (group_balance's rows with a "
+        "null topic and lag_total and queues > 0 name them)"))
+        for (s, c), n in sorted(unknown.items(), key=lambda kv: (kv[0][0] or "",
+                                                                kv[0][1] or ""))
+        if n and (s, c) not in named]

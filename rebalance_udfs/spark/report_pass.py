@@ -14,7 +14,8 @@ into rows. Padding every row with the other tables' columns, as one struct per t
 would, costs more than the tables themselves (a what-if row would carry about 300 bytes
 of null consumer_load and group_balance columns). A last stream per bucket holds every
 table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records them, and
-no table has to be materialized to be counted.
+no table has to be materialized to be counted. With offsets it also counts the groups
+whose lag stays unknown (LAG_UNKNOWN): the run warns about them.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
 (`_chained`, `rebalance_udfs.spark.sticky.chain_claims`): the bucket already holds every
@@ -30,6 +31,7 @@ from collections.abc import Callable, Iterator
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -45,6 +47,7 @@ from rebalance_udfs.exact import take
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
+    OFFSET_ROW,
     attach_offsets,
     claimed_rows,
     gather_assigned,
@@ -71,6 +74,8 @@ from vocabulary.schemas import (
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
 COMPARISON, COUNTS = "strategy_comparison", "counts"
+# counted beside the tables when the pass has offsets: groups with queues and no known lag
+LAG_UNKNOWN = "lag_unknown_groups"
 CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS], start=1)}
 COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
                               T.StructField("snapshot_id", T.StringType()),
@@ -96,12 +101,17 @@ Counts = dict[tuple[str | None, str | None], int]
 
 
 # ------------------------------------------------------------------------ packing tables
-def pack(assigned: pa.Table, tables: dict[str, pa.Table]) -> pa.Table:
+def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = False
+         ) -> pa.Table:
     """Assignment rows (ASSIGNED_ARROW_SCHEMA) and the other tables of a bucket as
     PACKED_SCHEMA rows: a table with rows becomes one row holding its IPC stream (its
     assignment columns hold placeholders where they are declared not null), and a last
-    one holds the rows of each (COUNTS)."""
-    tables = {**tables, COUNTS: _counts({"assignments": assigned, **tables})}
+    one holds the rows of each (COUNTS), and, when `lag_expected` (the pass has offsets),
+    its groups whose lag is unknown (LAG_UNKNOWN, `lag_unknown`)."""
+    counted = {"assignments": assigned, **tables}
+    if lag_expected and "group_balance" in tables:
+        counted[LAG_UNKNOWN] = lag_unknown(tables["group_balance"])
+    tables = {**tables, COUNTS: _counts(counted)}
     codes, blobs = [], []
     for name, table in tables.items():
         if table.num_rows:
@@ -121,6 +131,15 @@ def pack(assigned: pa.Table, tables: dict[str, pa.Table]) -> pa.Table:
     side = pa.table({**filler, TABLE: pa.array(codes, pa.int8()),
                      BLOB: pa.array(blobs, pa.binary())})
     return pa.concat_tables([rows.cast(_PACKED_ARROW), side.cast(_PACKED_ARROW)])
+
+
+def lag_unknown(balance: pa.Table) -> pa.Table:
+    """The whole-group rows of group_balance of groups with queues whose lag is unknown:
+    none of their queues has both a committed offset and a max offset (`lag_total` is
+    null only then)."""
+    return balance.filter(pc.and_(pc.and_(pc.is_null(balance.column("topic")),
+                                          pc.greater(balance.column("queues"), 0)),
+                                  pc.is_null(balance.column("lag_total"))))
 
 
 def _counts(tables: dict[str, pa.Table]) -> pa.Table:
@@ -180,7 +199,8 @@ def unpack(packed: DataFrame, name: str, tasks: int | None = None) -> DataFrame:
 def pass_counts(packed: DataFrame) -> dict[str, Counts]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
     included (a few rows per bucket to the driver)."""
-    out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON)}
+    out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON,
+                                                    LAG_UNKNOWN)}
     cores = packed.sparkSession.sparkContext.defaultParallelism
     totals = unpack(packed, COUNTS, cores).groupBy("table", "snapshot_id", "cluster").agg(
         F.sum("rows").alias("rows"))
@@ -224,6 +244,7 @@ def _reported(what_if: str, history: History | None, assign: Assign,
     def body(queues: pa.Table, members: pa.Table) -> pa.Table:
         queues, prior_rows = split_prior(queues, prior_columns)
         members, prior_clients = split_prior(members, CLIENT_ROW_COLUMNS)
+        has_offsets = OFFSET_ROW in queues.column_names
         queues = attach_offsets(queues)
         frame = kernel_member_frame(members)
         assigned, rows = assign(queues, frame, prior_rows)
@@ -233,7 +254,7 @@ def _reported(what_if: str, history: History | None, assign: Assign,
                                prior_clients if prior_load else None)
         if comparison is not None:
             tables[COMPARISON] = bucket_comparison(queues, frame, members, comparison)
-        return pack(assigned, tables)
+        return pack(assigned, tables, lag_expected=has_offsets)
     return body
 
 

@@ -15,7 +15,15 @@ import pytest
 from rebalance_udfs.claim_facts import claim_facts, lag_of
 from rebalance_udfs.exact import RATE_TYPE
 from rebalance_udfs.report_pass import OBSERVED, report_bucket
-from rebalance_udfs.spark.report_pass import CODES, COUNTS, TABLE, _read_streams, pack
+from rebalance_udfs.spark.report_pass import (
+    CODES,
+    COUNTS,
+    LAG_UNKNOWN,
+    TABLE,
+    _read_streams,
+    lag_unknown,
+    pack,
+)
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
 
 
@@ -187,3 +195,23 @@ def test_churn_compares_each_snapshot_with_its_predecessor() -> None:
     # prior clients known only by their claims: topics unknown, no subscription change
     assert not s2["_subscription"]
     assert (s3["queues_moved"], s3["clients_joined"], s3["clients_left"]) == (0, [], [])
+
+
+def test_groups_with_queues_and_no_known_lag_are_counted_when_offsets_are_expected() -> None:
+    rows, members = _two_groups()  # no committed offsets: no lag anywhere
+    known = rows.set_column(rows.schema.get_field_index("lag"), "lag",
+                            pa.array([5, 5, 5, 5, None], pa.int64()))
+    tables = report_bucket(known, members, "off")
+    assert lag_unknown(tables["group_balance"]).column("consumer_group").to_pylist() == ["g2"]
+    assigned = pa.table({f.name: pa.array([], f.type) for f in ASSIGNED_ARROW_SCHEMA},
+                        schema=ASSIGNED_ARROW_SCHEMA)
+
+    def counted(lag_expected: bool) -> dict:
+        packed = pack(assigned, tables, lag_expected=lag_expected)
+        blob = packed.filter(pc.equal(packed.column(TABLE), CODES[COUNTS]))
+        counts = pa.Table.from_batches(list(_read_streams(iter(
+            blob.select(["_blob"]).to_batches()))))
+        return {r["table"]: r["rows"] for r in counts.to_pylist()}
+
+    assert counted(True)[LAG_UNKNOWN] == 1
+    assert LAG_UNKNOWN not in counted(False)
