@@ -30,6 +30,7 @@ TOPIC_COLUMNS = ["topic", "subscribing_clients", "queues", "min_queues", "max_qu
                  "ideal_max", "idle_clients", "unconsumed_queues", "contended_queues",
                  "findings"]
 RUN_COLUMNS = ["snapshot_id", "cluster", "captured_at", "run_id", "finished_at", "engine"]
+WARNINGS_SHOWN = 50  # a run over many snapshots may warn about each: the rest are counted
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
@@ -216,11 +217,13 @@ def warnings_section(warnings: Sequence[str]) -> str:
     writes has them."""
     if not warnings:
         return ""
-    items = "".join(f"<li>{esc(text)}</li>" for text in warnings)
+    items = "".join(f"<li>{esc(text)}</li>" for text in warnings[:WARNINGS_SHOWN])
+    more = (f"{len(warnings) - WARNINGS_SHOWN} more in the run's log; "
+            if len(warnings) > WARNINGS_SHOWN else "")
     return (f'<h2 id="warnings">Warnings of the run that wrote this page ({len(warnings)})'
-            f'</h2><div class="rec"><ul>{items}</ul></div><p class="muted">the run printed '
-            "them too; a page rendered again with <code>report</code> does not have them "
-            "(the tables do not keep them)</p>")
+            f'</h2><div class="rec"><ul>{items}</ul></div><p class="muted">{more}the run '
+            "printed them too; a page rendered again with <code>report</code> does not have "
+            "them (the tables do not keep them)</p>")
 
 
 def render(data: ReportData, top: int = DEFAULT_TOP,

@@ -9,7 +9,7 @@ import pytest
 
 from reports.html.charts import topic_counts
 from reports.html.data import ReportData, of_complete_runs
-from reports.html.page import render
+from reports.html.page import WARNINGS_SHOWN, render
 from reports.html.select import groups_needing_attention, severity
 from tests.report import frames
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -161,3 +161,7 @@ def test_the_rendering_runs_warnings_are_listed_escaped_near_the_top():
     for none in ((), []):
         page = body(render(data(), warnings=none))
         assert 'id="warnings"' not in page and 'href="#warnings"' not in page
+    many = [f"snapshot s{i} is in none of the inputs" for i in range(WARNINGS_SHOWN + 3)]
+    page = body(render(data(), warnings=many))
+    assert page.count("<li>snapshot s") == WARNINGS_SHOWN
+    assert f"({WARNINGS_SHOWN + 3})</h2>" in page and "3 more in the run's log" in page
