@@ -29,6 +29,9 @@ from capture.tables import Snapshot
 log = logging.getLogger(__name__)
 SOURCE = "kafka-describe"
 KNOWN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform")
+# the client assignors that place partitions by rack since Kafka 3.5 (KIP-881) when members
+# set client.rack (subscription v3) and some partition's replicas are not on every rack
+RACK_AWARE_ASSIGNORS = ("range", "sticky", "cooperative-sticky")
 
 
 @dataclass(frozen=True)
@@ -238,14 +241,17 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
     if assignor is None:
         snap.warn(f"group {group}: the broker does not say which assignor the group runs; "
                   "its members are not written (strategy is required)")
+    racks: dict[str, str] = {}  # member id → client.rack
     for m in members:
         who = f"group {group} member {m['member_id']}"
         name = m.get("client_id") or None
         host = (m.get("host") or "").lstrip("/") or None
         subscribed: list[str] | None = None
+        rack: str | None = None
         if m["metadata"]:
             try:
-                subscribed = sorted(set(decode_subscription(m["metadata"]).topics))
+                subscription = decode_subscription(m["metadata"])
+                subscribed, rack = sorted(set(subscription.topics)), subscription.rack_id or None
             except ProtocolError as exc:
                 snap.reject(origin, None, f"{who}: undecodable member metadata: {exc}",
                             m["metadata"].hex())
@@ -267,12 +273,21 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
         elif assignor is not None:
             for topic in subscribed or [None]:
                 snap.add("members", consumer_group=group, client_id=m["member_id"],
-                         topic=topic, strategy=assignor, message_model=None, client_room=None,
+                         topic=topic, strategy=assignor, message_model=None, client_room=rack,
                          client_addr=host, strategy_params=None, client_name=name,
                          client_host=host)
             topics.update(subscribed)
+            if rack is not None:
+                racks[m["member_id"]] = rack
         for topic, partition in sorted(set(assigned or [])):
             snap.add("observed", consumer_group=group, topic=topic, broker_name=None,
                      queue_id=partition, client_id=m["member_id"], source=SOURCE)
             topics.add(topic)
+    if racks and assignor in RACK_AWARE_ASSIGNORS:
+        snap.warn(f"group {group}: {len(racks)} member(s) set client.rack ("
+                  f"{', '.join(sorted(set(racks.values())))}): Kafka 3.5+ clients running "
+                  f"{assignor} assign rack-aware (KIP-881) when some partition's replicas are "
+                  f"not on every rack, and the audit recomputes {assignor} without racks: its "
+                  "assignment may differ from the group's (the drift table, from --observed, "
+                  "shows where)")
     return topics

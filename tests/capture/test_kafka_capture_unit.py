@@ -190,3 +190,26 @@ def test_kafka_errors_become_capture_errors_with_the_cause():
     assert "GROUP_AUTHORIZATION_FAILED" in str(denied) and "ACLs" in str(denied)
     timeout = _kafka_error("ListGroups", KafkaException(KafkaError(KafkaError._TIMED_OUT)))
     assert "_TIMED_OUT" in str(timeout) and "--timeout" in str(timeout)
+
+
+@pytest.mark.parametrize("assignor, warned", [("range", True), ("cooperative-sticky", True),
+                                              ("roundrobin", False)])
+def test_client_rack_is_the_members_room_and_rack_aware_assignors_are_named(assignor, warned):
+    def racked(mid: str, rack: str | None) -> RawMember:
+        sub = KpSubscription(version=3, topics=["t1"], user_data=None, owned_partitions=[],
+                             generation_id=1, rack_id=rack).encode()
+        asg = KpAssignment(version=1, assigned_partitions=[], user_data=None).encode()
+        return RawMember(mid, None, f"client-{mid}", "/10.0.0.1", sub, asg)
+
+    raw = RawGroup("g", 0, "Stable", "consumer", assignor,
+                   [racked("m-a", "use1-az1"), racked("m-b", "use1-az2"), racked("m-c", None)])
+    snap = Snapshot("s", "c")
+    _capture_group(snap, "kafka://x", "g", None, raw)
+    assert {(m["client_id"], m["client_room"]) for m in snap.rows["members"]} == {
+        ("m-a", "use1-az1"), ("m-b", "use1-az2"), ("m-c", None)}
+    rack_warnings = [w for w in snap.warnings if "client.rack" in w]
+    assert bool(rack_warnings) == warned
+    if warned:
+        assert rack_warnings[0].startswith(
+            "group g: 2 member(s) set client.rack (use1-az1, use1-az2): Kafka 3.5+ clients "
+            f"running {assignor} assign rack-aware (KIP-881)")
