@@ -189,6 +189,4 @@ def groups_without_lag(unknown: dict[tuple[str | None, str | None], int],
         "committed_offset (offsets) and a max_offset (queues), so their lag columns "
         "(assignments, consumer_load, group_balance) are null (group_balance's rows with a "
         "null topic and lag_total and queues > 0 name them)"))
-        for (s, c), n in sorted(unknown.items(), key=lambda kv: (kv[0][0] or "",
-                                                                kv[0][1] or ""))
-        if n and (s, c) not in named]
+        for (s, c), n in sorted(unknown.items(), key=_key) if n and (s, c) not in named]
