@@ -57,8 +57,9 @@ def print_summary(result, out: TextIO | None = None) -> None:
     if result.report:
         w(f"\nReport (open in a browser, no network needed): {result.report}\n")
     w("\nDelta tables:\n")
+    width = max(map(len, result.tables), default=0)
     for name, path in result.tables.items():
-        w(f"  {name:<15} {path}\n")
+        w(f"  {name:<{width}} {path}\n")
     if result.rows.get("rejects"):
         w(f"\n{result.rows['rejects']:,} input row(s) could not be used: see the rejects "
           "table (source_table, row_json, reason).\n")

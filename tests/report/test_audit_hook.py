@@ -74,3 +74,13 @@ def test_the_page_a_run_writes_lists_its_warnings_and_a_rendering_again_does_not
     assert f"<li>{warning}</li>" in page
     with open(write_report(out), encoding="utf-8") as f:
         assert warning not in f.read()
+
+
+def test_the_summary_lines_up_the_table_paths_whatever_the_longest_name():
+    result = audit.RunResult("run-1", "out", "offline", ["s1"], {
+        "assignments": "out/assignments", "strategy_comparison": "out/strategy_comparison",
+        "runs": "out/runs"})
+    text = io.StringIO()
+    print_summary(result, text)
+    lines = text.getvalue().split("Delta tables:\n")[1].splitlines()[:3]
+    assert {line.index("out/") for line in lines} == {len("  strategy_comparison ")}
