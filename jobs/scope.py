@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.read import SUBSCRIPTION
+from rebalance_udfs.spark.report_pass import LagUnknown
 
 
 @dataclass(frozen=True)
@@ -176,17 +177,22 @@ def groups_not_observed(members: DataFrame, observed: DataFrame) -> list[Note]:
     return notes
 
 
-def groups_without_lag(unknown: dict[tuple[str | None, str | None], int],
+def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],
                        named: set[tuple[str, str | None]]) -> list[Note]:
-    """A note per snapshot and cluster with `unknown` groups (counted by the assign-and-
+    """A note per snapshot and cluster with `unknown` groups (found by the assign-and-
     report pass when the run has offsets) that have queues and no known lag: offsets holds
     no committed offset for any of their queues (a capture saved the progress of some
     groups only, a group never committed), or their queues have no max_offset. The
     snapshots and clusters offsets has no rows of at all (`named`: `Scope.missing_from`)
     have a note of their own already."""
     return [Note(None, s, c, (
-        f"lag is unknown for {n} group(s) with queues: none of their queues has both a "
-        "committed_offset (offsets) and a max_offset (queues), so their lag columns "
-        "(assignments, consumer_load, group_balance) are null (group_balance's rows with a "
-        "null topic and lag_total and queues > 0 name them)"))
-        for (s, c), n in sorted(unknown.items(), key=_key) if n and (s, c) not in named]
+        f"lag is unknown for {u.groups} group(s) with queues ({_listed(u)}): none of their "
+        "queues has both a committed_offset (offsets) and a max_offset (queues), so their "
+        "lag columns (assignments, consumer_load, group_balance) are null (group_balance's "
+        "rows with a null topic and lag_total and queues > 0 name them all)"))
+        for (s, c), u in sorted(unknown.items(), key=_key) if u.groups and (s, c) not in named]
+
+
+def _listed(unknown: LagUnknown) -> str:
+    more = unknown.groups - len(unknown.first)
+    return ", ".join(unknown.first) + (f" and {more} more" if more > 0 else "")

@@ -15,7 +15,8 @@ would, costs more than the tables themselves (a what-if row would carry about 30
 of null consumer_load and group_balance columns). A last stream per bucket holds every
 table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records them, and
 no table has to be materialized to be counted. With offsets it also counts the groups
-whose lag stays unknown (LAG_UNKNOWN): the run warns about them.
+whose lag stays unknown (LAG_UNKNOWN) and names the first few (LAG_NAMED): the run warns
+about them.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
 (`_chained`, `rebalance_udfs.spark.sticky.chain_claims`): the bucket already holds every
@@ -28,6 +29,7 @@ assignment rows computed elsewhere, bucketed alike, and returns them packed alik
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -74,13 +76,15 @@ from vocabulary.schemas import (
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
 COMPARISON, COUNTS = "strategy_comparison", "counts"
-# counted beside the tables when the pass has offsets: groups with queues and no known lag
-LAG_UNKNOWN = "lag_unknown_groups"
+# counted beside the tables when the pass has offsets: groups with queues and no known lag,
+# and the first NAMED of them by name per (snapshot, cluster), one counts row each
+LAG_UNKNOWN, LAG_NAMED, NAMED = "lag_unknown_groups", "lag_unknown_named", 5
 CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS], start=1)}
 COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
                               T.StructField("snapshot_id", T.StringType()),
                               T.StructField("cluster", T.StringType()),
-                              T.StructField("rows", T.LongType(), False)])
+                              T.StructField("rows", T.LongType(), False),
+                              T.StructField("consumer_group", T.StringType())])
 SPARK_SCHEMAS = dict(zip([*TABLES, COMPARISON, COUNTS],
                          (LOAD_FIGURES, BALANCE_FIGURES_WITH_LINE, WHAT_IF_SCHEMA,
                           CHURN_TOTALS_SCHEMA, from_arrow_schema(COMPARISON_ROWS),
@@ -97,7 +101,17 @@ RATE = "_rate"
 # and each table as it is written) and the pass's own output read that many bytes less
 _COMPRESSED = pa.ipc.IpcWriteOptions(compression="zstd")
 
-Counts = dict[tuple[str | None, str | None], int]
+Key = tuple[str | None, str | None]  # (snapshot_id, cluster)
+Counts = dict[Key, int]
+
+
+@dataclass(frozen=True)
+class LagUnknown:
+    """The groups of a snapshot and cluster with queues and no known lag: how many, and
+    the first `NAMED` of them by name."""
+
+    groups: int
+    first: list[str]
 
 
 # ------------------------------------------------------------------------ packing tables
@@ -107,11 +121,14 @@ def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = F
     PACKED_SCHEMA rows: a table with rows becomes one row holding its IPC stream (its
     assignment columns hold placeholders where they are declared not null), and a last
     one holds the rows of each (COUNTS), and, when `lag_expected` (the pass has offsets),
-    its groups whose lag is unknown (LAG_UNKNOWN, `lag_unknown`)."""
+    its groups whose lag is unknown (LAG_UNKNOWN, `lag_unknown`) and the first of them
+    (LAG_NAMED, `first_named`)."""
     counted = {"assignments": assigned, **tables}
+    named = None
     if lag_expected and "group_balance" in tables:
         counted[LAG_UNKNOWN] = lag_unknown(tables["group_balance"])
-    tables = {**tables, COUNTS: _counts(counted)}
+        named = first_named(counted[LAG_UNKNOWN])
+    tables = {**tables, COUNTS: _counts(counted, named)}
     codes, blobs = [], []
     for name, table in tables.items():
         if table.num_rows:
@@ -142,8 +159,23 @@ def lag_unknown(balance: pa.Table) -> pa.Table:
                                   pc.is_null(balance.column("lag_total"))))
 
 
-def _counts(tables: dict[str, pa.Table]) -> pa.Table:
-    """Rows per (table, snapshot_id, cluster) of `tables`."""
+def first_named(groups: pa.Table, n: int = NAMED) -> pa.Table:
+    """The first `n` consumer groups by name per (snapshot_id, cluster) of `groups` (rows
+    with those columns, a group once per snapshot and cluster)."""
+    lists = groups.select(["snapshot_id", "cluster", "consumer_group"]).sort_by(
+        [(c, "ascending") for c in ("snapshot_id", "cluster", "consumer_group")]
+    ).group_by(["snapshot_id", "cluster"], use_threads=False).aggregate(
+        [("consumer_group", "list")])
+    first = pc.list_slice(lists.column("consumer_group_list"), 0, n)
+    owner = pc.list_parent_indices(first)
+    return pa.table({"snapshot_id": pc.take(lists.column("snapshot_id"), owner),
+                     "cluster": pc.take(lists.column("cluster"), owner),
+                     "consumer_group": pc.list_flatten(first)})
+
+
+def _counts(tables: dict[str, pa.Table], named: pa.Table | None = None) -> pa.Table:
+    """Rows per (table, snapshot_id, cluster) of `tables`, and a row (rows 1) per group of
+    `named` (LAG_NAMED, `first_named`)."""
     parts = []
     for name, table in tables.items():
         if table.num_rows:
@@ -152,12 +184,20 @@ def _counts(tables: dict[str, pa.Table]) -> pa.Table:
             parts.append(pa.table({"table": pa.array([name] * n.num_rows, pa.string()),
                                    "snapshot_id": n.column("snapshot_id"),
                                    "cluster": n.column("cluster"),
-                                   "rows": n.column("count_all")}))
+                                   "rows": n.column("count_all"),
+                                   "consumer_group": pa.nulls(n.num_rows, pa.string())}))
+    if named is not None and named.num_rows:
+        parts.append(pa.table({"table": pa.array([LAG_NAMED] * named.num_rows, pa.string()),
+                               "snapshot_id": named.column("snapshot_id"),
+                               "cluster": named.column("cluster"),
+                               "rows": pa.array([1] * named.num_rows, pa.int64()),
+                               "consumer_group": named.column("consumer_group")}))
     schema = pa.schema([pa.field("table", pa.string(), False), ("snapshot_id", pa.string()),
-                        ("cluster", pa.string()), pa.field("rows", pa.int64(), False)])
+                        ("cluster", pa.string()), pa.field("rows", pa.int64(), False),
+                        ("consumer_group", pa.string())])
     if not parts:
         return schema.empty_table()
-    return pa.concat_tables(parts, promote_options="permissive").cast(schema)
+    return pa.concat_tables(parts).cast(schema)
 
 
 def _placeholder(type_: pa.DataType):
@@ -196,17 +236,24 @@ def unpack(packed: DataFrame, name: str, tasks: int | None = None) -> DataFrame:
     return blobs.mapInArrow(_read_streams, SPARK_SCHEMAS[name])
 
 
-def pass_counts(packed: DataFrame) -> dict[str, Counts]:
+def pass_counts(packed: DataFrame) -> tuple[dict[str, Counts], dict[Key, LagUnknown]]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
-    included (a few rows per bucket to the driver)."""
+    included, and the groups whose lag stays unknown (only when the pass had offsets):
+    a few rows per bucket to the driver."""
     out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON,
                                                     LAG_UNKNOWN)}
+    named: dict[Key, list[str]] = {}
     cores = packed.sparkSession.sparkContext.defaultParallelism
-    totals = unpack(packed, COUNTS, cores).groupBy("table", "snapshot_id", "cluster").agg(
-        F.sum("rows").alias("rows"))
+    totals = unpack(packed, COUNTS, cores).groupBy(
+        "table", "snapshot_id", "cluster", "consumer_group").agg(F.sum("rows").alias("rows"))
     for r in totals.collect():
-        out[r.table][(r.snapshot_id, r.cluster)] = int(r.rows)
-    return out
+        if r.table == LAG_NAMED:
+            named.setdefault((r.snapshot_id, r.cluster), []).append(r.consumer_group)
+        else:
+            out[r.table][(r.snapshot_id, r.cluster)] = int(r.rows)
+    unknown = {key: LagUnknown(n, sorted(named.get(key, []))[:NAMED])
+               for key, n in out.pop(LAG_UNKNOWN).items()}
+    return out, unknown
 
 
 def _read_streams(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

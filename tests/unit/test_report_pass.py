@@ -18,9 +18,11 @@ from rebalance_udfs.report_pass import OBSERVED, report_bucket
 from rebalance_udfs.spark.report_pass import (
     CODES,
     COUNTS,
+    LAG_NAMED,
     LAG_UNKNOWN,
     TABLE,
     _read_streams,
+    first_named,
     lag_unknown,
     pack,
 )
@@ -163,8 +165,8 @@ def test_packed_tables_come_back_whole() -> None:
     for name, table in tables.items():
         assert back(name).equals(table), name
     assert sorted(back(COUNTS).to_pylist(), key=lambda r: r["table"]) == [
-        {"table": name, "snapshot_id": "s", "cluster": "c", "rows": tables[name].num_rows}
-        for name in sorted(tables)]
+        {"table": name, "snapshot_id": "s", "cluster": "c", "rows": tables[name].num_rows,
+         "consumer_group": None} for name in sorted(tables)]
     empty = pack(assigned, {name: t.slice(0, 0) for name, t in tables.items()})
     assert empty.num_rows == 0
 
@@ -211,7 +213,19 @@ def test_groups_with_queues_and_no_known_lag_are_counted_when_offsets_are_expect
         blob = packed.filter(pc.equal(packed.column(TABLE), CODES[COUNTS]))
         counts = pa.Table.from_batches(list(_read_streams(iter(
             blob.select(["_blob"]).to_batches()))))
-        return {r["table"]: r["rows"] for r in counts.to_pylist()}
+        return {(r["table"], r["consumer_group"]): r["rows"] for r in counts.to_pylist()}
 
-    assert counted(True)[LAG_UNKNOWN] == 1
-    assert LAG_UNKNOWN not in counted(False)
+    assert counted(True)[LAG_UNKNOWN, None] == 1
+    assert counted(True)[LAG_NAMED, "g2"] == 1
+    assert not {t for t, _ in counted(False)} & {LAG_UNKNOWN, LAG_NAMED}
+
+
+def test_the_first_groups_by_name_are_named_per_snapshot_and_cluster() -> None:
+    groups = pa.table({"snapshot_id": ["s2", "s1", "s1", "s1", "s2", "s1"],
+                       "cluster": ["c", "c", "d", "c", "c", "c"],
+                       "consumer_group": ["z", "m", "q", "b", "a", "k"]})
+    named = first_named(groups, 2).to_pylist()
+    assert [(r["snapshot_id"], r["cluster"], r["consumer_group"]) for r in named] == [
+        ("s1", "c", "b"), ("s1", "c", "k"), ("s1", "d", "q"), ("s2", "c", "a"),
+        ("s2", "c", "z")]
+    assert first_named(groups.slice(0, 0)).num_rows == 0

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from jobs.scope import groups_without_lag
+from rebalance_udfs.spark.report_pass import LagUnknown
 
 
-def test_groups_without_lag_are_one_note_per_snapshot_and_cluster() -> None:
-    counts = {("s2", "eu"): 3, ("s1", "us"): 1, ("s1", "eu"): 0, ("s3", None): 2,
-              ("s4", "eu"): 5}
+def test_groups_without_lag_are_one_note_per_snapshot_and_cluster_naming_the_first() -> None:
+    counts = {("s2", "eu"): LagUnknown(7, ["A", "B", "C", "D", "E"]),
+              ("s1", "us"): LagUnknown(1, ["G"]), ("s1", "eu"): LagUnknown(0, []),
+              ("s3", None): LagUnknown(2, ["G", "H"]), ("s4", "eu"): LagUnknown(5, ["X"])}
     notes = groups_without_lag(counts, {("s4", "eu")})  # offsets has no rows of s4 at all
     assert [(n.snapshot_id, n.cluster, n.table) for n in notes] == [
         ("s1", "us", None), ("s2", "eu", None), ("s3", None, None)]
     assert notes[1].text().startswith(
-        "snapshot s2 (cluster eu): lag is unknown for 3 group(s) with queues: none of "
-        "their queues has both a committed_offset (offsets) and a max_offset (queues)")
+        "snapshot s2 (cluster eu): lag is unknown for 7 group(s) with queues (A, B, C, D, E "
+        "and 2 more): none of their queues has both a committed_offset (offsets) and a "
+        "max_offset (queues)")
+    assert "lag is unknown for 1 group(s) with queues (G): " in notes[0].text()
+    assert "(G, H): " in notes[2].text()
     assert groups_without_lag({}, set()) == []
