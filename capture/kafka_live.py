@@ -23,15 +23,18 @@ from typing import Any
 
 from capture.errors import CaptureError
 from capture.kafka_protocol import ProtocolError, decode_assignment, decode_subscription
+from capture.kafka_racks import (
+    RACK_AWARE_ASSIGNORS,
+    RackedGroup,
+    partition_racks,
+    rack_aware_topics,
+)
 from capture.kafka_wire import RawGroup, WireError, describe_groups
 from capture.tables import Snapshot
 
 log = logging.getLogger(__name__)
 SOURCE = "kafka-describe"
 KNOWN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform")
-# the client assignors that place partitions by rack since Kafka 3.5 (KIP-881) when members
-# set client.rack (subscription v3) and some partition's replicas are not on every rack
-RACK_AWARE_ASSIGNORS = ("range", "sticky", "cooperative-sticky")
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,13 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     raw = _raw_describe(opts, groups, snap)
 
     topics: set[str] = set()
+    racked: list[RackedGroup] = []
     for g in groups:
-        topics |= _capture_group(snap, origin, g, described.get(g), raw.get(g))
+        touched, racks = _capture_group(snap, origin, g, described.get(g), raw.get(g))
+        topics |= touched
+        racked.extend([racks] if racks else [])
+    if racked:
+        _warn_rack_aware(snap, racked, metadata, _broker_racks(admin, opts))
 
     # committed offsets: one request per group, all in flight at once
     offset_futures = {
@@ -220,8 +228,9 @@ def _assignor(described: Any, raw: RawGroup | None) -> str | None:
 
 
 def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
-                   raw: RawGroup | None) -> set[str]:
-    """members and observed rows of one group; returns the topics it touches."""
+                   raw: RawGroup | None) -> tuple[set[str], RackedGroup | None]:
+    """members and observed rows of one group; returns the topics it touches, and its
+    members' racks when it runs a rack-aware assignor and some member set client.rack."""
     state_value = getattr(described, "state", None)
     state = (getattr(state_value, "name", None) or (str(state_value) if state_value else None)
              or (raw.state if raw else None) or "unknown")
@@ -237,11 +246,12 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                       "members and observed are not captured for it, offsets are")
             snap.reject(origin, None, f"group {group}: no members in the group description "
                         f"(state {state})")
-        return topics
+        return topics, None
     if assignor is None:
         snap.warn(f"group {group}: the broker does not say which assignor the group runs; "
                   "its members are not written (strategy is required)")
     racks: dict[str, str] = {}  # member id → client.rack
+    subscriptions: dict[str, list[str]] = {}
     for m in members:
         who = f"group {group} member {m['member_id']}"
         name = m.get("client_id") or None
@@ -277,6 +287,7 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                          client_addr=host, strategy_params=None, client_name=name,
                          client_host=host)
             topics.update(subscribed)
+            subscriptions[m["member_id"]] = subscribed
             if rack is not None:
                 racks[m["member_id"]] = rack
         for topic, partition in sorted(set(assigned or [])):
@@ -284,10 +295,44 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                      queue_id=partition, client_id=m["member_id"], source=SOURCE)
             topics.add(topic)
     if racks and assignor in RACK_AWARE_ASSIGNORS:
-        snap.warn(f"group {group}: {len(racks)} member(s) set client.rack ("
-                  f"{', '.join(sorted(set(racks.values())))}): Kafka 3.5+ clients running "
-                  f"{assignor} assign rack-aware (KIP-881) when some partition's replicas are "
-                  f"not on every rack, and the audit recomputes {assignor} without racks: its "
-                  "assignment may differ from the group's (the drift table, from --observed, "
-                  "shows where)")
-    return topics
+        return topics, RackedGroup(group, assignor, racks, subscriptions)
+    return topics, None
+
+
+def _broker_racks(admin: Any, opts: KafkaCaptureOptions) -> dict[int, str | None] | str:
+    """Each broker's rack (DescribeCluster), or why they could not be read."""
+    try:
+        cluster = admin.describe_cluster(request_timeout=opts.timeout).result(
+            timeout=opts.timeout + 5)
+    except Exception as exc:  # KafkaException, TimeoutError, an old broker
+        return str(_kafka_error("DescribeCluster", exc))
+    return {node.id: node.rack or None for node in cluster.nodes}
+
+
+def _warn_rack_aware(snap: Snapshot, racked: list[RackedGroup], metadata: Any,
+                     brokers: dict[int, str | None] | str) -> None:
+    """A warning per group Kafka 3.5+ clients assign by rack (`kafka_racks`), which the
+    audit recomputes without racks; when the brokers' racks are unknown, per group whose
+    members set racks, saying so."""
+    replicas = {t: [list(p.replicas) for _, p in sorted(meta.partitions.items())]
+                for t, meta in metadata.topics.items() if meta.error is None}
+    racks = partition_racks(replicas, brokers) if isinstance(brokers, dict) else None
+    for g in racked:
+        members = f"group {g.group}: {len(g.racks)} member(s) set client.rack " \
+                  f"({', '.join(g.rack_names())})"
+        differs = (f"the audit recomputes {g.assignor} without racks, so its assignment may "
+                   "differ from the group's (the drift table, from --observed, shows where)")
+        if racks is None:
+            snap.warn(f"{members}: Kafka 3.5+ clients running {g.assignor} assign rack-aware "
+                      "(KIP-881) when some partition's replicas are not on every rack, and "
+                      f"the brokers' racks could not be read ({brokers}); {differs}")
+            continue
+        topics = rack_aware_topics(g, racks)
+        if topics:
+            snap.warn(f"{members} and the replicas of topic(s) {', '.join(topics)} are not on "
+                      f"every rack: Kafka 3.5+ clients running {g.assignor} assign them "
+                      f"rack-aware (KIP-881); {differs}")
+        else:
+            log.info("%s, but no subscribed partition's replicas make Kafka assign by rack "
+                     "(none on a member's rack, or each on every rack): %s is assigned "
+                     "without racks, as the audit does", members, g.assignor)

@@ -13,7 +13,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as KpAss
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
 
 from capture.errors import CaptureError
-from capture.kafka_live import _capture_group, read_client_config
+from capture.kafka_live import _capture_group, _warn_rack_aware, read_client_config
 from capture.kafka_wire import RawGroup, RawMember
 from capture.tables import MEMBERS, OBSERVED, QUEUES, Snapshot, write_snapshot
 
@@ -30,8 +30,8 @@ def test_full_description_gives_members_and_observed():
         member("m-b", ["t1", "t2"], {"t1": [1], "t2": [0]}),
         member("m-a", ["t1", "t2"], {"t1": [0, 2]})])
     snap = Snapshot("s", "c")
-    topics = _capture_group(snap, "kafka://x", "g", None, raw)
-    assert topics == {"t1", "t2"}
+    topics, racked = _capture_group(snap, "kafka://x", "g", None, raw)
+    assert topics == {"t1", "t2"} and racked is None
     members = snap.table("members").to_pylist()
     assert [(m["client_id"], m["topic"], m["strategy"]) for m in members] == [
         ("m-a", "t1", "roundrobin"), ("m-a", "t2", "roundrobin"),
@@ -47,7 +47,7 @@ def test_tansu_like_description_writes_no_invented_rows():
     raw = RawGroup("g", 0, "Stable", "consumer", "", [RawMember("m-1", None, "", "", b"", b"")])
     described = SimpleNamespace(state="STABLE", partition_assignor="m-1", members=[])
     snap = Snapshot("s", "c")
-    assert _capture_group(snap, "kafka://x", "g", described, raw) == set()
+    assert _capture_group(snap, "kafka://x", "g", described, raw) == (set(), None)
     assert snap.rows["members"] == [] and snap.rows["observed"] == []
     assert "no member metadata" in snap.rows["rejects"][0]["reason"]
 
@@ -192,24 +192,48 @@ def test_kafka_errors_become_capture_errors_with_the_cause():
     assert "_TIMED_OUT" in str(timeout) and "--timeout" in str(timeout)
 
 
-@pytest.mark.parametrize("assignor, warned", [("range", True), ("cooperative-sticky", True),
+def _metadata(replicas: dict[str, list[list[int]]]) -> SimpleNamespace:
+    """What librdkafka's list_topics gives the capture: per topic, its partitions' replicas."""
+    return SimpleNamespace(topics={t: SimpleNamespace(error=None, partitions={
+        p: SimpleNamespace(replicas=r) for p, r in enumerate(rs)}) for t, rs in replicas.items()})
+
+
+@pytest.mark.parametrize("assignor, racked", [("range", True), ("cooperative-sticky", True),
                                               ("roundrobin", False)])
-def test_client_rack_is_the_members_room_and_rack_aware_assignors_are_named(assignor, warned):
-    def racked(mid: str, rack: str | None) -> RawMember:
+def test_client_rack_is_the_members_room_and_rack_aware_groups_are_named(assignor, racked):
+    def member_on(mid: str, rack: str | None) -> RawMember:
         sub = KpSubscription(version=3, topics=["t1"], user_data=None, owned_partitions=[],
                              generation_id=1, rack_id=rack).encode()
         asg = KpAssignment(version=1, assigned_partitions=[], user_data=None).encode()
         return RawMember(mid, None, f"client-{mid}", "/10.0.0.1", sub, asg)
 
     raw = RawGroup("g", 0, "Stable", "consumer", assignor,
-                   [racked("m-a", "use1-az1"), racked("m-b", "use1-az2"), racked("m-c", None)])
+                   [member_on("m-a", "use1-az1"), member_on("m-b", "use1-az2"),
+                    member_on("m-c", None)])
     snap = Snapshot("s", "c")
-    _capture_group(snap, "kafka://x", "g", None, raw)
+    _, group = _capture_group(snap, "kafka://x", "g", None, raw)
     assert {(m["client_id"], m["client_room"]) for m in snap.rows["members"]} == {
         ("m-a", "use1-az1"), ("m-b", "use1-az2"), ("m-c", None)}
-    rack_warnings = [w for w in snap.warnings if "client.rack" in w]
-    assert bool(rack_warnings) == warned
-    if warned:
-        assert rack_warnings[0].startswith(
-            "group g: 2 member(s) set client.rack (use1-az1, use1-az2): Kafka 3.5+ clients "
-            f"running {assignor} assign rack-aware (KIP-881)")
+    assert (group is not None) == racked and not snap.warnings
+    if not racked:
+        return
+    assert group.racks == {"m-a": "use1-az1", "m-b": "use1-az2"}
+    brokers = {1: "use1-az1", 2: "use1-az2"}
+
+    def warned(replicas: dict, brokers: dict | str) -> list[str]:
+        snap = Snapshot("s", "c")
+        _warn_rack_aware(snap, [group], _metadata(replicas), brokers)
+        return snap.warnings
+
+    # t1's partition 1 only on az1: Kafka assigns t1 by rack
+    [warning] = warned({"t1": [[1, 2], [1]], "t2": [[2]]}, brokers)
+    assert warning.startswith(
+        "group g: 2 member(s) set client.rack (use1-az1, use1-az2) and the replicas of "
+        f"topic(s) t1 are not on every rack: Kafka 3.5+ clients running {assignor} assign "
+        "them rack-aware (KIP-881); the audit recomputes")
+    # every partition on both racks: assigned without racks, as the audit does
+    assert warned({"t1": [[1, 2], [2, 1]]}, brokers) == []
+    # the brokers' racks unknown: said, with the reason
+    [unknown] = warned({"t1": [[1, 2], [1]]}, "DescribeCluster: CLUSTER_AUTHORIZATION_FAILED")
+    assert "the brokers' racks could not be read (DescribeCluster: CLUSTER_AUTHORIZATION" \
+        in unknown and unknown.startswith("group g: 2 member(s) set client.rack")

@@ -7,12 +7,20 @@ exactly, and says (warnings + rejects) that members and observed are unknown."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 import pytest
 from deltalake import DeltaTable
 
-from capture.kafka_live import KafkaCaptureOptions, capture_kafka
+from capture.kafka_live import (
+    KafkaCaptureOptions,
+    _broker_racks,
+    _warn_rack_aware,
+    capture_kafka,
+)
+from capture.kafka_racks import RackedGroup
+from capture.tables import Snapshot
 from jobs import cli as jobs_cli
 from tests.capture.conftest import PARTITIONS, RECORDS
 
@@ -105,6 +113,24 @@ def test_capture_api_tansu_answers(live):
         captured_at=datetime.now(UTC), groups=["g-range"], timeout=10))
     assert snap.rows["members"] == []
     assert any("does not say which assignor" in w for w in snap.warnings)
+
+
+def test_rack_check_reads_the_brokers_racks_and_replicas_from_the_broker(live, caplog):
+    """DescribeCluster and the metadata's replicas, from the real broker: Tansu's broker has
+    no rack, so a group whose members set racks is assigned without racks (no warning)."""
+    from confluent_kafka.admin import AdminClient
+
+    opts = KafkaCaptureOptions(bootstrap_servers=live["bootstrap"], cluster="c",
+                               snapshot_id="x", captured_at=datetime.now(UTC), timeout=10)
+    admin = AdminClient({"bootstrap.servers": live["bootstrap"]})
+    brokers = _broker_racks(admin, opts)
+    assert isinstance(brokers, dict) and brokers and set(brokers.values()) == {None}
+    snap = Snapshot("x", "c")
+    group = RackedGroup("g", "range", {"m-a": "az1"}, {"m-a": ["alpha"], "m-b": ["alpha"]})
+    caplog.set_level(logging.INFO, logger="capture.kafka_live")
+    _warn_rack_aware(snap, [group], admin.list_topics(timeout=10), brokers)
+    assert snap.warnings == []
+    assert any("is assigned without racks" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.spark
