@@ -154,9 +154,17 @@ fi
 # spark.driver.extraJavaOptions replace these): concise logs (Spark at WARN), and on a
 # local master the JIT sized from the inputs' rows (jobs/launch.py: C1 alone for a short
 # run).
+# --help, or flags, settings or an output root the run would reject (jobs/launch.py
+# exits 3): the job prints the help or the message without a JVM. The question is asked
+# from the caller's folder, where the job resolves relative paths.
 java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
 if [[ "$master" == local* ]]; then
-  jit="$(cd "$ROOT" && "$PY" -m jobs.launch "${job_args[@]}" 2>/dev/null || true)"
+  launch=0
+  jit="$(PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m jobs.launch "${job_args[@]}" \
+         2>/dev/null)" || launch=$?
+  if [[ $launch -eq 3 ]]; then
+    PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "${job_args[@]}"
+  fi
   java_options="$java_options${jit:+ $jit}"
 fi
 log_conf=()

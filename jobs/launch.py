@@ -2,10 +2,14 @@
 
 `spark-submit.sh` asks `python -m jobs.launch audit [flags]` before it starts spark-submit
 (which starts the JVM first), and `jobs.audit.run` applies the same rule to a JVM it starts
-itself. The one option today is the JIT's (`jobs.sizing.java_options_for`): a short run
-compiles with C1 alone. The size is the inputs' rows from their Delta logs, as the run
-counts them (no scan, no JVM); unknown (a remote table, a log without statistics) keeps
-the JVM's default.
+itself. The same question tells the launcher when there is nothing to start a JVM for:
+`--help`, or flags, settings or an output root the run would reject (NOT_RUNNABLE); it
+then lets `jobs.cli` print the help or the message at once.
+
+The one option today is the JIT's (`jobs.sizing.java_options_for`): a short run compiles
+with C1 alone. The size is the inputs' rows from their Delta logs, as the run counts them
+(no scan, no JVM); unknown (a remote table, a log without statistics) keeps the JVM's
+default.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from jobs.sizing import java_options_for
 # input rows of the generated demo per ordinary group (`jobs.demo`: 300 groups wrote
 # 66,639 rows, 3,000 wrote 668,164; the seed scenarios alone 432)
 DEMO_ROWS_PER_GROUP = 225
+# main's exit code for --help and for flags, settings or an output root the run rejects
+NOT_RUNNABLE = 3
 
 
 def input_row_estimate(config: AuditConfig) -> int | None:
@@ -49,19 +55,27 @@ def new_jvm_options(config: AuditConfig) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the options for `audit [flags]`: nothing for another job, and nothing when
-    the flags do not parse (the run itself then says what is wrong)."""
+    """Print the options for `audit [flags]` (nothing for another job); return
+    NOT_RUNNABLE, printing nothing, for `--help` and for what the run would reject before
+    it starts Spark: its flags, its config file, its output root (`jobs.cli.run_audit`
+    says what is wrong, in the same order)."""
     from jobs.cli import audit_config, build_parser
+    from jobs.preflight import check_output_root
+    from vocabulary.errors import AuditError
 
     try:
         with contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
             args = build_parser().parse_args(argv)
-            config = audit_config(args) if args.job == "audit" else None
-    except (SystemExit, Exception):  # a mistake in the flags, or --help
+            if args.job != "audit":
+                return 0
+            config = audit_config(args)
+            check_output_root(config.output)
+    except (SystemExit, AuditError):  # --help, or a mistake the run would name
+        return NOT_RUNNABLE
+    except Exception:  # anything else: the run meets it and says what it is
         return 0
-    if config is not None:
-        print(java_options(config))
+    print(java_options(config))
     return 0
 
 

@@ -81,6 +81,30 @@ def test_the_launcher_passes_the_users_options_to_spark_submit(tmp_path: Path) -
                           str(tmp_path / "out")]
 
 
+def test_help_and_mistakes_seen_before_spark_start_no_jvm(tmp_path: Path) -> None:
+    """`audit --help`, and flags, a config file or an output root the run rejects, are
+    answered by the job itself (jobs.launch, jobs.cli) without spark-submit: seconds, not a
+    JVM's start."""
+    home = _stand_in_spark(tmp_path)
+    config = tmp_path / "c.yaml"
+    config.write_text("assign:\n  bukets: 3\n")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    cases = {("audit", "--help"): (0, "usage: spark-submit.sh audit"),
+             ("audit", "--queues", "only-one"): (2, "--members is not"),
+             ("audit", "--config", str(config)): (2, "unknown setting assign.bukets"),
+             ("audit", "--output", str(a_file)): (2, "is a file, not a folder")}
+    for args, (code, said) in cases.items():
+        proc = _launch(*args, SPARK_HOME=home, timeout=120)
+        assert proc.returncode == code and said in proc.stdout + proc.stderr, args
+        assert str(ROOT / "jobs" / "cli.py") not in proc.stdout, args  # no spark-submit
+        assert "Traceback" not in proc.stdout + proc.stderr
+    # a run the launcher cannot judge (an input that is not there) goes to spark-submit
+    proc = _launch("audit", "--queues", str(tmp_path / "q"), "--members", str(tmp_path / "m"),
+                   "--output", str(tmp_path / "out"), SPARK_HOME=home, timeout=120)
+    assert proc.returncode == 0 and str(ROOT / "jobs" / "cli.py") in proc.stdout
+
+
 def test_the_launcher_sizes_a_local_jvms_jit_from_the_inputs(tmp_path: Path) -> None:
     """C1 alone for a short local run (jobs.launch), the JVM's default otherwise."""
     home = _stand_in_spark(tmp_path)

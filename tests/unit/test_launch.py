@@ -9,7 +9,7 @@ import pytest
 from deltalake import write_deltalake
 
 from jobs.config import AuditConfig
-from jobs.launch import DEMO_ROWS_PER_GROUP, input_row_estimate, main
+from jobs.launch import DEMO_ROWS_PER_GROUP, NOT_RUNNABLE, input_row_estimate, main
 from jobs.sizing import C1_ONLY, SHORT_RUN_INPUT_ROWS
 
 
@@ -53,9 +53,15 @@ def test_the_launcher_is_told_the_options_or_nothing(
     assert capsys.readouterr().out.strip() == C1_ONLY  # the demo is short
     main(["audit", "--demo-groups", "100000"])
     assert capsys.readouterr().out.strip() == ""
-    # help, a mistake in the flags, another job: nothing on stdout, exit 0 (the run
-    # itself prints the help or says what is wrong)
+    assert main(["report", "--output", str(tmp_path)]) == 0  # another job: nothing to say
+    assert capsys.readouterr().out == ""
+    # help, a mistake in the flags, the config file or the output root: nothing to start a
+    # JVM for (the launcher lets jobs.cli print the help or the message)
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("strict: maybe\n")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
     for argv in (["audit", "--help"], ["audit", "--queues", "only-one"], ["audit", "--nope"],
-                 ["report", "--output", str(tmp_path)]):
-        assert main(argv) == 0
+                 ["audit", "--config", str(bad_yaml)], ["audit", "--output", str(a_file)]):
+        assert main(argv) == NOT_RUNNABLE, argv
         assert capsys.readouterr().out == "", argv
