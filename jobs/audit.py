@@ -10,6 +10,7 @@ every other table.
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -141,9 +142,32 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
             line.detail = result.report or "not written (see the warning)"
         result.timings["total"] = time.perf_counter() - started
         return result
+    except Exception as exc:
+        if (error := beyond_its_type(exc)) is not None:
+            raise error from exc
+        raise
     finally:
         spark.sparkContext.setJobDescription(None)
         ctx.persist.release()
+
+
+# an OverflowError a kernel raised in a Python worker, or Spark's own
+_OVERFLOW = re.compile(r"OverflowError: ([^\n]+)|\[ARITHMETIC_OVERFLOW\] ([^\n.]+)")
+
+
+def beyond_its_type(exc: BaseException) -> InputError | None:
+    """The input mistake behind a run that failed on a figure beyond its type (a sum or
+    difference of offsets beyond a long, of rates beyond their exact decimal), or None.
+    Validation rejects negative offsets and rates of 1e29 or more, so only values near
+    2^63 (a sentinel such as Long.MAX_VALUE for "unknown") or many huge rates get here."""
+    found = _OVERFLOW.search(str(exc))
+    if found is None:
+        return None
+    return InputError(
+        f"{found.group(1) or found.group(2)}: the inputs hold offsets or rates no real queue "
+        "reaches (queues.max_offset, offsets.committed_offset or consumed_offset near "
+        "2^63, or queues.in_rate summing to 1e29 or more); a value that stands for "
+        "\"unknown\" must be null")
 
 
 def _audit(ctx: _Run) -> RunResult:

@@ -15,6 +15,7 @@ from pyspark.sql import types as T
 
 from jobs.persist import Persist
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
+from rebalance_udfs.spark.rates import RATE_LIMIT
 from rebalance_udfs.strategies import supported_strategies
 from vocabulary.columns import ALLOCATION_MODES, MAX_QUEUE_ID, MESSAGE_MODELS
 from vocabulary.contracts import CONTRACTS, INT
@@ -212,10 +213,32 @@ def _scored(rows: DataFrame, key: list[str], cols: list[str]) -> DataFrame:
     return rows.withColumn("_final", final_reason)
 
 
+def _negative_checks(*columns: str) -> list[tuple[Column, str]]:
+    """Offsets are never negative; a -1 some tools print for "none" would count as a real
+    offset (a lag one past the max offset), and no lag of two real offsets can overflow."""
+    return [(F.col(c) < 0, f"{c} is negative (an unknown offset is null)") for c in columns]
+
+
+def _rate_checks() -> list[tuple[Column, str]]:
+    """A rate is a finite number of messages per second, at least 0 and below RATE_LIMIT
+    (1e29): the reports sum rates as exact decimals (`rebalance_udfs.spark.rates`), which
+    have no NaN, infinity or value that large; such a rate would be an unknown one, unsaid."""
+    rate = F.col("in_rate")
+    return [(F.isnan(rate) | rate.isin(float("inf"), float("-inf")),
+             "in_rate is not a finite number (NaN or infinite; an unknown rate is null)"),
+            (rate < 0, "in_rate is negative"),
+            # Spark orders NaN above infinity: neither is counted here again
+            ((rate >= RATE_LIMIT) & (rate < float("inf")),
+             "in_rate is 1e29 messages per second or more (the reports sum rates as "
+             "exact decimals of 38 digits, 9 of them after the point)")]
+
+
 def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("queues"),
         *_queue_id_checks(),
+        *_negative_checks("max_offset"),
+        *_rate_checks(),
         *_nul_checks("queues"),
     )
     good, bad = _split(df, "queues", reason,
@@ -284,6 +307,7 @@ def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
     reason = _reasons(
         *_required_null_checks("offsets"),
         *_queue_id_checks(),
+        *_negative_checks("committed_offset", "consumed_offset"),
         *_nul_checks("offsets"),
     )
     good, bad = _split(df, "offsets", reason,
