@@ -6,11 +6,19 @@ nothing of an operator: the demo printed 27 of them between its progress lines, 
 run ended with one per checkpoint it released (the demo 11, a 1M audit 10). Those
 loggers are set to ERROR through log4j2's `Configurator`, the logging Spark ships with;
 under another backend nothing changes and the run goes on.
+
+On a local master a failed task fails its job (no retries), and the run's own error then
+reports it whole: the message an input mistake maps to (`jobs.audit.beyond_its_type`),
+or the worker's traceback of anything else. Spark first logs the same failure three
+times (the executor, the task set, the block manager), each with the worker's
+traceback, ahead of that message: those loggers are quieted there too
+(`quiet_task_failures`). On a cluster, where failed tasks are retried, they stay.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -25,6 +33,13 @@ QUIET_LOGGERS = (
     # a plan's field list cut at spark.sql.debug.maxToStringFields (the pass's wide rows)
     "org.apache.spark.util.SparkStringUtils",
 )
+# a task's failure as the executor, the task set and the block manager log it, and the
+# level each is set to on a local master without retries
+TASK_FAILURE_LOGGERS = {"org.apache.spark.executor.Executor": "OFF",
+                        "org.apache.spark.scheduler.TaskSetManager": "OFF",
+                        "org.apache.spark.storage.BlockManager": "ERROR"}
+# local, local[N], local[*]: one attempt per task (local[N,F] retries F - 1 times)
+_NO_RETRIES = re.compile(r"local(\[[^,\]]*\])?")
 # where an RDD warns, as its local checkpoint is released, that it cannot be recomputed:
 # the run releases its checkpoints once it no longer reads them (`jobs.persist`)
 RDD_LOGGERS = "org.apache.spark.rdd"
@@ -34,6 +49,14 @@ def quiet_known_warnings(spark: SparkSession) -> None:
     """Set the QUIET_LOGGERS to ERROR for the session's JVM."""
     for name in QUIET_LOGGERS:
         _to_error(spark, name)
+
+
+def quiet_task_failures(spark: SparkSession) -> None:
+    """On a local master without task retries, the TASK_FAILURE_LOGGERS to their levels:
+    the run's own error reports a failed task whole."""
+    if _NO_RETRIES.fullmatch(spark.sparkContext.master or ""):
+        for name, level in TASK_FAILURE_LOGGERS.items():
+            _to_error(spark, name, level)
 
 
 @contextmanager
@@ -46,9 +69,9 @@ def quieted(spark: SparkSession, name: str) -> Iterator[None]:
         undo()
 
 
-def _to_error(spark: SparkSession, name: str) -> Callable[[], None]:
-    """Set logger `name` to ERROR; returns what puts its configuration back (its own
-    level, or none of its own)."""
+def _to_error(spark: SparkSession, name: str, level: str = "ERROR") -> Callable[[], None]:
+    """Set logger `name` to ERROR (or `level`); returns what puts its configuration back
+    (its own level, or none of its own)."""
     try:
         jvm = spark.sparkContext._jvm
         context = jvm.org.apache.logging.log4j.core.LoggerContext.getContext(False)
@@ -57,7 +80,7 @@ def _to_error(spark: SparkSession, name: str) -> Callable[[], None]:
         had_own = own.getName() == name
         before = own.getExplicitLevel() if had_own else None
         jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
-            name, jvm.org.apache.logging.log4j.Level.ERROR)
+            name, jvm.org.apache.logging.log4j.Level.getLevel(level))
     except Exception as exc:  # another logging backend: its warnings stay
         log.debug("JVM logger %s left as it is: %s", name, exc)
         return lambda: None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from jobs.jvm_logs import quiet_known_warnings
+from jobs.jvm_logs import quiet_known_warnings, quiet_task_failures
 from storage.base import first_line
 from vocabulary.errors import ConfigError
 
@@ -106,6 +106,7 @@ def build_session(
         raise ConfigError(_start_failure(exc, master, submitted)) from exc
     spark.sparkContext.setLogLevel(log_level)
     quiet_known_warnings(spark)
+    quiet_task_failures(spark)
     return spark
 
 

@@ -1,22 +1,25 @@
 """Offsets no real queue reaches: a sum of lags beyond a long ends the run with exit 2 and
 a message naming the input columns, not a worker's traceback (validation already rejects
-negative offsets and rates it cannot sum)."""
+negative offsets and rates it cannot sum). Run as a user runs it, through the launcher:
+Spark's own logs of the failed task (`jobs.jvm_logs.quiet_task_failures`) are seen too."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from jobs import cli
 from jobs.audit import beyond_its_type
 from tests.support.delta_inputs import write_inputs
 
 pytestmark = pytest.mark.spark
 
 
-def test_a_sum_beyond_a_long_is_an_input_error(spark, tmp_path, capsys) -> None:
+def test_a_sum_beyond_a_long_is_an_input_error(spark, tmp_path) -> None:
     at = pd.Timestamp("2026-11-01 08:00:00", tz="UTC")
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "captured_at": at,
                             "topic": "T", "broker_name": "b", "queue_id": q,
@@ -28,13 +31,18 @@ def test_a_sum_beyond_a_long_is_an_input_error(spark, tmp_path, capsys) -> None:
                              "committed_offset": 0} for q in range(3)])
     paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members,
                          offsets=offsets)
-    code = cli.main(["audit", "--queues", paths["queues"], "--members", paths["members"],
-                     "--offsets", paths["offsets"], "--output", str(tmp_path / "out"),
-                     "--engine", "offline", "--what-if", "off"])
-    err = capsys.readouterr().err
-    assert code == 2
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    proc = subprocess.run(
+        [str(root / "spark-submit.sh"), "audit", "--queues", paths["queues"], "--members",
+         paths["members"], "--offsets", paths["offsets"], "--output", str(tmp_path / "out"),
+         "--what-if", "off"], capture_output=True, text=True, timeout=600, env=env, cwd=root)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2, said[-3000:]
     assert ("rebalance-audit: error: the sum of lag of a client's queues is beyond its type: "
-            "the inputs hold offsets or rates no real queue reaches (queues.max_offset") in err
+            "the inputs hold offsets or rates no real queue reaches (queues.max_offset") in said
+    assert "Traceback" not in said and "OverflowError" not in said
     # nothing published: no runs rows name the snapshot
     assert not (tmp_path / "out" / "runs").exists()
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from jobs.jvm_logs import QUIET_LOGGERS, RDD_LOGGERS, quieted
+from jobs.jvm_logs import _NO_RETRIES, QUIET_LOGGERS, RDD_LOGGERS, TASK_FAILURE_LOGGERS, quieted
 from jobs.persist import Persisted
 from jobs.session import (
     DRIVER_JAVA_OPTIONS,
@@ -179,6 +179,18 @@ def test_spark_keeps_its_warnings_about_what_the_job_does_on_purpose_off_the_con
         assert not _warns(spark, checkpointed)
     finally:
         spark.sparkContext.setLogLevel("WARN")
+
+
+def test_a_local_master_without_retries_leaves_a_failed_task_to_the_runs_error(spark) -> None:
+    """local[N] fails the job on a task's first failure: the run's own error reports it
+    whole, so the executor's, task set's and block manager's logs of it are quiet."""
+    assert {name: jvm_log_level(spark, name) for name in TASK_FAILURE_LOGGERS} == \
+        TASK_FAILURE_LOGGERS
+    assert _NO_RETRIES.fullmatch(spark.sparkContext.master)
+    for master in ("local", "local[2]", "local[*]"):
+        assert _NO_RETRIES.fullmatch(master)
+    for master in ("local[2,3]", "local-cluster[2,1,1024]", "yarn", "spark://h:7077", ""):
+        assert not _NO_RETRIES.fullmatch(master)
 
 
 def test_releasing_the_runs_checkpoints_leaves_the_rdd_loggers_as_they_were(spark) -> None:
