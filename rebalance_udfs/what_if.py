@@ -63,12 +63,18 @@ from rebalance_udfs.key_codes import key_codes, numbered_in_key_order, row_of, s
 from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
-from vocabulary.columns import BROADCASTING, CLAIM_STATUSES, CLUSTERING, GROUP_KEYS
+from vocabulary.columns import (
+    BROADCASTING,
+    CLAIM_STATUSES,
+    CLUSTERING,
+    GROUP_KEYS,
+    KAFKA_STRATEGIES,
+)
 
 MAX_CLIENTS = 256
 SYNTHETIC_PREFIX = "~whatif-"
 SWEEPABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin")
-KAFKA = ("range", "roundrobin", "sticky", "cooperative-sticky")
+KAFKA = KAFKA_STRATEGIES
 ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X", "range",
                 "roundrobin")
 # hypothetical queue rows per allocate_bucket call (and (candidate, queue) pairs per

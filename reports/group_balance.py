@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.report_pass import LINE_COLUMN
 from rebalance_udfs.spark.rates import rate_out
-from vocabulary.columns import GROUP_KEYS, SNAPSHOT_KEYS
+from vocabulary.columns import GROUP_KEYS, KAFKA_STRATEGIES, SNAPSHOT_KEYS
 from vocabulary.findings import FINDINGS, LAG_SKEW_FACTOR
 
 DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
@@ -95,6 +95,13 @@ def _in_contract_order(findings: Column) -> Column:
                     lambda code: F.array_contains(findings, code))
 
 
+def _kafka_only() -> Column:
+    """The row's members all run Kafka assignors (its `strategies`)."""
+    strategies = F.col("strategies")
+    return F.coalesce((F.size(strategies) > 0) & F.forall(
+        strategies, lambda s: s.isin(*KAFKA_STRATEGIES)), F.lit(False))
+
+
 def _recommendation() -> Column:
     """Plain words for the most important findings, most urgent first."""
     has = lambda code: F.array_contains(F.col("findings"), code)  # noqa: E731
@@ -114,7 +121,11 @@ def _recommendation() -> Column:
             F.lit("Members run different strategies or parameters ("),
             F.array_join(F.col("strategies"), ", "),
             F.lit("): deploy one allocation strategy to the whole group."))),
-        F.when(has("INCONSISTENT_SUBSCRIPTION"), F.lit(
+        F.when(has("INCONSISTENT_SUBSCRIPTION") & _kafka_only(), F.lit(
+            "Members subscribe different topics: Kafka assigns each topic among its own "
+            "subscribers, so none of it is left to a client that does not subscribe it, but "
+            "each client's load follows its subscriptions; give every client the same "
+            "subscriptions for an even spread.")).when(has("INCONSISTENT_SUBSCRIPTION"), F.lit(
             "Members subscribe different topics: RocketMQ splits each topic over all clients "
             "of the group, so the shares of clients that do not subscribe it are left "
             "unconsumed; give every client the same subscriptions or split the group.")),

@@ -35,6 +35,8 @@ CLAIM_STATUSES = (OK, CONTENDED, SHARED)
 # --- strategies that depend on the previous assignment (chained per group, not batched) ---------
 STICKY, COOPERATIVE_STICKY = "sticky", "cooperative-sticky"
 STICKY_STRATEGIES = (STICKY, COOPERATIVE_STICKY)
+# Kafka's client assignors: a group's leader assigns each topic among its subscribers only
+KAFKA_STRATEGIES = ("range", "roundrobin", *STICKY_STRATEGIES)
 
 # --- which groups get what-if candidates (reports.what_if) -----------------------------------
 WHAT_IF_MODES = ("all", "findings", "off")

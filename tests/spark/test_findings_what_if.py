@@ -15,6 +15,7 @@ from jobs.config import AuditConfig
 from reports.what_if import COLUMNS as WHAT_IF_COLUMNS
 from tests.e2e.test_cli_examples import _as_member_rows, all_cases
 from tests.support.delta_inputs import write_inputs
+from vocabulary.columns import KAFKA_STRATEGIES
 
 pytestmark = pytest.mark.spark
 
@@ -27,7 +28,8 @@ SEED = "rocketmq_averagely.json:seed_multitopic_skew_2x2q_4c"
 
 def _extra_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The issue's CONSISTENT_HASH group (14 clients, 3 topics x 32 queues), a POP group
-    (popShareQueueNum 1, 3 clients, 8 queues) and a broker asked for CONSISTENT_HASH."""
+    (popShareQueueNum 1, 3 clients, 8 queues), a broker asked for CONSISTENT_HASH and a
+    RocketMQ group whose second client does not subscribe S2."""
     q, m = [], []
 
     def group(snapshot, name, clients, topics, strategy, mode=None, params=None):
@@ -46,6 +48,9 @@ def _extra_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
     group("broker", "GID_broker", ["a", "b"], {"B": 4}, "CONSISTENT_HASH", "BROKER")
     m.append({"snapshot_id": "broker", "cluster": "c", "consumer_group": "GID_broker",
               "client_id": "z", "topic": "B", "strategy": "AVG", "allocation_mode": "PUSH"})
+    group("subs", "GID_subs", ["a", "b"], {"S1": 4, "S2": 2}, "AVG")
+    m[:] = [r for r in m if not (r["consumer_group"] == "GID_subs" and r["client_id"] == "b"
+                                 and r["topic"] == "S2")]
     return pd.DataFrame(q), pd.DataFrame(m)
 
 
@@ -134,3 +139,23 @@ def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) ->
 def test_summary_groups_carry_their_what_if_line(audited) -> None:
     worst = audited["worst"]
     assert "what_if_line" in worst.columns and worst["what_if_line"].notna().any()
+
+
+def test_members_subscribing_different_topics_are_explained_as_their_client_assigns(
+        audited) -> None:
+    """RocketMQ clients split each topic over every client of the group (a non-subscriber's
+    share goes unconsumed); Kafka's leader assigns a topic among its subscribers only."""
+    members = _as_member_rows(pd.concat([c.members for c in all_cases()], ignore_index=True))
+    strategies = members.groupby(["snapshot_id", "consumer_group"])["strategy"].agg(set)
+    kafka_groups = {k for k, s in strategies.items() if s <= set(KAFKA_STRATEGIES)}
+    b = audited["group_balance"]
+    b = b[[("INCONSISTENT_SUBSCRIPTION" in f) for f in b["findings"]]]
+    keys = zip(b["snapshot_id"], b["consumer_group"], strict=True)
+    kafka = pd.Series([k in kafka_groups for k in keys], index=b.index)
+    said = {"kafka": "Kafka assigns each topic among its own subscribers",
+            "rocketmq": "RocketMQ splits each topic over all clients of the group"}
+    assert kafka.any() and (~kafka).any()
+    for rec in b[kafka]["recommendation"]:
+        assert said["kafka"] in rec and said["rocketmq"] not in rec
+    for rec in b[~kafka]["recommendation"]:
+        assert said["rocketmq"] in rec and said["kafka"] not in rec
