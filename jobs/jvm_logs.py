@@ -48,7 +48,7 @@ RDD_LOGGERS = "org.apache.spark.rdd"
 def quiet_known_warnings(spark: SparkSession) -> None:
     """Set the QUIET_LOGGERS to ERROR for the session's JVM."""
     for name in QUIET_LOGGERS:
-        _to_error(spark, name)
+        _set_level(spark, name)
 
 
 def quiet_task_failures(spark: SparkSession) -> None:
@@ -56,22 +56,22 @@ def quiet_task_failures(spark: SparkSession) -> None:
     the run's own error reports a failed task whole."""
     if _NO_RETRIES.fullmatch(spark.sparkContext.master or ""):
         for name, level in TASK_FAILURE_LOGGERS.items():
-            _to_error(spark, name, level)
+            _set_level(spark, name, level)
 
 
 @contextmanager
 def quieted(spark: SparkSession, name: str) -> Iterator[None]:
     """JVM logger `name` at ERROR inside the block, as it was configured after it."""
-    undo = _to_error(spark, name)
+    undo = _set_level(spark, name)
     try:
         yield
     finally:
         undo()
 
 
-def _to_error(spark: SparkSession, name: str, level: str = "ERROR") -> Callable[[], None]:
-    """Set logger `name` to ERROR (or `level`); returns what puts its configuration back
-    (its own level, or none of its own)."""
+def _set_level(spark: SparkSession, name: str, level: str = "ERROR") -> Callable[[], None]:
+    """Set logger `name` to `level`; returns what puts its configuration back (its own
+    level, or none of its own)."""
     try:
         jvm = spark.sparkContext._jvm
         context = jvm.org.apache.logging.log4j.core.LoggerContext.getContext(False)
