@@ -31,10 +31,11 @@ from capture.kafka_racks import (
 )
 from capture.kafka_wire import RawGroup, WireError, describe_groups
 from capture.tables import Snapshot
+from vocabulary.columns import KAFKA_STRATEGIES
 
 log = logging.getLogger(__name__)
 SOURCE = "kafka-describe"
-KNOWN_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform")
+KNOWN_ASSIGNORS = (*KAFKA_STRATEGIES, "uniform")
 
 
 @dataclass(frozen=True)

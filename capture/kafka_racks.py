@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-RACK_AWARE_ASSIGNORS = ("range", "sticky", "cooperative-sticky")
+from vocabulary.columns import STICKY_STRATEGIES
+
+RACK_AWARE_ASSIGNORS = ("range", *STICKY_STRATEGIES)
 
 # topic -> the set of racks of each partition's replicas (a replica on a broker without a
 # rack adds none)
@@ -54,7 +56,7 @@ def rack_aware_topics(group: RackedGroup, racks: PartitionRacks) -> list[str]:
         return [t for t in topics if _by_rack(
             {group.racks[m] for m, ts in group.subscriptions.items()
              if t in ts and m in group.racks}, racks[t])]
-    if group.assignor in ("sticky", "cooperative-sticky"):
+    if group.assignor in STICKY_STRATEGIES:
         every = [p for t in topics for p in racks[t]]
         return topics if _by_rack(set(group.racks.values()), every) else []
     return []

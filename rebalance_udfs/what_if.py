@@ -74,7 +74,6 @@ from vocabulary.columns import (
 MAX_CLIENTS = 256
 SYNTHETIC_PREFIX = "~whatif-"
 SWEEPABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin")
-KAFKA = KAFKA_STRATEGIES
 ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X", "range",
                 "roundrobin")
 # hypothetical queue rows per allocate_bucket call (and (candidate, queue) pairs per
@@ -187,7 +186,7 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     groups["today_strategy"] = today
     groups["g"] = np.arange(len(groups))
     groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
-                               np.where(groups["own"].isin(KAFKA), "roundrobin", "AVG"))
+                               np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG"))
     g_of = np.full(n_codes, -1, np.int64)
     g_of[coded] = np.arange(len(groups))
     return groups, g_of
