@@ -69,7 +69,10 @@ def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
                                  marker={"symbol": "diamond", "size": 9, "color": "#222"}))
     fig.update_layout(
         title={"text": title, "font": {"size": 14}}, barmode="stack", height=360,
-        margin=MARGIN, legend={"orientation": "h", "y": -0.3},
+        # the legend sits above the plot, right-aligned: below it, a fixed paper offset
+        # met the client ids, whose rotated labels take as much height as the ids are long
+        margin=MARGIN, legend={"orientation": "h", "x": 1, "xanchor": "right",
+                               "y": 0, "yanchor": "bottom", "yref": "container"},
         xaxis={"title": "client", "type": "category", "automargin": True},
         yaxis={"title": "queues", "rangemode": "tozero"},
     )

@@ -38,7 +38,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 a
 h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 h3{font-size:15px;margin:0 0 6px}section.group{background:#fff;border:1px solid #e2e2e2;
  border-radius:6px;padding:12px 16px;margin:14px 0}
-table{border-collapse:collapse;font-size:12px;margin:6px 0}
+.wide{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f0f0f0}
 td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{background:#e8f7e8;
  font-weight:600}.finding{display:inline-block;background:#fde8e8;color:#9b1c1c;
@@ -74,7 +74,9 @@ def fmt(value: object) -> str:
 
 def html_table(frame: pd.DataFrame, columns: Sequence[str],
                row_class: Callable[[pd.Series], str] | None = None) -> str:
-    """An escaped <table> of `columns` (those the frame has); text columns left-aligned."""
+    """An escaped <table> of `columns` (those the frame has); text columns left-aligned.
+    Wrapped in a box that scrolls sideways, so a wide table (the what-if's 13 columns on a
+    narrow window) stays inside its group's card instead of widening the whole page."""
     cols = [c for c in columns if c in frame.columns]
     numeric = {c for c in cols if pd.api.types.is_numeric_dtype(frame[c])
                and not pd.api.types.is_bool_dtype(frame[c])}
@@ -88,7 +90,8 @@ def html_table(frame: pd.DataFrame, columns: Sequence[str],
         klass = row_class(row) if row_class else ""
         cells = "".join(f"<td{cls(c)}>{fmt(row[c])}</td>" for c in cols)
         body.append(f'<tr class="{esc(klass)}">{cells}</tr>' if klass else f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _of(frame: pd.DataFrame | None, key: pd.Series) -> pd.DataFrame:

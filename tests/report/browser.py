@@ -3,6 +3,8 @@ DOM after the scripts ran, a screenshot, and every console message."""
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import subprocess
@@ -47,3 +49,53 @@ def render(path: str, screenshot: str | None = None, window: str = "1400,2400") 
         stderr += shot.stderr
     console = [m.group(1) for m in map(CONSOLE.search, stderr.splitlines()) if m]
     return Rendered(dumped.stdout, console, stderr)
+
+
+# Measures the page once it has drawn: how wide its content is against the window, and
+# which chart legends cover a chart's own text (tick labels, axis titles, the title).
+_LAYOUT_PROBE = """<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const root = document.documentElement;
+  const covers = (a, b) => a.left < b.right && b.left < a.right
+                           && a.top < b.bottom && b.top < a.bottom;
+  const overlaps = [];
+  document.querySelectorAll('.js-plotly-plot').forEach(plot => {
+    const legend = plot.querySelector('.legend');
+    if (!legend) return;
+    const box = legend.getBoundingClientRect();
+    plot.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, '
+                          + '.gtitle').forEach(text => {
+      if (covers(box, text.getBoundingClientRect()))
+        overlaps.push(plot.id + ': ' + text.textContent);
+    });
+  });
+  const out = document.createElement('pre');
+  out.id = 'layout-probe';
+  out.textContent = JSON.stringify({content: root.scrollWidth, window: root.clientWidth,
+                                    overlaps: overlaps});
+  document.body.appendChild(out);
+}, 300));
+</script>"""
+
+
+@dataclass
+class Layout:
+    content_width: int  # the page's scroll width: more than the window means it scrolls
+    window_width: int
+    overlaps: list[str]  # "<chart id>: <text>" for each chart text a legend covers
+
+
+def layout(path: str, width: int) -> Layout:
+    """How `path` lays out in a window `width` pixels wide (a copy of the page with a probe
+    script appended is rendered; the page itself is not changed)."""
+    page = Path(path).read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="layout-") as folder:
+        probed = Path(folder) / "page.html"
+        probed.write_text(page.replace("</body>", _LAYOUT_PROBE + "</body>"),
+                          encoding="utf-8")
+        dom = render(str(probed), window=f"{width},2400").dom
+    found = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
+    if not found:
+        raise AssertionError(f"the layout probe did not run in {path}")
+    measured = json.loads(html.unescape(found.group(1)))
+    return Layout(measured["content"], measured["window"], measured["overlaps"])

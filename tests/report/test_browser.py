@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
 from reports.html import write_report
@@ -40,3 +41,20 @@ def test_report_renders_every_chart_without_console_messages(tmp_path):
     assert "<script>alert" not in rendered.dom.split("</head>")[1]
     data = shot.read_bytes()
     assert data.startswith(PNG) and len(data) > 20_000
+
+
+@pytest.mark.parametrize("width", [1400, 700])
+def test_the_page_fits_its_window_and_no_legend_covers_a_charts_text(tmp_path, monkeypatch,
+                                                                     width):
+    """A wide table scrolls inside its card rather than widening the page, and a chart's
+    legend stays clear of its labels however long the client ids are (12 clients named as
+    RocketMQ names them, whose labels the chart turns on their side)."""
+    few = frames.consumer_load()
+    many = pd.DataFrame([{**few.iloc[0].to_dict(), "client_id": f"10.138.0.{i}@10138#{i}",
+                          "queues": i % 4, "queues_by_topic": [("t1", i % 4)]}
+                         for i in range(12)])
+    monkeypatch.setattr(frames, "consumer_load", lambda: pd.concat([few, many]))
+    path = write_report(frames.write_outputs(str(tmp_path / "out")))
+    seen = browser.layout(path, width)
+    assert seen.content_width <= seen.window_width, seen
+    assert seen.overlaps == []
