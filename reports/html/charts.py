@@ -69,8 +69,9 @@ def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
                                  marker={"symbol": "diamond", "size": 9, "color": "#222"}))
     fig.update_layout(
         title={"text": title, "font": {"size": 14}}, barmode="stack", height=360,
-        # the legend sits above the plot, right-aligned: below it, a fixed paper offset
-        # met the client ids, whose rotated labels take as much height as the ids are long
+        # the legend sits at the figure's foot (container coordinates), below the client
+        # ids: a fixed offset under the plot met them once their labels turned on their
+        # side, as long ids do, and above the plot it met the title on narrow windows
         margin=MARGIN, legend={"orientation": "h", "x": 1, "xanchor": "right",
                                "y": 0, "yanchor": "bottom", "yref": "container"},
         xaxis={"title": "client", "type": "category", "automargin": True},
