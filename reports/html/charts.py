@@ -91,8 +91,12 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
     (`select.skew_counts`, counted while the table was read: the page carries one number per
     skew value, not one per group)."""
     counts = counts.sort_index()
+    # each bar carries its count: beside thousands of balanced groups, the few skewed ones
+    # (the ones to look at) are bars too low to see
     fig = go.Figure(go.Bar(x=counts.index.tolist(), y=counts.tolist(),
                            marker={"color": "#4c78a8"}, width=0.9,
+                           text=[f"{n:,}" for n in counts.tolist()], textposition="outside",
+                           cliponaxis=False,
                            hovertemplate="skew %{x}: %{y} group(s)<extra></extra>"))
     fig.update_layout(
         title={"text": f"{int(counts.sum())} group(s) by skew", "font": {"size": 14}},

@@ -22,9 +22,12 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-WHAT_IF_COLUMNS = ["candidate", "clients", "strategy", "virtual_nodes", "split_by_topic",
+# the verdict next to the candidate's name, whose words already say its virtual nodes
+# and whether it splits by topic (the what_if table has both as columns): so the table
+# fits a laptop's window, and on a narrower one what scrolls away is detail, not the verdict
+WHAT_IF_COLUMNS = ["candidate", "recommended", "is_current", "clients", "strategy",
                    "max_queues", "min_queues", "idle_clients", "skew", "queues_moved",
-                   "estimated_duplicates", "is_current", "recommended"]
+                   "estimated_duplicates"]
 WHAT_IF_ROWS = 15
 TOPIC_COLUMNS = ["topic", "subscribing_clients", "queues", "min_queues", "max_queues",
                  "ideal_max", "idle_clients", "unconsumed_queues", "contended_queues",

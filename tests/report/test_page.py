@@ -71,6 +71,9 @@ def test_what_if_table_highlights_current_and_recommended():
     assert "<h4>What if</h4>" in section
     assert '<tr class="current">' in section and '<tr class="recommended">' in section
     assert section.index('class="current"') < section.index("CONSISTENT_HASH")
+    heads = re.findall(r"<th[^>]*>([^<]+)</th>", section.split("<h4>What if</h4>")[1])
+    assert heads[:3] == ["candidate", "recommended", "is_current"]  # the verdict first
+    assert "virtual_nodes" not in heads and "split_by_topic" not in heads  # in the name
     other = page.split("<h3>3. c1 / g-idle")[1].split("</section>")[0]
     assert "No what-if candidates for this group." in other
 
@@ -133,6 +136,7 @@ def test_the_skew_histogram_carries_one_bar_per_skew_value():
     trace = json.loads(re.search(r"Plotly\.newPlot\(\s*\"skew-chart\",\s*(\[.*?\]),\s*\{",
                                  chart, re.S).group(1))[0]
     assert (trace["type"], trace["x"], trace["y"]) == ("bar", [0, 3, 12], [120_000, 7, 1])
+    assert trace["text"] == ["120,000", "7", "1"]  # a bar too low to see still says its count
     assert "120008 group(s) by skew" in chart
 
 
