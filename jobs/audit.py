@@ -57,6 +57,7 @@ from reports.assignments import assignments_report, snapshot_times
 from reports.group_balance import what_if_line
 from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
+from storage.paths import is_local, without_file_scheme
 from vocabulary.columns import STICKY_STRATEGIES
 from vocabulary.contracts import REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
@@ -138,7 +139,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     try:
         result = _audit(ctx)
         with steps.step("report_html", "report.html", point=None) as line:
-            result.report = _write_report(output, result.snapshots, result.warnings)
+            _record_warnings(output, result.run_id, result.warnings)
+            result.report = _write_report(output, result.snapshots)
             line.detail = result.report or "not written (see the warning)"
         result.timings["total"] = time.perf_counter() - started
         return result
@@ -389,13 +391,36 @@ def _published_meanwhile(ctx: _Run, held: Held, captured: dict, into: list[Note]
     into.extend(published_meanwhile(held_runs(ctx.store, ctx.output), held, captured))
 
 
-def _write_report(output: str, snapshots: list[str], warnings: list[str]) -> str | None:
-    """report.html is a view of the published tables, with this run's warnings: it never
+def _record_warnings(output: str, run_id: str, warnings: list[str]) -> None:
+    """Keep the landed run's warnings beside its tables, for every page that shows its
+    snapshots (`reports.html.run_warnings`), and drop those of runs no snapshot names any
+    more. Local roots only, as report.html; never fails the run."""
+    if not is_local(output):
+        return
+    from reports.html import run_warnings
+
+    root = without_file_scheme(output)
+    try:
+        run_warnings.save(root, run_id, warnings)
+    except Exception as exc:
+        log.warning("warning: the run's warnings are not kept for report.html: %s: %s",
+                    type(exc).__name__, exc)
+        return
+    try:
+        for name in run_warnings.prune(root):
+            log.info("removed the warnings of a run no snapshot names: %s", name)
+    except Exception as exc:
+        log.warning("warning: the warnings of earlier runs were not cleaned up: %s: %s",
+                    type(exc).__name__, exc)
+
+
+def _write_report(output: str, snapshots: list[str]) -> str | None:
+    """report.html is a view of the published tables and their runs' warnings: it never
     fails the run."""
     try:
         from reports.html import write_report
 
-        return write_report(output, snapshots=snapshots or None, warnings=warnings)
+        return write_report(output, snapshots=snapshots or None)
     except Exception as exc:
         log.warning("warning: report.html not written: %s: %s", type(exc).__name__, exc)
         return None

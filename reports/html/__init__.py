@@ -13,10 +13,9 @@ REPORT_FILE = "report.html"
 
 def write_report(output: str, html_path: str | None = None,
                  snapshots: Sequence[str] | None = None,
-                 groups: Sequence[str] | None = None, top: int | None = None,
-                 warnings: Sequence[str] = ()) -> str:
+                 groups: Sequence[str] | None = None, top: int | None = None) -> str:
     """Render `output`'s tables to `html_path` (default OUTPUT/report.html); its path.
-    `warnings`: those of the audit run that renders the page, listed near its top.
+    The warnings the shown runs recorded (`run_warnings`) are listed near its top.
 
     Raises NoOutputError when `output` holds no complete run. Written to a temporary
     file first, then renamed: a reader never sees half a page."""
@@ -33,36 +32,47 @@ def write_report(output: str, html_path: str | None = None,
     output = without_file_scheme(output)
     with _system_allocator():
         data = load(output, snapshots, groups, top or DEFAULT_TOP)
-    page = render(data, top or DEFAULT_TOP, warnings=warnings)
+    page = render(data, top or DEFAULT_TOP)
     target = html_path or os.path.join(output, REPORT_FILE)
-    partial = f"{target}.tmp-{os.getpid()}"
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-        _remove_partials_of_dead_writers(target)
-        with open(partial, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(partial, target)
+        write_atomically(target, page)
     except OSError as exc:
-        with suppress(OSError):
-            os.remove(partial)
         raise ConfigError(f"cannot write the page at {target}: "
                           f"{exc.strerror or exc}") from exc
     return os.path.abspath(target)
 
 
+def write_atomically(target: str, text: str) -> None:
+    """`text` to `target` through `<target>.tmp-<pid>` and a rename: a reader never sees
+    half a file. A writer killed before its rename leaves that partial behind: the next
+    writer of `target` removes it once that process is gone."""
+    partial = f"{target}.tmp-{os.getpid()}"
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        _remove_partials_of_dead_writers(target)
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(partial, target)
+    except OSError:
+        with suppress(OSError):
+            os.remove(partial)
+        raise
+
+
 def _remove_partials_of_dead_writers(target: str) -> None:
-    """A writer killed before its rename leaves `<target>.tmp-<pid>` behind: removed once
-    that process is gone (a live one is writing its page now)."""
+    """`<target>.tmp-<pid>` files of writers no longer alive (a live one is writing now).
+    Only `target`'s: `--html` may point into a folder of the user's own files."""
     folder, name = os.path.split(os.path.abspath(target))
     for entry in os.listdir(folder):
         pid = entry.removeprefix(f"{name}.tmp-")
-        if pid == entry or not pid.isdigit() or _alive(int(pid)):
+        if pid == entry or not pid.isdigit() or process_alive(int(pid)):
             continue
         with suppress(OSError):
             os.remove(os.path.join(folder, entry))
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` exists (another user's counts: it may be writing)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -28,6 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from reports.html.run_warnings import RunWarnings
+from reports.html.run_warnings import load as load_warnings
 from reports.html.select import (
     DEFAULT_TOP,
     groups_needing_attention,
@@ -74,6 +76,8 @@ class ReportData:
     # how many whole-group rows of the shown snapshots have each skew (skew value →
     # rows); None: counted from group_balance
     skew_counts: pd.Series | None = None
+    # what the shown runs warned about (`run_warnings`); empty: none recorded
+    warnings: RunWarnings = field(default_factory=RunWarnings)
 
 
 def table_path(output: str, name: str) -> str:
@@ -274,6 +278,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
         rejects=reject_counts(output, shown, all_runs),
+        warnings=load_warnings(output, runs["run_id"]),
     )
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from reports.html import charts
 from reports.html.data import DRIFT_KEYS, ReportData
+from reports.html.run_warnings import FOLDER, RunWarnings
 from reports.html.select import DEFAULT_TOP, groups_needing_attention, skew_counts
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -216,37 +217,48 @@ def rejects_section(rejects: pd.DataFrame | None) -> str:
                                                   "reason", "rows"]))
 
 
-def warnings_section(warnings: Sequence[str]) -> str:
-    """The warnings of the run that renders the page, as it printed them: what its tables
-    lack or replaced by nothing (an input missing a snapshot, groups without observed rows,
-    rows a left-out option removed). The tables do not keep them, so only the page a run
-    writes has them."""
-    if not warnings:
-        return ""
-    items = "".join(f"<li>{esc(text)}</li>" for text in warnings[:WARNINGS_SHOWN])
-    more = (f"{len(warnings) - WARNINGS_SHOWN} more in the run's log; "
-            if len(warnings) > WARNINGS_SHOWN else "")
-    return (f'<h2 id="warnings">Warnings of the run that wrote this page ({len(warnings)})'
-            f'</h2><div class="rec"><ul>{items}</ul></div><p class="muted">{more}the run '
-            "printed them too; a page rendered again with <code>report</code> does not have "
-            "them (the tables do not keep them)</p>")
+def warnings_section(warnings: RunWarnings) -> str:
+    """What the shown runs warned about, as they printed it: what their tables lack or
+    replaced by nothing (an input missing a snapshot, groups whose lag stays unknown, rows
+    a left-out option removed, a later snapshot to audit again). Each text names its run
+    when the page shows several; runs that kept no record are named below."""
+    total = warnings.count()
+    unrecorded = ""
+    if warnings.unrecorded:
+        unrecorded = (f'<p class="muted">No record of the warnings of run(s) '
+                      f"{esc(', '.join(warnings.unrecorded))}: audited before runs kept "
+                      "them, or stopped between publishing and recording them; their "
+                      "log has them.</p>")
+    if not total:
+        return unrecorded
+    several = len([r for r, texts in warnings.by_run.items() if texts]) > 1
+    texts = [f"run {run_id}: {text}" if several else text
+             for run_id, run_texts in warnings.by_run.items() for text in run_texts]
+    items = "".join(f"<li>{esc(text)}</li>" for text in texts[:WARNINGS_SHOWN])
+    more = (f"{total - WARNINGS_SHOWN} more in the run's log "
+            f"and in {FOLDER}/ under the output root; "
+            if total > WARNINGS_SHOWN else "")
+    return (f'<h2 id="warnings">Warnings of the shown run(s) ({total})</h2>'
+            f'<div class="rec"><ul>{items}</ul></div><p class="muted">{more}each run '
+            "printed them too</p>" + unrecorded)
 
 
 def render(data: ReportData, top: int = DEFAULT_TOP,
-           generated: datetime | None = None, warnings: Sequence[str] = ()) -> str:
-    """The whole page as a string; `warnings`: the rendering run's (`warnings_section`)."""
+           generated: datetime | None = None) -> str:
+    """The whole page as a string."""
     generated = generated or datetime.now(UTC)
     worst = groups_needing_attention(data.group_balance, top, everything=bool(data.groups))
     weights = " + ".join(f"{w} × {c.replace('_', ' ')}" for c, w in SEVERITY_WEIGHTS.items())
     body = [header(data, generated)]
-    body.append('<nav>' + ('<a href="#warnings">warnings</a>' if warnings else "")
+    body.append('<nav>' + ('<a href="#warnings">warnings</a>' if data.warnings.count()
+                           else "")
                 + '<a href="#skew">skew</a><a href="#churn">churn</a>'
                 + ('<a href="#drift">drift</a>' if data.drift is not None
                    and not data.drift.empty else "")
                 + '<a href="#attention">groups needing attention</a>'
                 + ('<a href="#rejects">rejected input rows</a>' if data.rejects is not None
                    and not data.rejects.empty else "") + "</nav>")
-    body.append(warnings_section(warnings))
+    body.append(warnings_section(data.warnings))
     body.append(overview(data))
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '

@@ -62,18 +62,31 @@ def test_a_report_failure_is_a_warning_not_a_failed_run(tmp_path, stubbed):
     assert "Report (" not in text.getvalue()
 
 
-def test_the_page_a_run_writes_lists_its_warnings_and_a_rendering_again_does_not(tmp_path,
-                                                                                 stubbed):
+def test_a_runs_warnings_are_kept_for_every_page_of_its_snapshots(tmp_path, stubbed):
+    """The page the run writes lists its warnings, and so does a page `report` renders
+    again later (before, only the run's own page had them)."""
     from reports.html import write_report
 
     out = frames.write_outputs(str(tmp_path / "out"))
     warning = "snapshot s9 is in none of the inputs"
-    result = stubbed(out, [], warnings=[warning])
-    with open(result.report, encoding="utf-8") as f:
-        page = f.read()
-    assert f"<li>{warning}</li>" in page
-    with open(write_report(out), encoding="utf-8") as f:
-        assert warning not in f.read()
+    result = stubbed(out, [], warnings=[warning])  # run-1: the run frames' runs name
+    assert os.path.isfile(os.path.join(out, "_warnings", "run-1.json"))
+    for page_path in (result.report, write_report(out), write_report(out, groups=["g-skew"])):
+        with open(page_path, encoding="utf-8") as f:
+            assert f"<li>{warning}</li>" in f.read()
+
+
+def test_warnings_of_runs_no_snapshot_names_are_dropped(tmp_path, stubbed):
+    out = frames.write_outputs(str(tmp_path / "out"))
+    folder = os.path.join(out, "_warnings")
+    os.makedirs(folder)
+    for name in ("replaced-run.json", "run-1.json.tmp-999999999", "notes.txt"):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write("{}")
+    stubbed(out, logs := [])
+    assert sorted(os.listdir(folder)) == ["notes.txt", "run-1.json"]
+    assert any("removed the warnings of a run no snapshot names: replaced-run.json" in m
+               for m in logs)
 
 
 def test_the_summary_lines_up_the_table_paths_whatever_the_longest_name():

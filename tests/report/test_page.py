@@ -10,6 +10,7 @@ import pytest
 from reports.html.charts import topic_counts
 from reports.html.data import ReportData, of_complete_runs
 from reports.html.page import WARNINGS_SHOWN, render
+from reports.html.run_warnings import RunWarnings
 from reports.html.select import groups_needing_attention, severity
 from tests.report import frames
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -151,21 +152,33 @@ def test_rejected_input_rows_have_a_section_of_their_own():
         assert 'id="rejects"' not in body(render(data(rejects=none)))
 
 
-def test_the_rendering_runs_warnings_are_listed_escaped_near_the_top():
+def test_the_shown_runs_warnings_are_listed_escaped_near_the_top():
     warnings = ["snapshot s9 is in none of the inputs",
                 "observed has no rows for 1 of its member group(s) (<G&1>): their drift is "
                 "not checked"]
-    page = body(render(data(), warnings=warnings))
+    page = body(render(data(warnings=RunWarnings({"run-1": warnings}))))
     section = page.split('id="warnings"')[1].split("</h2>", 1)
     assert section[0].endswith("(2)")
-    assert "<li>snapshot s9 is in none of the inputs</li>" in section[1]
+    assert "<li>snapshot s9 is in none of the inputs</li>" in section[1]  # one run: no name
     assert "(&lt;G&amp;1&gt;)" in section[1] and "<G&1>" not in page
     assert 'href="#warnings"' in page
     assert page.index('id="warnings"') < page.index('id="skew"')
-    for none in ((), []):
-        page = body(render(data(), warnings=none))
+    for none in (RunWarnings(), RunWarnings({"run-1": []})):
+        page = body(render(data(warnings=none)))
         assert 'id="warnings"' not in page and 'href="#warnings"' not in page
+        assert "No record of the warnings" not in page
     many = [f"snapshot s{i} is in none of the inputs" for i in range(WARNINGS_SHOWN + 3)]
-    page = body(render(data(), warnings=many))
+    page = body(render(data(warnings=RunWarnings({"run-1": many}))))
     assert page.count("<li>snapshot s") == WARNINGS_SHOWN
     assert f"({WARNINGS_SHOWN + 3})</h2>" in page and "3 more in the run's log" in page
+
+
+def test_warnings_of_several_runs_name_their_run_and_unrecorded_runs_are_named():
+    page = body(render(data(warnings=RunWarnings(
+        {"run-a": ["snapshot s1 is in none of the inputs"], "run-b": ["lag is unknown"]},
+        unrecorded=["run-old"]))))
+    assert "<li>run run-a: snapshot s1 is in none of the inputs</li>" in page
+    assert "<li>run run-b: lag is unknown</li>" in page
+    assert "No record of the warnings of run(s) run-old" in page
+    page = body(render(data(warnings=RunWarnings(unrecorded=["run-old"]))))
+    assert 'id="warnings"' not in page and "No record of the warnings of run(s) run-old" in page

@@ -1,0 +1,87 @@
+"""A run's warnings, kept beside its tables so that every page showing its snapshots lists
+them, not only the page the run itself wrote.
+
+The warnings say what the tables cannot: an input missing a snapshot, groups whose lag
+stays unknown, rows a left-out option removed, a later snapshot to audit again. No output
+table has a place for them (the tables are a fixed contract), so each run writes
+`OUTPUT/_warnings/<run_id>.json` once it has landed; a page reads the files of the runs
+whose snapshots it shows. A file goes when no snapshot names its run any more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+FOLDER = "_warnings"
+SUFFIX = ".json"
+
+
+@dataclass
+class RunWarnings:
+    """The warnings of the shown runs, by run id in run order; `unrecorded`: shown runs
+    with no file (audited before runs kept their warnings, or stopped between landing and
+    writing it), whose warnings are not known to be none."""
+
+    by_run: dict[str, list[str]] = field(default_factory=dict)
+    unrecorded: list[str] = field(default_factory=list)
+
+    def count(self) -> int:
+        return sum(len(texts) for texts in self.by_run.values())
+
+
+def _path(output: str, run_id: str) -> str:
+    return os.path.join(output, FOLDER, run_id + SUFFIX)
+
+
+def save(output: str, run_id: str, warnings: Sequence[str]) -> str:
+    """Write the run's warnings (none is a record too); the file's path. Raises OSError."""
+    from reports.html import write_atomically
+
+    path = _path(output, run_id)
+    write_atomically(path, json.dumps({"run_id": run_id, "warnings": list(warnings)},
+                                      indent=1, ensure_ascii=False))
+    return path
+
+
+def load(output: str, run_ids: Iterable[str]) -> RunWarnings:
+    """The warnings each of `run_ids` recorded; a file that cannot be read counts as none
+    recorded (the page says so), never as a failed page."""
+    found = RunWarnings()
+    for run_id in sorted(set(run_ids)):
+        try:
+            with open(_path(output, run_id), encoding="utf-8") as f:
+                texts = json.load(f)["warnings"]
+            found.by_run[run_id] = [str(t) for t in texts]
+        except (OSError, ValueError, KeyError, TypeError):
+            found.unrecorded.append(run_id)
+    return found
+
+
+def prune(output: str) -> list[str]:
+    """Remove the files of runs that no snapshot names any more (their snapshots were
+    audited again) and partial files of writers that died; the names removed.
+
+    The folder is listed before `runs` is read: a file is written after its run landed,
+    so every file listed belongs to a run that `runs` already shows if it is current."""
+    from reports.html import process_alive
+    from reports.html.data import complete_runs
+
+    folder = os.path.join(output, FOLDER)
+    if not os.path.isdir(folder):
+        return []
+    entries = os.listdir(folder)
+    current = set(complete_runs(output)["run_id"])
+    removed = []
+    for entry in entries:
+        _, partial, pid = entry.rpartition(SUFFIX + ".tmp-")
+        stale = (not process_alive(int(pid)) if partial and pid.isdigit()
+                 else entry.endswith(SUFFIX) and entry.removesuffix(SUFFIX) not in current)
+        if stale:
+            with suppress(OSError):
+                os.remove(os.path.join(folder, entry))
+                removed.append(entry)
+    return removed
