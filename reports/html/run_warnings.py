@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
 
 FOLDER = "_warnings"
 SUFFIX = ".json"
@@ -34,7 +35,9 @@ class RunWarnings:
 
 
 def _path(output: str, run_id: str) -> str:
-    return os.path.join(output, FOLDER, run_id + SUFFIX)
+    """The run's file: its id percent-encoded, so an id a scheduler passed with `--run-id`
+    (`dag/2026-12-02`, `..`) names one file in the folder and nothing outside it."""
+    return os.path.join(output, FOLDER, quote(run_id, safe="") + SUFFIX)
 
 
 def save(output: str, run_id: str, warnings: Sequence[str]) -> str:
@@ -79,7 +82,8 @@ def prune(output: str) -> list[str]:
     for entry in entries:
         _, partial, pid = entry.rpartition(SUFFIX + ".tmp-")
         stale = (not process_alive(int(pid)) if partial and pid.isdigit()
-                 else entry.endswith(SUFFIX) and entry.removesuffix(SUFFIX) not in current)
+                 else entry.endswith(SUFFIX)
+                 and unquote(entry.removesuffix(SUFFIX)) not in current)
         if stale:
             with suppress(OSError):
                 os.remove(os.path.join(folder, entry))
