@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from capture.errors import CaptureError
 from storage.paths import is_local, without_file_scheme
+from vocabulary.arguments import non_blank
 
 
 def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -29,12 +30,12 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     kafka = sub.add_parser("kafka", help="live capture from a Kafka cluster")
     kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
     kafka.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
-    kafka.add_argument("--cluster", type=_name, metavar="NAME",
+    kafka.add_argument("--cluster", type=non_blank, metavar="NAME",
                        help="cluster name in the tables (default: the bootstrap servers)")
-    kafka.add_argument("--group", type=_name, action="append", dest="groups", default=[],
+    kafka.add_argument("--group", type=non_blank, action="append", dest="groups", default=[],
                        metavar="G",
                        help="capture only this group (repeatable; default: all groups)")
-    kafka.add_argument("--snapshot", type=_name, metavar="ID",
+    kafka.add_argument("--snapshot", type=non_blank, metavar="ID",
                        help="snapshot id (default: capture time)")
     kafka.add_argument("--client-config", metavar="FILE",
                        help="librdkafka properties (key=value lines): security, SASL, TLS")
@@ -43,8 +44,8 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     imp = sub.add_parser("import", help="import admin-tool output files")
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
-    imp.add_argument("--cluster", type=_name, required=True, metavar="NAME")
-    imp.add_argument("--snapshot", type=_name, metavar="ID",
+    imp.add_argument("--cluster", type=non_blank, required=True, metavar="NAME")
+    imp.add_argument("--snapshot", type=non_blank, metavar="ID",
                      help="snapshot id (default: capture time)")
     imp.add_argument("--captured-at", metavar="TS",
                      help="when the files were taken (ISO 8601; default: now, UTC)")
@@ -56,20 +57,11 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     return parser
 
 
-def _name(text: str) -> str:
-    """--cluster, --snapshot, --group: a name, not blank (`--cluster "$CLUSTER"` with the
-    variable unset wrote rows of an empty cluster name; a blank snapshot became the
-    capture time)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("must not be blank")
-    return text
-
-
 def _local_folder(text: str) -> str:
     """--output: a local folder (captures take turns there under a file lock, which
     remote storage has no equivalent of; an `s3://` path became a local `s3:` folder
     name). `file:` URLs are taken as the path they name."""
-    _name(text)
+    non_blank(text)
     if not is_local(text):
         raise argparse.ArgumentTypeError(
             f"{text!r}: a capture writes a local folder; capture there, then copy the "

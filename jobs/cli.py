@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from vocabulary.arguments import non_blank
+
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
 
@@ -45,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "`capture`); differences go to the drift table")
     audit.add_argument("--output", metavar="DIR",
                        help="output root; one Delta table per report below it")
-    audit.add_argument("--snapshot", metavar="ID", action="append", dest="snapshots",
+    audit.add_argument("--snapshot", type=non_blank, metavar="ID", action="append",
+                       dest="snapshots",
                        help="audit only this snapshot_id (repeatable); default: all")
     audit.add_argument("--engine", choices=["auto", "native", "offline"],
                        help="Delta engine: native = delta-spark jars on the classpath; "
@@ -74,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                        default=None, dest="spark_progress",
                        help="show Spark's console progress bars (default off: the run prints "
                             "one line per step with its rows and time)")
-    audit.add_argument("--run-id", metavar="ID", help="run id stamped on every row "
-                                                      "(default: UTC time + random suffix)")
+    audit.add_argument("--run-id", type=non_blank, metavar="ID",
+                       help="run id stamped on every row (default: UTC time + random suffix)")
     from capture.cli import add_capture_parser
 
     add_capture_parser(sub)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from vocabulary.arguments import non_blank, positive_int
+
 
 def add_report_parser(sub) -> argparse.ArgumentParser:
     report = sub.add_parser(
@@ -16,26 +18,18 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
     )
     report.add_argument("--output", required=True, metavar="DIR",
                         help="output root of an audit run (holds runs, group_balance, ...)")
-    report.add_argument("--snapshot", metavar="ID", action="append", dest="snapshots",
+    report.add_argument("--snapshot", type=non_blank, metavar="ID", action="append",
+                        dest="snapshots",
                         help="show this snapshot (repeatable); default: latest per cluster")
-    report.add_argument("--group", metavar="G", action="append", dest="groups",
+    report.add_argument("--group", type=non_blank, metavar="G", action="append",
+                        dest="groups",
                         help="show only this consumer group (repeatable), findings or not")
     report.add_argument("--html", metavar="PATH",
                         help="where to write the page (default: DIR/report.html)")
-    report.add_argument("--top", type=_positive, metavar="N",
+    report.add_argument("--top", type=positive_int, metavar="N",
                         help="groups needing attention to show (default 25); every group "
                              "named with --group is shown")
     return report
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
-    return value
 
 
 def run_report(args: argparse.Namespace) -> int:

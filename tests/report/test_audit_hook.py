@@ -97,3 +97,18 @@ def test_the_summary_lines_up_the_table_paths_whatever_the_longest_name():
     print_summary(result, text)
     lines = text.getvalue().split("Delta tables:\n")[1].splitlines()[:3]
     assert {line.index("out/") for line in lines} == {len("  strategy_comparison ")}
+
+
+def test_run_warnings_files_are_named_by_the_encoded_run_id(tmp_path):
+    """An id given with --run-id names one file inside the folder, whatever it holds."""
+    from reports.html import run_warnings
+
+    out = str(tmp_path / "out")
+    for run_id in ("dag/2026-12-02", "..", "a%2Fb"):
+        path = run_warnings.save(out, run_id, [f"from {run_id}"])
+        assert os.path.dirname(path) == os.path.join(out, "_warnings")
+    assert len(os.listdir(os.path.join(out, "_warnings"))) == 3
+    found = run_warnings.load(out, ["dag/2026-12-02", "..", "a%2Fb", "never"])
+    assert found.by_run == {"..": ["from .."], "a%2Fb": ["from a%2Fb"],
+                            "dag/2026-12-02": ["from dag/2026-12-02"]}
+    assert found.unrecorded == ["never"]

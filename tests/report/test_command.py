@@ -103,6 +103,15 @@ def test_a_folder_as_html_or_no_top_is_a_user_error(output, tmp_path, capsys):
         assert "is not a whole number of 1 or more" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flag", ["--snapshot", "--group"])
+def test_a_blank_snapshot_or_group_is_refused(output, capsys, flag):
+    # it read as "no complete run of snapshot(s) " (or "no consumer group  in ...")
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", "--output", output, flag, ""])
+    assert exit_.value.code == 2
+    assert f"{flag}: must not be blank" in capsys.readouterr().err
+
+
 def test_spark_submit_sh_routes_report_without_spark(output):
     env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable,
            "SPARK_HOME": "/nonexistent", "JAVA_HOME": "/nonexistent"}

@@ -62,6 +62,7 @@ def test_the_launcher_is_told_the_options_or_nothing(
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     for argv in (["audit", "--help"], ["audit", "--queues", "only-one"], ["audit", "--nope"],
-                 ["audit", "--config", str(bad_yaml)], ["audit", "--output", str(a_file)]):
+                 ["audit", "--config", str(bad_yaml)], ["audit", "--output", str(a_file)],
+                 ["audit", "--snapshot", ""], ["audit", "--run-id", " "]):
         assert main(argv) == NOT_RUNNABLE, argv
         assert capsys.readouterr().out == "", argv
