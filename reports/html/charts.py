@@ -18,6 +18,7 @@ import plotly.io as pio
 CONFIG = {"displaylogo": False, "responsive": True,
           "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 MARGIN = {"l": 60, "r": 60, "t": 50, "b": 80}
+SKEW_AXIS_MIN = 5  # the skew histogram's x axis reaches at least this skew
 
 
 def esc(value: object) -> str:
@@ -98,12 +99,18 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
                            text=[f"{n:,}" for n in counts.tolist()], textposition="outside",
                            cliponaxis=False,
                            hovertemplate="skew %{x}: %{y} group(s)<extra></extra>"))
+    top_skew = 0 if counts.empty else int(counts.index.max())
     fig.update_layout(
         title={"text": f"{int(counts.sum())} group(s) by skew", "font": {"size": 14}},
         height=320, margin=MARGIN,
+        # skew 0 to 5 at least: a few groups, all balanced, are one bar at 0, not a block
+        # filling the axis
         xaxis={"title": "skew: max queues per client minus the pooled max",
-               "dtick": 1 if counts.empty or counts.index.max() <= 20 else None},
-        yaxis={"title": "groups"},
+               "dtick": 1 if top_skew <= 20 else None,
+               "range": [-0.5, max(top_skew, SKEW_AXIS_MIN) + 0.5]},
+        # counts of groups: whole numbers (a single group drew a tick at 0.5)
+        yaxis={"title": "groups", "rangemode": "tozero", "tickformat": ",d",
+               "dtick": 1 if counts.empty or counts.max() <= 5 else None},
     )
     return fig
 

@@ -182,3 +182,14 @@ def test_warnings_of_several_runs_name_their_run_and_unrecorded_runs_are_named()
     assert "No record of the warnings of run(s) run-old" in page
     page = body(render(data(warnings=RunWarnings(unrecorded=["run-old"]))))
     assert 'id="warnings"' not in page and "No record of the warnings of run(s) run-old" in page
+
+
+def test_the_skew_axis_reaches_five_and_counts_are_whole():
+    """One balanced group was a block filling the axis with a tick at 0.5 groups."""
+    from reports.html.charts import skew_histogram
+
+    few = skew_histogram(pd.Series({0: 1})).layout
+    assert list(few.xaxis.range) == [-0.5, 5.5] and few.yaxis.dtick == 1
+    assert few.yaxis.tickformat == ",d"
+    many = skew_histogram(pd.Series({0: 120_000, 12: 1})).layout
+    assert list(many.xaxis.range) == [-0.5, 12.5] and many.yaxis.dtick is None
