@@ -79,8 +79,8 @@ def fmt(value: object) -> str:
 def html_table(frame: pd.DataFrame, columns: Sequence[str],
                row_class: Callable[[pd.Series], str] | None = None) -> str:
     """An escaped <table> of `columns` (those the frame has); text columns left-aligned.
-    Wrapped in a box that scrolls sideways, so a wide table (the what-if's 13 columns on a
-    narrow window) stays inside its group's card instead of widening the whole page."""
+    Wrapped in a box that scrolls sideways, so a wide table (the what-if's on a narrow
+    window) stays inside its group's card instead of widening the whole page."""
     cols = [c for c in columns if c in frame.columns]
     numeric = {c for c in cols if pd.api.types.is_numeric_dtype(frame[c])
                and not pd.api.types.is_bool_dtype(frame[c])}

@@ -23,7 +23,8 @@ SUFFIX = ".json"
 
 @dataclass
 class RunWarnings:
-    """The warnings of the shown runs, by run id in run order; `unrecorded`: shown runs
+    """The warnings of the shown runs, by run id (sorted: a default id starts with its
+    run's start time); `unrecorded`: shown runs
     with no file (audited before runs kept their warnings, or stopped between landing and
     writing it), whose warnings are not known to be none."""
 
@@ -58,8 +59,11 @@ def load(output: str, run_ids: Iterable[str]) -> RunWarnings:
         try:
             with open(_path(output, run_id), encoding="utf-8") as f:
                 texts = json.load(f)["warnings"]
-            found.by_run[run_id] = [str(t) for t in texts]
         except (OSError, ValueError, KeyError, TypeError):
+            texts = None
+        if isinstance(texts, list):
+            found.by_run[run_id] = [str(t) for t in texts]
+        else:
             found.unrecorded.append(run_id)
     return found
 

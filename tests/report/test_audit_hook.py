@@ -112,3 +112,15 @@ def test_run_warnings_files_are_named_by_the_encoded_run_id(tmp_path):
     assert found.by_run == {"..": ["from .."], "a%2Fb": ["from a%2Fb"],
                             "dag/2026-12-02": ["from dag/2026-12-02"]}
     assert found.unrecorded == ["never"]
+
+
+def test_a_damaged_warnings_file_is_no_record_not_a_failed_page(tmp_path):
+    from reports.html import run_warnings
+
+    folder = tmp_path / "_warnings"
+    folder.mkdir()
+    for run_id, text in (("half", '{"run_id": "half", "warn'), ("list", "[1, 2]"),
+                         ("text", '{"warnings": "not a list"}'), ("ok", '{"warnings": []}')):
+        (folder / f"{run_id}.json").write_text(text)
+    found = run_warnings.load(str(tmp_path), ["half", "list", "text", "ok"])
+    assert found.by_run == {"ok": []} and found.unrecorded == ["half", "list", "text"]
