@@ -99,6 +99,9 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
                            text=[f"{n:,}" for n in counts.tolist()], textposition="outside",
                            cliponaxis=False,
                            hovertemplate="skew %{x}: %{y} group(s)<extra></extra>"))
+    # a skew below 0 is a group whose busiest client holds less than the pooled max: some
+    # of its queues nobody consumes
+    low_skew = 0 if counts.empty else min(0, int(counts.index.min()))
     top_skew = 0 if counts.empty else int(counts.index.max())
     fig.update_layout(
         title={"text": f"{int(counts.sum())} group(s) by skew", "font": {"size": 14}},
@@ -106,8 +109,8 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
         # skew 0 to 5 at least: a few groups, all balanced, are one bar at 0, not a block
         # filling the axis
         xaxis={"title": "skew: max queues per client minus the pooled max",
-               "dtick": 1 if top_skew <= 20 else None,
-               "range": [-0.5, max(top_skew, SKEW_AXIS_MIN) + 0.5]},
+               "dtick": 1 if top_skew - low_skew <= 20 else None,
+               "range": [low_skew - 0.5, max(top_skew, SKEW_AXIS_MIN) + 0.5]},
         # counts of groups: whole numbers (a single group drew a tick at 0.5)
         yaxis={"title": "groups", "rangemode": "tozero", "tickformat": ",d",
                "dtick": 1 if counts.empty or counts.max() <= 5 else None},

@@ -193,3 +193,6 @@ def test_the_skew_axis_reaches_five_and_counts_are_whole():
     assert few.yaxis.tickformat == ",d"
     many = skew_histogram(pd.Series({0: 120_000, 12: 1})).layout
     assert list(many.xaxis.range) == [-0.5, 12.5] and many.yaxis.dtick is None
+    # a group whose max load is under its pooled max (queues nobody consumes) stays seen
+    below = skew_histogram(pd.Series({-2: 1, 0: 3})).layout
+    assert list(below.xaxis.range) == [-2.5, 5.5]
