@@ -127,7 +127,10 @@ def churn_timeline(churn: pd.DataFrame) -> go.Figure:
                  .groupby(["cluster", "snapshot_id", "captured_at"], dropna=False)
                  ["queues_moved"].sum().reset_index()
                  .sort_values(["cluster", "captured_at", "snapshot_id"], na_position="first"))
-        by_time = moved["captured_at"].notna().all()
+        # on a time axis, one capture time alone spans a millisecond (ticks 08:59:59.999 to
+        # 09:00:00.001): the snapshots' names say more until there are two times
+        by_time = (moved["captured_at"].notna().all()
+                   and moved["captured_at"].nunique() > 1)
         for cluster, rows in moved.groupby("cluster", dropna=False, sort=True):
             snapshots = [esc(s) for s in rows["snapshot_id"]]
             fig.add_trace(go.Scatter(
@@ -143,5 +146,6 @@ def churn_timeline(churn: pd.DataFrame) -> go.Figure:
                "font": {"size": 14}},
         height=320, margin=MARGIN, xaxis={"automargin": True},
         yaxis={"title": "queues moved", "rangemode": "tozero"},
+        showlegend=True,  # the cluster's name, also when there is one cluster
     )
     return fig

@@ -196,3 +196,17 @@ def test_the_skew_axis_reaches_five_and_counts_are_whole():
     # a group whose max load is under its pooled max (queues nobody consumes) stays seen
     below = skew_histogram(pd.Series({-2: 1, 0: 3})).layout
     assert list(below.xaxis.range) == [-2.5, 5.5]
+
+
+def test_one_capture_time_charts_churn_by_snapshot_two_by_time():
+    """A cluster's first churn row is one point: on a time axis it spanned a millisecond."""
+    from reports.html.charts import churn_timeline
+
+    one = churn_timeline(frames.churn()).layout
+    assert (one.xaxis.type, one.xaxis.title.text) == ("category", "snapshot")
+    assert one.showlegend is True  # the one cluster's name shows
+    two = pd.concat([frames.churn(), frames.churn().assign(snapshot_id="s3",
+                                                           captured_at=frames.T2
+                                                           + pd.Timedelta(hours=1))])
+    axis = churn_timeline(two).layout.xaxis
+    assert (axis.type, axis.title.text) == ("date", "captured at")
