@@ -64,11 +64,16 @@ def _remove_partials_of_dead_writers(target: str) -> None:
     Only `target`'s: `--html` may point into a folder of the user's own files."""
     folder, name = os.path.split(os.path.abspath(target))
     for entry in os.listdir(folder):
-        pid = entry.removeprefix(f"{name}.tmp-")
-        if pid == entry or not pid.isdigit() or process_alive(int(pid)):
-            continue
-        with suppress(OSError):
-            os.remove(os.path.join(folder, entry))
+        if dead_writers_partial(entry, name):
+            with suppress(OSError):
+                os.remove(os.path.join(folder, entry))
+
+
+def dead_writers_partial(entry: str, name: str) -> bool:
+    """Whether the file `entry` is `write_atomically`'s partial of `name` (`<name>.tmp-<pid>`)
+    whose writer is no longer alive."""
+    pid = entry.removeprefix(f"{name}.tmp-")
+    return pid != entry and pid.isdigit() and not process_alive(int(pid))
 
 
 def process_alive(pid: int) -> bool:

@@ -231,7 +231,7 @@ def warnings_section(warnings: RunWarnings) -> str:
                       "log has them.</p>")
     if not total:
         return unrecorded
-    several = len([r for r, texts in warnings.by_run.items() if texts]) > 1
+    several = sum(1 for texts in warnings.by_run.values() if texts) > 1
     texts = [f"run {run_id}: {text}" if several else text
              for run_id, run_texts in warnings.by_run.items() for text in run_texts]
     items = "".join(f"<li>{esc(text)}</li>" for text in texts[:WARNINGS_SHOWN])

@@ -24,9 +24,9 @@ SUFFIX = ".json"
 @dataclass
 class RunWarnings:
     """The warnings of the shown runs, by run id (sorted: a default id starts with its
-    run's start time); `unrecorded`: shown runs
-    with no file (audited before runs kept their warnings, or stopped between landing and
-    writing it), whose warnings are not known to be none."""
+    run's start time); `unrecorded`: shown runs with no file (audited before runs kept
+    their warnings, or stopped between landing and writing it), whose warnings are not
+    known to be none."""
 
     by_run: dict[str, list[str]] = field(default_factory=dict)
     unrecorded: list[str] = field(default_factory=list)
@@ -74,7 +74,7 @@ def prune(output: str) -> list[str]:
 
     The folder is listed before `runs` is read: a file is written after its run landed,
     so every file listed belongs to a run that `runs` already shows if it is current."""
-    from reports.html import process_alive
+    from reports.html import dead_writers_partial
     from reports.html.data import complete_runs
 
     folder = os.path.join(output, FOLDER)
@@ -84,10 +84,12 @@ def prune(output: str) -> list[str]:
     current = set(complete_runs(output)["run_id"])
     removed = []
     for entry in entries:
-        _, partial, pid = entry.rpartition(SUFFIX + ".tmp-")
-        stale = (not process_alive(int(pid)) if partial and pid.isdigit()
-                 else entry.endswith(SUFFIX)
-                 and unquote(entry.removesuffix(SUFFIX)) not in current)
+        name = entry.rpartition(".tmp-")[0]
+        if name.endswith(SUFFIX):  # a writer's partial file
+            stale = dead_writers_partial(entry, name)
+        else:
+            stale = (entry.endswith(SUFFIX)
+                     and unquote(entry.removesuffix(SUFFIX)) not in current)
         if stale:
             with suppress(OSError):
                 os.remove(os.path.join(folder, entry))
