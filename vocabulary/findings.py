@@ -21,3 +21,33 @@ SPLIT_BRAIN = ("INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES", "DUPLICATE_CLIEN
                "CONTENDED_QUEUES", "BROKER_UNSUPPORTED_STRATEGY")
 # a client holding more than this multiple of the group's mean lag / in_rate is named
 LAG_SKEW_FACTOR = 2.0
+
+# each code in a sentence, for readers who meet it in a table (report.html's findings
+# overview); the group's `recommendation` says what to do about its own figures
+FINDING_MEANINGS = {
+    "MULTI_TOPIC_SKEW": "Every topic is split evenly on its own, yet the first-sorted clients "
+                        "win a queue of several topics: some client carries more than a "
+                        "pooled split would give it.",
+    "IDLE_CLIENTS": "Clients that claim no queue.",
+    "MORE_CLIENTS_THAN_QUEUES": "A topic has more subscribing clients than readable queues: "
+                                "the extra clients can only idle.",
+    "INCONSISTENT_SUBSCRIPTION": "Members subscribe different topics (RocketMQ leaves the "
+                                 "shares of the clients that do not subscribe a topic "
+                                 "unconsumed).",
+    "MIXED_STRATEGIES": "Members run different strategies or parameters, so their views of "
+                        "the split disagree.",
+    "DUPLICATE_CLIENT_ID": "Several processes share one client id and compute the same "
+                           "share.",
+    "UNCONSUMED_QUEUES": "Readable queues no client claims: their backlog grows.",
+    "CONTENDED_QUEUES": "Queues two or more clients claim at once: duplicate consumption.",
+    "OBSERVED_DRIFT": "Who really holds the queues (--observed) differs from the "
+                      "recomputed assignment.",
+    "STRATEGY_IMBALANCE": "The strategy leaves a topic more uneven than AVG over the same "
+                          "clients would.",
+    "UNEVEN_SUBSCRIPTIONS": "Clients subscribe different topic sets, so an even total is "
+                            "out of reach as configured.",
+    "LAG_SKEW": "A client holds more than twice the group's mean lag or input rate.",
+    "BROKER_UNSUPPORTED_STRATEGY": "The broker allocates the group but knows only AVG and "
+                                   "AVG_BY_CIRCLE: it answers nothing and the clients keep "
+                                   "their old queues.",
+}

@@ -32,6 +32,8 @@ from reports.html.run_warnings import RunWarnings
 from reports.html.run_warnings import load as load_warnings
 from reports.html.select import (
     DEFAULT_TOP,
+    Findings,
+    FindingsOverview,
     groups_needing_attention,
     has_findings,
     most_severe,
@@ -52,6 +54,7 @@ CHURN_TIMELINE_KEYS = ["cluster", "snapshot_id", "captured_at"]
 BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
                          "findings", *SEVERITY_WEIGHTS)
 RUN_KEYS = ["snapshot_id", "cluster", "run_id"]
+BATCH_ROW = "_batch_row"  # balance_index: a row's place in the batch it was read in
 # the drift section's rows: drifting queues counted per group and kind
 DRIFT_KEYS = ["cluster", "consumer_group", "kind"]
 # the rejects section's rows: input rows the run could not use, counted per input and reason
@@ -78,6 +81,8 @@ class ReportData:
     skew_counts: pd.Series | None = None
     # what the shown runs warned about (`run_warnings`); empty: none recorded
     warnings: RunWarnings = field(default_factory=RunWarnings)
+    # groups per finding over every shown group; None: counted from group_balance
+    findings: FindingsOverview | None = None
 
 
 def table_path(output: str, name: str) -> str:
@@ -272,6 +277,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         output=output, runs=runs.reset_index(drop=True),
         group_balance=_or(rows("group_balance", of_groups=detailed), empty),
         skew_counts=index.skew_counts,
+        findings=index.findings,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=churn_timeline(output, all_runs),
         drift=drift_counts(output, shown, groups or None, all_runs),
@@ -323,6 +329,8 @@ class BalanceIndex:
 
     worst: pd.DataFrame  # `groups_needing_attention` of the whole-group rows
     skew_counts: pd.Series  # whole-group rows per skew value (nulls left out)
+    # groups per finding, each group at its latest shown snapshot
+    findings: FindingsOverview = field(default_factory=FindingsOverview)
 
 
 def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,
@@ -331,7 +339,8 @@ def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] |
     """The whole-group rows (topic null) of group_balance of complete runs of `snapshots`,
     reduced as they are read: the `top` worst groups, or with `everything` each group
     `groups` names (`groups_needing_attention`, in
-    `BALANCE_INDEX_COLUMNS`, `findings` as the number of findings) and the skew counts.
+    `BALANCE_INDEX_COLUMNS`, `findings` as the number of findings), the skew counts and
+    the groups per finding (`select.FindingsOverview`).
 
     Each group counts at its latest shown snapshot. The snapshots are read newest first,
     per cluster (`_recency_levels`), so a row is known to be its group's latest when it
@@ -340,33 +349,44 @@ def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] |
     64-bit hash per group seen (8 bytes a group, not its rows)."""
     counts: dict[int, int] = {}
     worst = pd.DataFrame()
+    findings = FindingsOverview()
     if not has_table(output, "group_balance"):
-        return BalanceIndex(worst, pd.Series(counts, dtype="int64"))
+        return BalanceIndex(worst, pd.Series(counts, dtype="int64"), findings)
     levels = _recency_levels(runs[runs["snapshot_id"].isin(list(snapshots))])
     seen = np.empty(0, dtype=np.uint64)
     for level in levels:
         level_seen: list[np.ndarray] = []
         for batch in scan(output, "group_balance", sorted(set(level["snapshot_id"])),
                           groups, BALANCE_INDEX_COLUMNS, ds.field("topic").is_null()):
-            frame = _index_rows(batch, level)
+            frame, listed = _index_rows(batch, level)
             _count_skews(frame, counts)
             if len(levels) > 1:
                 keys = pd.util.hash_pandas_object(frame[["cluster", "consumer_group"]],
                                                   index=False).to_numpy()
                 level_seen.append(keys)
                 frame = frame[~_among(keys, seen)]
-            if not everything:
-                frame = frame[has_findings(frame)]
-            if not frame.empty:
-                worst = most_severe(pd.concat([worst, frame.assign(severity=severity(frame))],
-                                              ignore_index=True), None if everything else top)
+            if frame.empty:
+                continue
+            frame = frame.reset_index(drop=True)
+            # `_row`: a row's place in `frame`; null on the worst rows of earlier batches
+            of_frame = Findings.of(listed.take(pa.array(frame[BATCH_ROW].to_numpy())))
+            shown = (np.ones(len(frame), dtype=bool) if everything
+                     else has_findings(frame).to_numpy())
+            rows = frame[shown]
+            rows = rows.assign(severity=severity(rows), _row=np.flatnonzero(shown))
+            # one sort of the worst rows so far and the batch's: the new worst rows, and
+            # the batch's own rows worst first (each finding's worst groups come from it)
+            ranked = most_severe(pd.concat([worst, rows], ignore_index=True), None)
+            findings.add(frame, of_frame, ranked[ranked["_row"].notna()])
+            worst = (ranked if everything else ranked.head(top)).drop(columns="_row")
         seen = np.unique(np.concatenate([seen, *level_seen]))
+    worst = worst.drop(columns=BATCH_ROW, errors="ignore")
     if not worst.empty:
         # the kept rows once more through the page's own choice: the same rows in the same
         # order, unless a level held a group twice (two complete runs' rows of one
         # snapshot), where it keeps one row per group as it always did
         worst = groups_needing_attention(worst.drop(columns="severity"), top, everything)
-    return BalanceIndex(worst, pd.Series(counts, dtype="int64").sort_index())
+    return BalanceIndex(worst, pd.Series(counts, dtype="int64").sort_index(), findings)
 
 
 def _among(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
@@ -394,15 +414,21 @@ def _recency_levels(runs: pd.DataFrame) -> list[pd.DataFrame]:
     return [rows[RUN_KEYS] for _, rows in keyed.groupby("_level", sort=True)]
 
 
-def _index_rows(batch: pa.RecordBatch, level: pd.DataFrame) -> pd.DataFrame:
-    """A batch's rows of the level's complete runs, `findings` as how many."""
+def _index_rows(batch: pa.RecordBatch,
+                level: pd.DataFrame) -> tuple[pd.DataFrame, pa.Array]:
+    """A batch's rows of the level's complete runs, `findings` as how many and BATCH_ROW
+    as the row's place in the batch; and the batch's findings lists as Arrow (a Python list per
+    row would cost more than the rest of the row)."""
+    listed = (batch["findings"] if "findings" in batch.schema.names
+              else pa.nulls(batch.num_rows, pa.list_(pa.string())))
     if "findings" in batch.schema.names:
         at = batch.schema.get_field_index("findings")
         batch = batch.set_column(at, "findings",
-                                 pc.fill_null(pc.list_value_length(batch["findings"]), 0))
+                                 pc.fill_null(pc.list_value_length(listed), 0))
     frame = batch.to_pandas()
+    frame[BATCH_ROW] = np.arange(len(frame))
     keys = [k for k in RUN_KEYS if k in frame.columns]  # run_id: not in early outputs
-    return frame.merge(level[keys].drop_duplicates(), on=keys, how="inner")
+    return frame.merge(level[keys].drop_duplicates(), on=keys, how="inner"), listed
 
 
 def _count_skews(frame: pd.DataFrame, counts: dict[int, int]) -> None:

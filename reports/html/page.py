@@ -13,8 +13,18 @@ import pandas as pd
 from reports.html import charts
 from reports.html.data import DRIFT_KEYS, ReportData
 from reports.html.run_warnings import FOLDER, RunWarnings
-from reports.html.select import DEFAULT_TOP, groups_needing_attention, skew_counts
+from reports.html.select import (
+    DEFAULT_TOP,
+    Example,
+    FindingsOverview,
+    findings_overview,
+    groups_needing_attention,
+    latest_per_group,
+    skew_counts,
+    whole_group_rows,
+)
 from vocabulary.columns import GROUP_KEYS
+from vocabulary.findings import FINDING_MEANINGS, FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
 
@@ -50,6 +60,7 @@ td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{bac
 .muted{color:#666;font-size:12px}.rec{background:#fffbe6;border-left:3px solid #e0b400;
  padding:6px 10px;margin:6px 0;font-size:13px}nav a{margin-right:10px;font-size:13px}
 .overview{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
+td.meaning{min-width:280px;max-width:480px}.nw{white-space:nowrap}
 """
 
 
@@ -203,6 +214,69 @@ def overview(data: ReportData) -> str:
             f'<div><h2 id="churn">Churn timeline</h2>{right}</div></div>')
 
 
+def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
+    """Every shown group counted per finding, by cluster, with its worst groups (linked to
+    their card when the page details them) and what the code means: the cards below stop
+    at `--top`, this table does not."""
+    total = overview.total()
+    if not total:
+        return ""
+    title = '<h2 id="findings">Findings across the shown groups</h2>'
+    if not overview.counts:
+        return f"{title}<p>None of the {total:,} shown group(s) has a finding.</p>"
+    cards = {tuple(r): i for i, r in enumerate(
+        worst[["snapshot_id", "cluster", "consumer_group"]].itertuples(index=False), start=1)}
+    several_clusters = len(overview.groups) > 1
+
+    def example(e: Example) -> str:
+        name = esc(e.consumer_group) + (f" ({esc(e.cluster)})" if several_clusters else "")
+        card = cards.get((e.snapshot_id, e.cluster, e.consumer_group))
+        return f'<a href="#g{card}">{name}</a>' if card else name
+
+    rows = []
+    for code in _by_worst_group(overview.examples):
+        by_cluster = sorted(((n, c) for (c, f), n in overview.counts.items() if f == code),
+                            key=lambda nc: (-nc[0], str(nc[1])))
+        groups = sum(n for n, _ in by_cluster)
+        named = [e for e in overview.examples if e.finding == code]
+        more = f" and {groups - len(named):,} more" if groups > len(named) else ""
+        cells = [f'<td class="t"><span class="finding">{esc(code)}</span></td>',
+                 f"<td>{groups:,}</td>", f"<td>{_share(groups, total)}</td>"]
+        if several_clusters:
+            cells.append('<td class="t">' + ", ".join(f'<span class="nw">{esc(c)} {n:,}</span>'
+                                                      for n, c in by_cluster) + "</td>")
+        cells += [f'<td class="t">{", ".join(map(example, named))}{more}</td>',
+                  f'<td class="t meaning">{esc(FINDING_MEANINGS.get(code, ""))}</td>']
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    head = ["finding", "groups", "of shown"] + (["by cluster"] if several_clusters else []) \
+        + ["worst groups", "what it means"]
+    numeric = ("groups", "of shown")
+    head_cells = "".join(f"<th>{esc(h)}</th>" if h in numeric else f'<th class="t">{esc(h)}</th>'
+                         for h in head)
+    return (f'{title}<p class="muted">{total:,} group(s) shown, each at its latest shown '
+            "snapshot; a group may have several findings. Ordered by each finding's worst "
+            "group, as the cards below.</p>"
+            f'<div class="wide"><table><thead><tr>{head_cells}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _by_worst_group(examples: list[Example]) -> list[str]:
+    """The findings ordered as the cards: by their worst group's severity, snapshot,
+    cluster and name, then in the contract's order (one group's several findings)."""
+    order = {code: i for i, code in enumerate(FINDINGS)}
+    worst: dict[str, Example] = {}
+    for e in examples:  # each finding's examples come worst first
+        worst.setdefault(e.finding, e)
+    return sorted(worst, key=lambda code: (
+        -worst[code].severity, worst[code].snapshot_id, worst[code].cluster,
+        worst[code].consumer_group, order.get(code, len(order)), code))
+
+
+def _share(part: int, total: int) -> str:
+    """A percentage that never reads 0% for a group that is there."""
+    return "&lt;1%" if part > 0 and part * 200 < total else f"{part / total:.0%}"
+
+
 def rejects_section(rejects: pd.DataFrame | None) -> str:
     """Input rows the shown runs could not use, per input and reason (`data.reject_counts`):
     a group whose rows were rejected is missing from the figures above, or partly so."""
@@ -249,10 +323,13 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     generated = generated or datetime.now(UTC)
     worst = groups_needing_attention(data.group_balance, top, everything=bool(data.groups))
     weights = " + ".join(f"{w} × {c.replace('_', ' ')}" for c, w in SEVERITY_WEIGHTS.items())
+    findings = (data.findings if data.findings is not None
+                else findings_overview(latest_per_group(whole_group_rows(data.group_balance))))
     body = [header(data, generated)]
     body.append('<nav>' + ('<a href="#warnings">warnings</a>' if data.warnings.count()
                            else "")
                 + '<a href="#skew">skew</a><a href="#churn">churn</a>'
+                + ('<a href="#findings">findings</a>' if findings.total() else "")
                 + ('<a href="#drift">drift</a>' if data.drift is not None
                    and not data.drift.empty else "")
                 + '<a href="#attention">groups needing attention</a>'
@@ -260,6 +337,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                    and not data.rejects.empty else "") + "</nav>")
     body.append(warnings_section(data.warnings))
     body.append(overview(data))
+    body.append(findings_section(findings, worst))
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')

@@ -3,7 +3,13 @@ choice in jobs/audit.py `_worst_groups`; both weigh by `vocabulary.severity`).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from vocabulary.severity import SEVERITY_WEIGHTS
 
@@ -67,3 +73,111 @@ def skew_counts(skews: pd.Series) -> pd.Series:
     """How many groups have each skew (skew value → groups; nulls left out)."""
     values = pd.to_numeric(skews, errors="coerce").dropna().astype("int64")
     return values.value_counts().sort_index()
+
+
+# worst groups named per finding in the findings overview
+EXAMPLES_PER_FINDING = 3
+
+
+class Findings(NamedTuple):
+    """Rows' findings, one entry per (row, finding): `row` the row's place, `code` the
+    finding's place in `names` (a table repeats a dozen codes over many rows)."""
+
+    row: np.ndarray
+    code: np.ndarray
+    names: np.ndarray
+
+    @staticmethod
+    def of(listed: pa.Array) -> Findings:
+        """From a list<string> column (a row's place: its position in the column), without
+        a Python object per row: codes are dictionary-encoded."""
+        flat, parents = pc.list_flatten(listed), pc.list_parent_indices(listed)
+        valid = pc.is_valid(flat)
+        encoded = pc.dictionary_encode(pc.filter(flat, valid))
+        return Findings(pc.filter(parents, valid).to_numpy().astype(np.int64),
+                        encoded.indices.to_numpy().astype(np.int64),
+                        np.asarray(encoded.dictionary.to_pylist(), dtype=object))
+
+
+class Example(NamedTuple):
+    """One of a finding's worst groups."""
+
+    finding: str
+    severity: float
+    snapshot_id: str
+    cluster: str
+    consumer_group: str
+
+
+@dataclass
+class FindingsOverview:
+    """How many shown groups have each finding, per cluster, and the worst of them: the
+    groups below the page's `--top` are in no card, so without it a finding that only
+    they have would not be seen. Each group counts once, at its latest shown snapshot.
+    Tallied batch by batch (`add`): what it holds is a count per cluster and finding and
+    EXAMPLES_PER_FINDING groups per finding, however many groups there are."""
+
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (cluster, finding)
+    groups: dict[str, int] = field(default_factory=dict)  # shown groups per cluster
+    examples: list[Example] = field(default_factory=list)  # per finding, worst first
+
+    def add(self, rows: pd.DataFrame, findings: Findings, ranked: pd.DataFrame) -> None:
+        """Tally whole-group rows of groups not yet counted, and their `findings`;
+        `ranked`: the rows with findings, with `severity` and `_row` (the place in
+        `rows`), in `most_severe`'s order, so the worst groups are picked without
+        sorting names again."""
+        if rows.empty:
+            return
+        cluster_at, clusters = pd.factorize(rows["cluster"].to_numpy(), use_na_sentinel=False)
+        for cluster, n in zip(clusters, np.bincount(cluster_at), strict=True):
+            self.groups[cluster] = self.groups.get(cluster, 0) + int(n)
+        if not len(findings.row):
+            return
+        at, code_at, found = findings
+        tally = np.bincount(cluster_at[at] * len(found) + code_at,
+                            minlength=len(clusters) * len(found))
+        for i in np.flatnonzero(tally):
+            key = (clusters[i // len(found)], found[i % len(found)])
+            self.counts[key] = self.counts.get(key, 0) + int(tally[i])
+        rank = np.full(len(rows), len(ranked), dtype=np.int64)
+        rank[ranked["_row"].to_numpy().astype(np.int64)] = np.arange(len(ranked))
+        order = np.lexsort((rank[at], code_at))  # by finding, worst group first
+        first = np.r_[True, code_at[order][1:] != code_at[order][:-1]]
+        starts = np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))
+        picked = order[np.arange(len(order)) - starts < EXAMPLES_PER_FINDING]
+        fields = [ranked[c].to_numpy()[rank[at[picked]]]
+                  for c in ("severity", "snapshot_id", "cluster", "consumer_group")]
+        new = [Example(found[code_at[i]], *values)
+               for i, *values in zip(picked, *fields, strict=True)]
+        self.examples = _worst_per_finding([*self.examples, *new])
+
+    def total(self) -> int:
+        return sum(self.groups.values())
+
+
+def _worst_per_finding(examples: list[Example]) -> list[Example]:
+    """EXAMPLES_PER_FINDING per finding, in `most_severe`'s order."""
+    kept: list[Example] = []
+    taken: dict[str, int] = {}
+    for e in sorted(examples, key=lambda e: (e.finding, -e.severity, e.snapshot_id,
+                                             e.cluster, e.consumer_group)):
+        if taken.get(e.finding, 0) < EXAMPLES_PER_FINDING:
+            kept.append(e)
+            taken[e.finding] = taken.get(e.finding, 0) + 1
+    return kept
+
+
+def findings_overview(rows: pd.DataFrame) -> FindingsOverview:
+    """The overview of whole-group rows, each group once (`latest_per_group`'s output),
+    with `findings` as lists: all of them as one batch."""
+    overview = FindingsOverview()
+    if rows.empty:
+        return overview
+    rows = rows.reset_index(drop=True)
+    rows = rows.assign(severity=severity(rows), _row=np.arange(len(rows)))
+    listed = rows["findings"] if "findings" in rows.columns else [[]] * len(rows)
+    findings = Findings.of(pa.array(
+        [list(f) if isinstance(f, (list, tuple, np.ndarray)) else None for f in listed],
+        pa.list_(pa.string())))
+    overview.add(rows, findings, most_severe(rows[has_findings(rows)], None))
+    return overview

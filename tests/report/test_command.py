@@ -22,7 +22,10 @@ def output(tmp_path) -> str:
 
 
 def titles(path: str) -> list[str]:
-    page = Path(path).read_text(encoding="utf-8")
+    return titles_of(Path(path).read_text(encoding="utf-8"))
+
+
+def titles_of(page: str) -> list[str]:
     return re.findall(r"<h3>\d+\. c1 / (.*?) @ (s\d)</h3>", page)
 
 
@@ -45,6 +48,18 @@ def test_snapshot_group_and_html_flags(output, tmp_path, capsys):
     assert titles(target) == [("g-old", "s1")]
     assert main(["report", "--output", output, "--group", "g-ok", "--html", target]) == 0
     assert titles(target) == [("g-ok", "s2")]  # asked for by name: shown without findings
+
+
+def test_top_one_details_one_group_and_the_findings_table_counts_them_all(output, capsys):
+    assert main(["report", "--output", output, "--top", "1"]) == 0
+    page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
+    assert len(titles_of(page)) == 1
+    table = page.split('id="findings"')[1].split("</table>")[0]
+    found = re.findall(r'<span class="finding">([A-Z_]+)</span></td><td>(\d+)</td>', table)
+    # the three groups with findings of s2's complete run, each once; not g-old (s1) nor
+    # the killed run's g-ghost
+    assert found == [("CONTENDED_QUEUES", "1"), ("MULTI_TOPIC_SKEW", "1"), ("IDLE_CLIENTS", "1")]
+    assert "4 group(s) shown" in page and 'href="#g1"' in table and "g-idle" in table
 
 
 def test_without_what_if_and_drift_tables(tmp_path, capsys):

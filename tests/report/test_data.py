@@ -104,6 +104,22 @@ def _whole_index(output: str, snapshots: list[str], runs: pd.DataFrame) -> pd.Da
     return rows.assign(findings=rows["findings"].map(len))
 
 
+def _whole_overview(output: str, snapshots: list[str], runs: pd.DataFrame):
+    """The findings overview of every whole-group row of complete runs at once, each group
+    at its latest snapshot: what the reduced one must equal."""
+    from reports.html.data import of_complete_runs, read_table
+    from reports.html.select import findings_overview, latest_per_group
+
+    rows = of_complete_runs(read_table(output, "group_balance", snapshots), runs)
+    return findings_overview(latest_per_group(rows[rows["topic"].isna()]))
+
+
+def _assert_same_overview(got, expected) -> None:
+    assert got.counts == expected.counts
+    assert got.groups == expected.groups
+    assert got.examples == expected.examples
+
+
 @pytest.mark.parametrize("snapshots", [["s1", "s2"], ["s1"], ["s2"]])
 @pytest.mark.parametrize("everything", [False, True])
 @pytest.mark.parametrize("top", [1, 2, 3, 25])
@@ -130,6 +146,7 @@ def test_the_reduced_index_equals_the_whole_one_one_row_per_batch(tmp_path, monk
     columns = ["snapshot_id", "cluster", "consumer_group", "severity", "findings"]
     assert index.worst[columns].values.tolist() == expected[columns].values.tolist()
     assert index.skew_counts.to_dict() == skew_counts(whole["skew"]).to_dict()
+    _assert_same_overview(index.findings, _whole_overview(output, snapshots, runs))
     if snapshots == ["s1", "s2"] and not everything and top == 25:
         # g-both at its latest: s2 in c1 (no finding), s1 in c2; g-gone and g-c2-old
         # only in their older snapshot
@@ -137,6 +154,15 @@ def test_the_reduced_index_equals_the_whole_one_one_row_per_batch(tmp_path, monk
                           .values.tolist())) == [
             ("c1", "g-gone", "s1"), ("c1", "g-worse", "s2"), ("c2", "g-both", "s1"),
             ("c2", "g-c2", "s1"), ("c2", "g-c2-old", "s2")]
+        # g-both's older finding in c1 is not counted; the dead run's g-ghost is in none
+        assert index.findings.counts == {
+            ("c1", "CONTENDED_QUEUES"): 1, ("c1", "IDLE_CLIENTS"): 1,
+            ("c2", "MULTI_TOPIC_SKEW"): 2, ("c2", "UNCONSUMED_QUEUES"): 1}
+        assert index.findings.groups == {"c1": 4, "c2": 3}
+        assert [(e.finding, e.consumer_group) for e in index.findings.examples] == [
+            ("CONTENDED_QUEUES", "g-worse"), ("IDLE_CLIENTS", "g-gone"),
+            ("MULTI_TOPIC_SKEW", "g-both"), ("MULTI_TOPIC_SKEW", "g-c2"),
+            ("UNCONSUMED_QUEUES", "g-c2-old")]
 
 
 def test_a_scan_file_by_file_reads_what_the_whole_table_holds(tmp_path):

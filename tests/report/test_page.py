@@ -210,3 +210,74 @@ def test_one_capture_time_charts_churn_by_snapshot_two_by_time():
                                                            + pd.Timedelta(hours=1))])
     axis = churn_timeline(two).layout.xaxis
     assert (axis.type, axis.title.text) == ("date", "captured at")
+
+
+def _findings_rows(page: str) -> dict[str, list[str]]:
+    """The findings table: each finding's cells as text (tags stripped), by code."""
+    table = page.split('id="findings"')[1].split("</table>")[0]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1]):
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_findings_overview_counts_every_shown_group_beyond_the_cards():
+    # --top 1 details one group; the overview still counts and names the other two
+    page = body(render(data(), top=1))
+    rows = _findings_rows(page)
+    assert list(rows) == ["CONTENDED_QUEUES", "MULTI_TOPIC_SKEW", "IDLE_CLIENTS"]
+    assert {code: cells[:2] for code, cells in rows.items()} == {
+        "CONTENDED_QUEUES": ["1", "25%"], "MULTI_TOPIC_SKEW": ["1", "25%"],
+        "IDLE_CLIENTS": ["1", "25%"]}
+    assert "4 group(s) shown" in page
+    table = page.split('id="findings"')[1].split("</table>")[0]
+    # the detailed group links to its card, the others are named without a link
+    assert '<a href="#g1">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;</a>' in table
+    assert '<td class="t">g-skew</td>' in table and 'href="#g2"' not in table
+    assert "duplicate consumption" in rows["CONTENDED_QUEUES"][-1]
+    assert '<a href="#findings">findings</a>' in page
+
+
+def test_the_findings_overview_names_the_worst_few_counts_the_rest_and_each_cluster():
+    from reports.html.select import EXAMPLES_PER_FINDING
+
+    runs = pd.concat([frames.runs(), frames.runs(cluster="c2")])
+    many = [{**frames.balance_row("s2", f"g{i:02d}", None, idle=i + 1,
+                                  findings=["IDLE_CLIENTS"]), "cluster": f"c{1 + i % 2}"}
+            for i in range(250)]
+    healthy = [{**frames.balance_row("s2", f"ok{i}", None), "cluster": "c1"}
+               for i in range(1, 251)]
+    page = body(render(data(runs=runs[runs["snapshot_id"] == "s2"],
+                            group_balance=pd.DataFrame(many + healthy)), top=2))
+    rows = _findings_rows(page)
+    assert list(rows) == ["IDLE_CLIENTS"]
+    groups, share, clusters, worst = rows["IDLE_CLIENTS"][:4]
+    assert (groups, share, clusters) == ("250", "50%", "c1 125, c2 125")
+    # the most idle clients first; the two on cards are linked
+    assert worst == f"g249 (c2), g248 (c1), g247 (c2) and {250 - EXAMPLES_PER_FINDING} more"
+    table = page.split('id="findings"')[1].split("</table>")[0]
+    assert table.count('href="#g') == 2
+
+
+def test_a_finding_of_one_group_among_many_is_not_rounded_to_none():
+    healthy = [frames.balance_row("s2", f"ok{i}", None) for i in range(300)]
+    lone = frames.balance_row("s2", "g-lone", None, findings=["LAG_SKEW"])
+    rows = _findings_rows(body(render(data(group_balance=pd.DataFrame([*healthy, lone])))))
+    assert rows["LAG_SKEW"][:2] == ["1", "&lt;1%"]
+
+
+def test_no_findings_says_so_and_no_groups_leaves_the_overview_out():
+    quiet = pd.DataFrame([frames.balance_row("s2", "g-ok", None)])
+    page = body(render(data(group_balance=quiet)))
+    assert "None of the 1 shown group(s) has a finding." in page
+    assert '<a href="#findings">' in page
+    empty = body(render(data(group_balance=pd.DataFrame(), consumer_load=pd.DataFrame())))
+    assert 'id="findings"' not in empty and 'href="#findings"' not in empty
+
+
+def test_every_finding_code_has_a_meaning():
+    from vocabulary.findings import FINDING_MEANINGS, FINDINGS
+
+    assert list(FINDING_MEANINGS) == FINDINGS
+    assert all(text.endswith(".") for text in FINDING_MEANINGS.values())
