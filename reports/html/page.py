@@ -231,7 +231,9 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
     def example(e: Example) -> str:
         name = esc(e.consumer_group) + (f" ({esc(e.cluster)})" if several_clusters else "")
         card = cards.get((e.snapshot_id, e.cluster, e.consumer_group))
-        return f'<a href="#g{card}">{name}</a>' if card else name
+        if card:
+            return f'<a class="nw" href="#g{card}">{name}</a>'
+        return f'<span class="nw">{name}</span>'
 
     rows = []
     for code in _by_worst_group(overview.examples):
