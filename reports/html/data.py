@@ -49,6 +49,13 @@ TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if
 # the churn timeline's columns: the whole history, summed per snapshot while it is read
 CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "run_id", "queues_moved")
 CHURN_TIMELINE_KEYS = ["cluster", "snapshot_id", "captured_at"]
+# a detailed group's own rebalances: its latest GROUP_CHURN_ROWS churn rows, without the
+# per-queue `moves` (the table keeps them); the client lists arrive as their lengths
+GROUP_CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
+                       "previous_snapshot_id", "clients_before", "clients_after",
+                       "clients_joined", "clients_left", "queues_moved", "paused_queues",
+                       "estimated_duplicates", "duplicates_known_moves", "triggers")
+GROUP_CHURN_ROWS = 5
 # what choosing the detailed groups and the skew histogram need of each group's whole-group
 # row (topic null); `findings` arrives as its length
 BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
@@ -83,6 +90,8 @@ class ReportData:
     warnings: RunWarnings = field(default_factory=RunWarnings)
     # groups per finding over every shown group; None: counted from group_balance
     findings: FindingsOverview | None = None
+    # the detailed groups' latest rebalances (`group_churn`); None: no churn table
+    group_churn: pd.DataFrame | None = None
 
 
 def table_path(output: str, name: str) -> str:
@@ -280,6 +289,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         findings=index.findings,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=churn_timeline(output, all_runs),
+        group_churn=group_churn(output, all_runs, index.worst),
         drift=drift_counts(output, shown, groups or None, all_runs),
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
@@ -458,6 +468,43 @@ def churn_timeline(output: str, runs: pd.DataFrame) -> pd.DataFrame:
 
     parts = reduce_table(output, "rebalance_churn", reduce, columns=CHURN_COLUMNS)
     return moved(parts) if not parts.empty else parts
+
+
+def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.DataFrame | None:
+    """Each detailed group's latest GROUP_CHURN_ROWS rebalance_churn rows of complete
+    runs up to its card's snapshot (`cards`: the whole-group rows the page details), from
+    every snapshot, not only the shown ones: a group's history. Reduced per batch as read;
+    `clients_joined` and `clients_left` as how many. None without the table."""
+    if not has_table(output, "rebalance_churn"):
+        return None
+    if cards.empty:
+        return pd.DataFrame()
+    until = cards[["cluster", "consumer_group", "captured_at", "snapshot_id"]].rename(
+        columns={"captured_at": "_until_at", "snapshot_id": "_until_id"})
+
+    def reduce(batch: pa.RecordBatch) -> pd.DataFrame:
+        for name in ("clients_joined", "clients_left"):
+            if name in batch.schema.names:
+                at = batch.schema.get_field_index(name)
+                batch = batch.set_column(at, name, pc.list_value_length(batch[name]))
+        rows = of_complete_runs(batch.to_pandas(), runs).merge(
+            until, on=["cluster", "consumer_group"])
+        earlier = (rows["captured_at"] < rows["_until_at"]) | (
+            (rows["captured_at"] == rows["_until_at"])
+            & (rows["snapshot_id"] <= rows["_until_id"]))
+        return _latest_churn(rows[earlier].drop(columns=["_until_at", "_until_id"]))
+
+    groups = sorted(set(cards["consumer_group"]))
+    return _latest_churn(reduce_table(output, "rebalance_churn", reduce, groups=groups,
+                                      columns=GROUP_CHURN_COLUMNS))
+
+
+def _latest_churn(rows: pd.DataFrame) -> pd.DataFrame:
+    if rows.empty:
+        return rows
+    rows = rows.sort_values(["captured_at", "snapshot_id"], na_position="first", kind="stable")
+    return (rows.groupby(["cluster", "consumer_group"], dropna=False)
+            .tail(GROUP_CHURN_ROWS).reset_index(drop=True))
 
 
 def _or(frame: pd.DataFrame | None, default: pd.DataFrame) -> pd.DataFrame:

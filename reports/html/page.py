@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+import numpy as np
 import pandas as pd
 
 from reports.html import charts
@@ -43,6 +44,8 @@ WHAT_IF_ROWS = 15
 TOPIC_COLUMNS = ["topic", "subscribing_clients", "queues", "min_queues", "max_queues",
                  "ideal_max", "idle_clients", "unconsumed_queues", "contended_queues",
                  "findings"]
+CHURN_COLUMNS = ["snapshots", "captured_at", "clients", "queues_moved", "paused_queues",
+                 "estimated_duplicates", "triggers"]
 RUN_COLUMNS = ["snapshot_id", "cluster", "captured_at", "run_id", "finished_at", "engine"]
 WARNINGS_SHOWN = 50  # a run over many snapshots may warn about each: the rest are counted
 
@@ -168,8 +171,66 @@ def _what_if(data: ReportData, key: pd.Series) -> str:
     return f"<h4>What if</h4>{table}{tail}"
 
 
-def group_section(data: ReportData, row: pd.Series, index: int) -> str:
-    """One group: figures, findings, recommendation, per-topic rows, chart, what-if."""
+def rebalances_by_group(churn: pd.DataFrame | None) -> dict[tuple, list[dict]] | None:
+    """`data.group_churn` as each (cluster, group)'s rows, newest first; None: no table."""
+    if churn is None:
+        return None
+    if churn.empty:
+        return {}
+    ordered = churn.sort_values(["captured_at", "snapshot_id"], ascending=False, kind="stable")
+    by_group: dict[tuple, list[dict]] = {}
+    for record in ordered.to_dict("records"):
+        by_group.setdefault((record["cluster"], record["consumer_group"]), []).append(record)
+    return by_group
+
+
+def _rebalances(records: list[dict]) -> str:
+    """A group's latest rebalances up to its card's snapshot, newest first."""
+    title = "<h4>Rebalances</h4>"
+    if not records:
+        return (f'{title}<p class="muted">None recorded up to this snapshot: a group\'s first '
+                "audited snapshot has nothing to compare with.</p>")
+    shown = pd.DataFrame([{
+        "snapshots": f"{_raw(r.get('previous_snapshot_id'))} → {_raw(r['snapshot_id'])}",
+        "captured_at": r.get("captured_at"), "clients": _clients_change(r),
+        "queues_moved": r.get("queues_moved"), "paused_queues": r.get("paused_queues"),
+        "estimated_duplicates": _duplicates(r), "triggers": r.get("triggers")}
+        for r in records])
+    return (f'{title}<p class="muted">the latest {len(records)} against the snapshot before '
+            "each; clients: before → after (+joined −left); the rebalance_churn table names "
+            "them and every moved queue</p>" + html_table(shown, CHURN_COLUMNS))
+
+
+def _raw(value: object) -> str:
+    """A value as text for a cell `html_table` escapes: a dash when missing."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "—"
+    return f"{int(value):,}" if isinstance(value, (int, float, np.number)) else str(value)
+
+
+def _duplicates(row: dict) -> str:
+    """The estimate, saying how many moves it covers when it does not cover them all (an
+    old owner's consumed offset unknown: its share is not guessed)."""
+    estimate, known, moved = (row.get(c) for c in ("estimated_duplicates",
+                                                   "duplicates_known_moves", "queues_moved"))
+    text = _raw(estimate)
+    if text != "—" and pd.notna(known) and pd.notna(moved) and known < moved:
+        text += f" ({int(known):,} of {int(moved):,} moves known)"
+    return text
+
+
+def _clients_change(row: dict) -> str:
+    """"before → after (+joined −left)"; a figure an older table lacks is a dash."""
+    change = f"{_raw(row.get('clients_before'))} → {_raw(row.get('clients_after'))}"
+    joined, left = (int(row[c]) if pd.notna(row.get(c)) else 0
+                    for c in ("clients_joined", "clients_left"))
+    return change + (f" (+{joined} −{left})" if joined or left else "")
+
+
+def group_section(data: ReportData, row: pd.Series, index: int,
+                  rebalances: dict[tuple, list[dict]] | None = None) -> str:
+    """One group: figures, findings, recommendation, per-topic rows, chart, rebalances
+    (`rebalances_by_group`; None: no churn table), what-if."""
     title = (f"{esc(row['cluster'])} / {esc(row['consumer_group'])} "
              f"@ {esc(row['snapshot_id'])}")
     parts = [f'<section class="group" id="g{index}"><h3>{index}. {title}</h3>']
@@ -194,6 +255,8 @@ def group_section(data: ReportData, row: pd.Series, index: int) -> str:
                                         + (" and lag" if "lag" in load.columns
                                            and load["lag"].notna().any() else ""))
         parts.append(charts.to_div(fig, f"load-{index}"))
+    if rebalances is not None:
+        parts.append(_rebalances(rebalances.get((row["cluster"], row["consumer_group"]), [])))
     parts.append(_what_if(data, row))
     parts.append("</section>")
     return "".join(parts)
@@ -345,8 +408,9 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')
     if worst.empty:
         body.append("<p>No group has findings: every shown group is balanced.</p>")
+    rebalances = rebalances_by_group(data.group_churn)
     for i, (_, row) in enumerate(worst.iterrows(), start=1):
-        body.append(group_section(data, row, i))
+        body.append(group_section(data, row, i, rebalances))
     body.append(rejects_section(data.rejects))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -294,3 +294,51 @@ def test_rejects_of_the_shown_complete_runs_are_counted_per_input_and_reason(tmp
     assert rejects.values.tolist() == [
         ["s2", "c1", "members", "strategy is not one of <AVG, ...>", 2]]
     assert load(output, snapshots=["s1"]).rejects["rows"].tolist() == [1]
+
+
+def _churn_row(snapshot: str, hour: int, group: str = "g-skew", run_id: str = frames.RUN,
+               joined=(), left=(), moved: int = 1) -> dict:
+    return {"snapshot_id": snapshot, "cluster": "c1", "consumer_group": group,
+            "captured_at": frames.T1 + timedelta(hours=hour),
+            "previous_snapshot_id": f"before-{snapshot}", "clients_before": 4,
+            "clients_after": 4 + len(joined) - len(left), "clients_joined": list(joined),
+            "clients_left": list(left), "queues_moved": moved, "paused_queues": moved,
+            "estimated_duplicates": None, "triggers": ["CLIENTS_CHANGED"], "run_id": run_id,
+            "moves": [{"topic": "t1", "queue_id": 0}]}
+
+
+def test_a_detailed_groups_rebalances_are_its_latest_up_to_its_card(tmp_path):
+    from deltalake import write_deltalake
+
+    from reports.html.data import GROUP_CHURN_ROWS, complete_runs, group_churn
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    hours = range(8)  # h0 … h7 of g-skew; h8 is after its card (h5), h9 a dead run's
+    rows = [_churn_row(f"h{h}", h, joined=["a"] * h, left=["b"]) for h in hours]
+    rows += [_churn_row("h8", 8), _churn_row("h9", 4, run_id="dead"),
+             _churn_row("h3", 3, group="g-other")]
+    runs = pd.concat([frames.runs(), frames.runs(
+        [(f"h{h}", frames.T1 + timedelta(hours=h)) for h in range(10)])])
+    runs = runs[runs["snapshot_id"] != "h9"]  # h9: no complete run
+    for name, frame in (("runs", runs), ("rebalance_churn", pd.DataFrame(rows))):
+        write_deltalake(f"{output}/{name}", frames.to_arrow(frame), mode="overwrite",
+                        partition_by=["snapshot_id"], schema_mode="overwrite")
+    cards = pd.DataFrame([{"snapshot_id": "h5", "cluster": "c1", "consumer_group": "g-skew",
+                           "captured_at": frames.T1 + timedelta(hours=5)}])
+    churn = group_churn(output, complete_runs(output), cards)
+    assert churn["snapshot_id"].tolist() == [f"h{h}" for h in range(6 - GROUP_CHURN_ROWS, 6)]
+    assert churn["clients_joined"].tolist() == list(range(6 - GROUP_CHURN_ROWS, 6))
+    assert set(churn["clients_left"]) == {1} and "moves" not in churn.columns
+    assert group_churn(output, complete_runs(output), cards.iloc[:0]).empty
+
+
+def test_an_output_without_churn_has_no_rebalances(tmp_path):
+    import shutil
+
+    from reports.html.data import complete_runs, group_churn
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    shutil.rmtree(f"{output}/rebalance_churn")
+    cards = pd.DataFrame([{"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-skew",
+                           "captured_at": frames.T2}])
+    assert group_churn(output, complete_runs(output), cards) is None

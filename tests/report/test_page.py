@@ -282,3 +282,28 @@ def test_every_finding_code_has_a_meaning():
 
     assert list(FINDING_MEANINGS) == FINDINGS
     assert all(text.endswith(".") for text in FINDING_MEANINGS.values())
+
+
+def test_each_card_lists_its_groups_rebalances_newest_first_escaped():
+    churn = pd.DataFrame([
+        {"snapshot_id": s, "cluster": "c1", "consumer_group": "g-skew", "captured_at": t,
+         "previous_snapshot_id": p, "clients_before": 4, "clients_after": after,
+         "clients_joined": joined, "clients_left": left, "queues_moved": moved,
+         "paused_queues": moved, "estimated_duplicates": dup, "triggers": triggers,
+         "duplicates_known_moves": 2 if dup else 0}
+        for s, p, t, after, joined, left, moved, dup, triggers in (
+            ("s1", "<s0>", frames.T1, 5, 2, 1, 3, 1234.0, ["CLIENTS_CHANGED"]),
+            ("s2", "s1", frames.T2, 5, 0, 0, 0, None, []))])
+    page = body(render(data(group_churn=churn)))
+    card = page.split("g-skew @ s2")[1].split("</section>")[0]
+    table = card.split("<h4>Rebalances</h4>")[1].split("</table>")[0]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r)
+             for r in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])]
+    assert [c[0] for c in cells] == ["s1 → s2", "&lt;s0&gt; → s1"]
+    assert [c[2] for c in cells] == ["4 → 5", "4 → 5 (+2 −1)"]
+    assert cells[1][3:] == ["3", "3", "1,234 (2 of 3 moves known)", "CLIENTS_CHANGED"]
+    assert cells[0][5:] == ["—", "—"]
+    # a detailed group without churn rows says so; no churn table: no section at all
+    idle = page.split("g-idle @ s2")[1].split("</section>")[0]
+    assert "None recorded up to this snapshot" in idle
+    assert "<h4>Rebalances</h4>" not in body(render(data()))
