@@ -282,11 +282,9 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
     their card when the page details them) and what the code means: the cards below stop
     at `--top`, this table does not."""
     total = overview.total()
-    if not total:
+    if not overview.counts:  # the groups section below says no group has findings
         return ""
     title = '<h2 id="findings">Findings across the shown groups</h2>'
-    if not overview.counts:
-        return f"{title}<p>None of the {total:,} shown group(s) has a finding.</p>"
     cards = {tuple(r): i for i, r in enumerate(
         worst[["snapshot_id", "cluster", "consumer_group"]].itertuples(index=False), start=1)}
     several_clusters = len(overview.groups) > 1
@@ -394,7 +392,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body.append('<nav>' + ('<a href="#warnings">warnings</a>' if data.warnings.count()
                            else "")
                 + '<a href="#skew">skew</a><a href="#churn">churn</a>'
-                + ('<a href="#findings">findings</a>' if findings.total() else "")
+                + ('<a href="#findings">findings</a>' if findings.counts else "")
                 + ('<a href="#drift">drift</a>' if data.drift is not None
                    and not data.drift.empty else "")
                 + '<a href="#attention">groups needing attention</a>'
