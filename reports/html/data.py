@@ -66,6 +66,12 @@ BATCH_ROW = "_batch_row"  # balance_index: a row's place in the batch it was rea
 DRIFT_KEYS = ["cluster", "consumer_group", "kind"]
 # the rejects section's rows: input rows the run could not use, counted per input and reason
 REJECT_KEYS = ["snapshot_id", "cluster", "source_table", "reason"]
+# what a rejected row belonged to, read off its row_json (Spark's to_json: compact, keys
+# quoted, strings JSON-escaped): its consumer group, else its topic (a queues row)
+_JSON_STRING = r'"(?P<name>(?:[^"\\]|\\.)*)"'
+GROUP_IN_ROW = '"consumer_group":' + _JSON_STRING
+TOPIC_IN_ROW = '"topic":' + _JSON_STRING
+REJECT_NAMES = 3  # named per input and reason; the rest are counted as "more"
 
 
 @dataclass
@@ -301,9 +307,50 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
 def reject_counts(output: str, snapshots: Sequence[str],
                   all_runs: pd.DataFrame) -> pd.DataFrame | None:
     """The shown snapshots' rejects of their complete runs per REJECT_KEYS (`rows`): input
-    rows the run could not use, and a row per input a snapshot was missing from. None
-    when the output has no rejects table."""
-    return _counted(output, "rejects", REJECT_KEYS, "rows", snapshots, None, all_runs)
+    rows the run could not use, and a row per input a snapshot was missing from; `names`:
+    the first REJECT_NAMES + 1 consumer groups (or topics, as "topic T") the rows belonged
+    to, sorted, so the page can name the groups a reason took rows from (one more than
+    it names: whether there are more). None when the output has no rejects table."""
+    if not has_table(output, "rejects"):
+        return None
+
+    def count(batch: pa.RecordBatch) -> pd.DataFrame:
+        names = pa.nulls(batch.num_rows, pa.string())
+        if "row_json" in batch.schema.names:
+            names = reject_names(batch["row_json"])
+            batch = batch.drop_columns(["row_json"])
+        rows = of_complete_runs(batch.append_column("_name", names).to_pandas(), all_runs)
+        per_name = (rows.groupby([*REJECT_KEYS, "_name"], dropna=False).size()
+                    .rename("rows").reset_index())
+        return _per_reason(per_name.assign(names=per_name["_name"].map(
+            lambda name: [] if pd.isna(name) else [name])))
+
+    counts = reduce_table(output, "rejects", count, snapshots, None,
+                          list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS, "row_json"])))
+    if counts.empty:
+        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in REJECT_KEYS},
+                             "rows": pd.Series(dtype="int64"),
+                             "names": pd.Series(dtype=object)})
+    return _per_reason(counts)
+
+
+def reject_names(row_json: pa.Array) -> pa.Array:
+    """Each rejected row's consumer group, else "topic T", else null (a row with neither,
+    or not JSON: a capture's raw line), as written in the JSON (escapes kept)."""
+    group = pc.struct_field(pc.extract_regex(row_json, GROUP_IN_ROW), [0])
+    topic = pc.struct_field(pc.extract_regex(row_json, TOPIC_IN_ROW), [0])
+    return pc.coalesce(group, pc.binary_join_element_wise("topic ", topic, ""))
+
+
+def _per_reason(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (REJECT_KEYS, `rows`, `names`: lists) summed per REJECT_KEYS, `names` the
+    first REJECT_NAMES + 1 distinct names of the lists, sorted."""
+    if rows.empty:
+        return pd.DataFrame()
+    return rows.groupby(REJECT_KEYS, dropna=False).agg(
+        rows=("rows", "sum"),
+        names=("names", lambda lists: sorted({n for names in lists for n in names})
+               [:REJECT_NAMES + 1])).reset_index()
 
 
 def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,

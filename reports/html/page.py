@@ -4,6 +4,7 @@ network needed to open it). Every value from the tables passes through `esc`."""
 from __future__ import annotations
 
 import html
+import json
 import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from reports.html import charts
-from reports.html.data import DRIFT_KEYS, ReportData
+from reports.html.data import DRIFT_KEYS, REJECT_NAMES, ReportData
 from reports.html.run_warnings import FOLDER, RunWarnings
 from reports.html.select import (
     DEFAULT_TOP,
@@ -347,11 +348,27 @@ def rejects_section(rejects: pd.DataFrame | None) -> str:
         return ""
     rows = rejects.sort_values(["rows", "snapshot_id", "source_table"],
                                ascending=[False, True, True])
+    if "names" in rows.columns:
+        rows = rows.assign(**{"groups or topics": rows["names"].map(_reject_names)})
     return ('<h2 id="rejects">Rejected input rows</h2><p class="muted">rows of the inputs '
             "the audit could not use, and inputs a snapshot was missing from: they are in "
-            "none of the figures of this page (the <code>rejects</code> table holds each "
-            "row as read)</p>" + html_table(rows, ["snapshot_id", "cluster", "source_table",
-                                                  "reason", "rows"]))
+            "none of the figures of this page, and the groups named lost them (the "
+            "<code>rejects</code> table holds each row as read)</p>"
+            + html_table(rows, ["snapshot_id", "cluster", "source_table", "reason", "rows",
+                                "groups or topics"]))
+
+
+def _reject_names(names: object) -> str | None:
+    """The first REJECT_NAMES names, JSON escapes decoded, "and more" past them."""
+    if not isinstance(names, (list, tuple, np.ndarray)) or not len(names):
+        return None
+    decoded = []
+    for name in list(names)[:REJECT_NAMES]:
+        try:
+            decoded.append(json.loads(f'"{name}"'))
+        except ValueError:  # not a JSON string body after all: as written
+            decoded.append(str(name))
+    return ", ".join(decoded) + (" and more" if len(names) > REJECT_NAMES else "")
 
 
 def warnings_section(warnings: RunWarnings) -> str:

@@ -292,8 +292,47 @@ def test_rejects_of_the_shown_complete_runs_are_counted_per_input_and_reason(tmp
     output = frames.write_outputs(str(tmp_path / "out"))
     rejects = load(output).rejects  # the latest snapshot, s2: not the dead run's row
     assert rejects.values.tolist() == [
-        ["s2", "c1", "members", "strategy is not one of <AVG, ...>", 2]]
+        ["s2", "c1", "members", "strategy is not one of <AVG, ...>", 2, []]]
     assert load(output, snapshots=["s1"]).rejects["rows"].tolist() == [1]
+
+
+def test_rejects_name_the_groups_or_topics_their_rows_belonged_to(tmp_path, monkeypatch):
+    """Read a row at a time: the names are the first four of each input and reason,
+    sorted, decoded by the page; rows with neither a group nor a topic count but are not
+    named."""
+    import json
+
+    from deltalake import write_deltalake
+
+    from reports.html import data
+    from reports.html.data import REJECT_NAMES
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    reason = "unknown strategy"
+    rows = [{"consumer_group": f"g{i}", "strategy": "AVERAGE"} for i in (5, 1, 4, 1, 3, 2)]
+    rows += [{"consumer_group": 'quote"d', "strategy": "AVERAGE"}, {"no": "names"}]
+    frame = pd.DataFrame(
+        [{"snapshot_id": "s2", "cluster": "c1", "source_table": "members",
+          "row_json": json.dumps(r, separators=(",", ":")), "reason": reason,
+          "run_id": frames.RUN} for r in rows]
+        + [{"snapshot_id": "s2", "cluster": "c1", "source_table": "queues",
+            "row_json": '{"topic":"TopicA","queue_id":-1}', "reason": "negative queue id",
+            "run_id": frames.RUN},
+           {"snapshot_id": "s2", "cluster": "c1", "source_table": "members.txt",
+            "row_json": "GROUP g9 raw line", "reason": "unparsable", "run_id": frames.RUN}])
+    write_deltalake(f"{output}/rejects", frames.to_arrow(frame), mode="overwrite",
+                    partition_by=["snapshot_id"])
+    scan = data.scan
+
+    def one_row_batches(*args, **kwargs):
+        for batch in scan(*args, **kwargs):
+            yield from (batch.slice(i, 1) for i in range(batch.num_rows))
+
+    monkeypatch.setattr(data, "scan", one_row_batches)
+    found = {r["reason"]: (r["rows"], r["names"]) for r in load(output).rejects.to_dict("records")}
+    assert found == {
+        reason: (8, ["g1", "g2", "g3", "g4"][:REJECT_NAMES + 1]),
+        "negative queue id": (1, ["topic TopicA"]), "unparsable": (1, [])}
 
 
 def _churn_row(snapshot: str, hour: int, group: str = "g-skew", run_id: str = frames.RUN,

@@ -152,6 +152,21 @@ def test_rejected_input_rows_have_a_section_of_their_own():
         assert 'id="rejects"' not in body(render(data(rejects=none)))
 
 
+def test_rejected_rows_name_their_groups_decoded_and_escaped():
+    rejects = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "members", "reason": "r1",
+         "rows": 9, "names": ['<g>\\"1', "g2", "g3", "g4"]},
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "queues", "reason": "r2",
+         "rows": 1, "names": ["topic T"]},
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "x.txt", "reason": "r3",
+         "rows": 1, "names": []}])
+    section = body(render(data(rejects=rejects))).split('id="rejects"')[1]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r)[-1]
+             for r in re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>")[1])]
+    # the JSON escape \" decoded, then HTML-escaped
+    assert cells == ["&lt;g&gt;&quot;1, g2, g3 and more", "topic T", "—"]
+
+
 def test_the_shown_runs_warnings_are_listed_escaped_near_the_top():
     warnings = ["snapshot s9 is in none of the inputs",
                 "observed has no rows for 1 of its member group(s) (<G&1>): their drift is "
