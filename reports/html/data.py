@@ -16,10 +16,11 @@ kind), whole rows only for the groups the page details.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -132,10 +133,12 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     condition = None
     for c in conditions:
         condition = c if condition is None else condition & c
-    for fragment in dataset.get_fragments(filter=condition):
-        yield from _scan_file(dataset, fragment, columns, condition)
-    del dataset
-    _trim_heap()
+    try:
+        for fragment in dataset.get_fragments(filter=condition):
+            yield from _scan_file(dataset, fragment, columns, condition)
+    finally:  # also when a reader stops early (`reject_names_of`)
+        del dataset
+        _trim_heap()
 
 
 def _scan_file(dataset: ds.FileSystemDataset, fragment: ds.ParquetFileFragment,
@@ -308,30 +311,62 @@ def reject_counts(output: str, snapshots: Sequence[str],
                   all_runs: pd.DataFrame) -> pd.DataFrame | None:
     """The shown snapshots' rejects of their complete runs per REJECT_KEYS (`rows`): input
     rows the run could not use, and a row per input a snapshot was missing from; `names`:
-    the first REJECT_NAMES + 1 consumer groups (or topics, as "topic T") the rows belonged
-    to, sorted, so the page can name the groups a reason took rows from (one more than
-    it names: whether there are more). None when the output has no rejects table."""
-    if not has_table(output, "rejects"):
+    REJECT_NAMES + 1 of the consumer groups (or topics, as "topic T") the rows belonged to,
+    so the page can name the groups a reason took rows from and say whether there are
+    more (`reject_names_of`). None when the output has no rejects table."""
+    counts = _counted(output, "rejects", REJECT_KEYS, "rows", snapshots, None, all_runs)
+    if counts is None:
         return None
+    names = reject_names_of(output, snapshots, all_runs, counts)
+    return counts.assign(names=[names.get(_reject_key(k), []) for k in
+                                counts[REJECT_KEYS].itertuples(index=False)])
 
-    def count(batch: pa.RecordBatch) -> pd.DataFrame:
-        names = pa.nulls(batch.num_rows, pa.string())
-        if "row_json" in batch.schema.names:
-            names = reject_names(batch["row_json"])
-            batch = batch.drop_columns(["row_json"])
-        rows = of_complete_runs(batch.append_column("_name", names).to_pandas(), all_runs)
-        per_name = (rows.groupby([*REJECT_KEYS, "_name"], dropna=False).size()
-                    .rename("rows").reset_index())
-        return _per_reason(per_name.assign(names=per_name["_name"].map(
-            lambda name: [] if pd.isna(name) else [name])))
 
-    counts = reduce_table(output, "rejects", count, snapshots, None,
-                          list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS, "row_json"])))
-    if counts.empty:
-        return pd.DataFrame({**{k: pd.Series(dtype=object) for k in REJECT_KEYS},
-                             "rows": pd.Series(dtype="int64"),
-                             "names": pd.Series(dtype=object)})
-    return _per_reason(counts)
+def _reject_key(values: Iterable[object]) -> tuple:
+    """A REJECT_KEYS tuple with every missing value as None (pandas says NaN or None)."""
+    return tuple(None if pd.isna(v) else v for v in values)
+
+
+def reject_names_of(output: str, snapshots: Sequence[str], all_runs: pd.DataFrame,
+                    counts: pd.DataFrame) -> dict[tuple, list[str]]:
+    """REJECT_NAMES + 1 names per REJECT_KEYS of `counts`, in the order the table holds
+    them (sorted within a batch), read off `row_json`; the scan stops once every key has
+    them all: a run that rejected a million rows for one reason is read a batch or two
+    far, not whole (row_json is most of the table's bytes)."""
+    wanted = REJECT_NAMES + 1
+    columns = list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS, "row_json"]))
+    with contextlib.closing(scan(output, "rejects", snapshots, None, columns)) as batches:
+        found = _first_names(batches, all_runs, counts, wanted)
+    return found
+
+
+def _first_names(batches: Iterator[pa.RecordBatch], all_runs: pd.DataFrame,
+                 counts: pd.DataFrame, wanted: int) -> dict[tuple, list[str]]:
+    found: dict[tuple, list[str]] = {}
+    for batch in batches:
+        if "row_json" not in batch.schema.names or not batch.num_rows:
+            continue
+        names = reject_names(batch["row_json"])
+        keys = [c for c in batch.schema.names if c != "row_json"]
+        # each key's distinct names stay in Arrow; Python sees `wanted` of them per key
+        per_key = (pa.table({**{c: batch[c] for c in keys}, "_name": names})
+                   .filter(pc.is_valid(names)).group_by(keys, use_threads=False)
+                   .aggregate([("_name", "distinct")]))
+        firsts = []
+        for listed in per_key.column("_name_distinct").chunks:
+            for i in range(len(listed)):
+                values = listed[i].values
+                order = pc.array_sort_indices(values)[:wanted]
+                firsts.append(values.take(order).to_pylist())
+        rows = of_complete_runs(per_key.drop_columns(["_name_distinct"]).to_pandas()
+                                .assign(_names=firsts), all_runs)
+        for record in rows.to_dict("records"):
+            held = found.setdefault(_reject_key(record[k] for k in REJECT_KEYS), [])
+            held.extend(n for n in record["_names"] if n not in held)
+            del held[wanted:]
+        if len(found) == len(counts) and all(len(n) >= wanted for n in found.values()):
+            break
+    return found
 
 
 def reject_names(row_json: pa.Array) -> pa.Array:
@@ -340,17 +375,6 @@ def reject_names(row_json: pa.Array) -> pa.Array:
     group = pc.struct_field(pc.extract_regex(row_json, GROUP_IN_ROW), [0])
     topic = pc.struct_field(pc.extract_regex(row_json, TOPIC_IN_ROW), [0])
     return pc.coalesce(group, pc.binary_join_element_wise("topic ", topic, ""))
-
-
-def _per_reason(rows: pd.DataFrame) -> pd.DataFrame:
-    """`rows` (REJECT_KEYS, `rows`, `names`: lists) summed per REJECT_KEYS, `names` the
-    first REJECT_NAMES + 1 distinct names of the lists, sorted."""
-    if rows.empty:
-        return pd.DataFrame()
-    return rows.groupby(REJECT_KEYS, dropna=False).agg(
-        rows=("rows", "sum"),
-        names=("names", lambda lists: sorted({n for names in lists for n in names})
-               [:REJECT_NAMES + 1])).reset_index()
 
 
 def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,

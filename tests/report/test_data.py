@@ -297,9 +297,9 @@ def test_rejects_of_the_shown_complete_runs_are_counted_per_input_and_reason(tmp
 
 
 def test_rejects_name_the_groups_or_topics_their_rows_belonged_to(tmp_path, monkeypatch):
-    """Read a row at a time: the names are the first four of each input and reason,
-    sorted, decoded by the page; rows with neither a group nor a topic count but are not
-    named."""
+    """Read a row at a time: the names are the first four distinct ones of each input
+    and reason in the table's order (the page decodes them); rows with neither a group
+    nor a topic count but are not named."""
     import json
 
     from deltalake import write_deltalake
@@ -331,8 +331,38 @@ def test_rejects_name_the_groups_or_topics_their_rows_belonged_to(tmp_path, monk
     monkeypatch.setattr(data, "scan", one_row_batches)
     found = {r["reason"]: (r["rows"], r["names"]) for r in load(output).rejects.to_dict("records")}
     assert found == {
-        reason: (8, ["g1", "g2", "g3", "g4"][:REJECT_NAMES + 1]),
+        reason: (8, ["g5", "g1", "g4", "g3"][:REJECT_NAMES + 1]),
         "negative queue id": (1, ["topic TopicA"]), "unparsable": (1, [])}
+
+
+def test_naming_rejected_rows_stops_reading_once_every_reason_has_its_names(tmp_path,
+                                                                          monkeypatch):
+    """Many rows rejected for one reason: row_json is read until the reason has its
+    names, then no further (the counts still cover every row)."""
+    from deltalake import write_deltalake
+
+    from reports.html import data
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    frame = pd.DataFrame([{"snapshot_id": "s2", "cluster": "c1", "source_table": "members",
+                           "row_json": f'{{"consumer_group":"g{i}"}}', "reason": "bad",
+                           "run_id": frames.RUN} for i in range(40)])
+    write_deltalake(f"{output}/rejects", frames.to_arrow(frame), mode="overwrite",
+                    partition_by=["snapshot_id"])
+    scan, read = data.scan, []
+
+    def one_row_batches(output, name, snapshots=None, groups=None, columns=None, *rest):
+        for batch in scan(output, name, snapshots, groups, columns, *rest):
+            for i in range(batch.num_rows):
+                if "row_json" in (columns or []):
+                    read.append(i)
+                yield batch.slice(i, 1)
+
+    monkeypatch.setattr(data, "scan", one_row_batches)
+    rejects = load(output).rejects
+    assert rejects[["reason", "rows"]].values.tolist() == [["bad", 40]]
+    assert rejects["names"].tolist() == [["g0", "g1", "g2", "g3"]]
+    assert len(read) == 4
 
 
 def _churn_row(snapshot: str, hour: int, group: str = "g-skew", run_id: str = frames.RUN,
