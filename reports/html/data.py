@@ -373,8 +373,12 @@ def reject_names(row_json: pa.Array) -> pa.Array:
     """Each rejected row's consumer group, else "topic T", else null (a row with neither,
     or not JSON: a capture's raw line), as written in the JSON (escapes kept)."""
     group = pc.struct_field(pc.extract_regex(row_json, GROUP_IN_ROW), [0])
-    topic = pc.struct_field(pc.extract_regex(row_json, TOPIC_IN_ROW), [0])
-    return pc.coalesce(group, pc.binary_join_element_wise("topic ", topic, ""))
+    without = pc.is_null(group)
+    if not pc.any(without).as_py():  # members, offsets, observed rows: no topic needed
+        return group
+    topic = pc.struct_field(pc.extract_regex(row_json.filter(without), TOPIC_IN_ROW), [0])
+    topics = pc.binary_join_element_wise("topic ", topic, "")
+    return pc.replace_with_mask(group, without, topics)
 
 
 def drift_counts(output: str, snapshots: Sequence[str], groups: Sequence[str] | None,
