@@ -331,8 +331,9 @@ def reject_names_of(output: str, snapshots: Sequence[str], all_runs: pd.DataFram
                     counts: pd.DataFrame) -> dict[tuple, list[str]]:
     """REJECT_NAMES + 1 names per REJECT_KEYS of `counts`, in the order the table holds
     them (sorted within a batch), read off `row_json`; the scan stops once every key has
-    them all: a run that rejected a million rows for one reason is read a batch or two
-    far, not whole (row_json is most of the table's bytes)."""
+    them all: a million rows rejected for one reason from many groups are read a batch
+    far, not whole (row_json is most of the table's bytes). A key with fewer names than
+    that (one broken group) is read whole, to know there is no other."""
     wanted = REJECT_NAMES + 1
     columns = list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS, "row_json"]))
     with contextlib.closing(scan(output, "rejects", snapshots, None, columns)) as batches:
