@@ -331,9 +331,8 @@ def _by_worst_group(examples: list[Example]) -> list[str]:
     worst: dict[str, Example] = {}
     for e in examples:  # each finding's examples come worst first
         worst.setdefault(e.finding, e)
-    return sorted(worst, key=lambda code: (
-        -worst[code].severity, worst[code].snapshot_id, worst[code].cluster,
-        worst[code].consumer_group, order.get(code, len(order)), code))
+    return sorted(worst, key=lambda code: (*worst[code].worst_first(),
+                                           order.get(code, len(order)), code))
 
 
 def _share(part: int, total: int) -> str:

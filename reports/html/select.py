@@ -108,6 +108,10 @@ class Example(NamedTuple):
     cluster: str
     consumer_group: str
 
+    def worst_first(self) -> tuple:
+        """The sort key of `most_severe`'s order: severity down, then the group's names."""
+        return (-self.severity, self.snapshot_id, self.cluster, self.consumer_group)
+
 
 @dataclass
 class FindingsOverview:
@@ -159,8 +163,7 @@ def _worst_per_finding(examples: list[Example]) -> list[Example]:
     """EXAMPLES_PER_FINDING per finding, in `most_severe`'s order."""
     kept: list[Example] = []
     taken: dict[str, int] = {}
-    for e in sorted(examples, key=lambda e: (e.finding, -e.severity, e.snapshot_id,
-                                             e.cluster, e.consumer_group)):
+    for e in sorted(examples, key=lambda e: (e.finding, *e.worst_first())):
         if taken.get(e.finding, 0) < EXAMPLES_PER_FINDING:
             kept.append(e)
             taken[e.finding] = taken.get(e.finding, 0) + 1
