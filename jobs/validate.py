@@ -40,11 +40,12 @@ def _compatible(actual: T.DataType, wanted: T.DataType) -> bool:
 
 
 def conform(df: DataFrame, table: str) -> DataFrame:
-    """Check the columns against the contract; add absent nullable columns as nulls; cast
-    accepted types to the contract's; drop extra columns. Raises InputError."""
+    """Check the columns against the contract; add absent nullable columns as nulls (and
+    void ones, which hold nothing else); cast accepted types to the contract's; drop extra
+    columns. Raises InputError."""
     fields = {f.name: f.dataType for f in df.schema.fields}
     lower = {name.lower(): name for name in fields}
-    problems, columns = [], []
+    problems, columns, void = [], [], []
     for col in CONTRACTS[table]:
         actual_name = col.name if col.name in fields else lower.get(col.name.lower())
         if actual_name is None:
@@ -54,6 +55,14 @@ def conform(df: DataFrame, table: str) -> DataFrame:
             columns.append(F.lit(None).cast(col.type).alias(col.name))
             continue
         actual = fields[actual_name]
+        if isinstance(actual, T.NullType):
+            # void: the writer had no value to type the column by (pandas and pyarrow
+            # write a column that is null everywhere, or an empty frame's text, so)
+            if col.required:
+                void.append(f"`{actual_name}` ({col.type.simpleString()})")
+            else:  # null everywhere, as when it is left out
+                columns.append(F.lit(None).cast(col.type).alias(col.name))
+            continue
         if not _compatible(actual, col.type):
             problems.append(f"column `{actual_name}` is {actual.simpleString()}, "
                             f"expected {col.type.simpleString()}")
@@ -64,6 +73,10 @@ def conform(df: DataFrame, table: str) -> DataFrame:
             columns.append(value.alias(col.name))
         else:
             columns.append(value.cast(col.type).alias(col.name))
+    if void:
+        problems.append(f"required column{'s' if len(void) > 1 else ''} {', '.join(void)} "
+                        f"{'have' if len(void) > 1 else 'has'} type void: no value anywhere "
+                        "(written from a column null everywhere, or from an empty frame)")
     if problems:
         raise InputError(f"{table} table: " + "; ".join(problems)
                          + f". Columns found: {', '.join(fields) or '(none)'}.")

@@ -45,6 +45,49 @@ def test_absent_nullable_columns_are_null_and_extras_dropped(spark) -> None:
     assert row.readable is None and row.queue_id == 3
 
 
+def test_a_void_column_is_null_everywhere_unless_it_is_required(spark) -> None:
+    """pandas and pyarrow type a column null everywhere (Kafka's broker_name) as void: a
+    nullable one reads as left out; a required one stops the run, named once."""
+    df = spark.createDataFrame([("s", "c", "t", None, 3, None)],
+                               QUEUE_SCHEMA.replace("broker_name string", "broker_name void")
+                               + ", readable void")
+    row = conform(df, "queues").collect()[0]
+    assert row.broker_name is None and row.readable is None and row.queue_id == 3
+    assert dict(conform(df, "queues").dtypes)["broker_name"] == "string"
+
+    empty = spark.createDataFrame([], "snapshot_id void, cluster void, topic void, "
+                                      "broker_name void, queue_id long")
+    with pytest.raises(InputError, match=(
+            r"^queues table: required columns `snapshot_id` \(string\), `cluster` "
+            r"\(string\), `topic` \(string\) have type void: no value anywhere \(written "
+            r"from a column null everywhere, or from an empty frame\)\. Columns found")):
+        conform(empty, "queues")
+
+
+def test_tables_pandas_wrote_with_all_null_columns_are_audited(spark, tmp_path) -> None:
+    """A Kafka topology written from pandas with deltalake: broker_name None everywhere
+    (as the contract asks for partitions), members without rooms or parameters. Every row
+    is usable, read through the Delta log and files as a run reads them."""
+    from deltalake import write_deltalake
+
+    from tests.support.delta_inputs import read_written
+    from tests.support.outputs import member_rows, queue_rows
+
+    queues = queue_rows(["A"]).assign(broker_name=None, readable=None)
+    members = member_rows(["A"]).assign(strategy="range", client_room=None,
+                                        strategy_params=None)
+    paths = {}
+    for name, frame in (("queues", queues), ("members", members)):
+        paths[name] = str(tmp_path / name)
+        write_deltalake(paths[name], frame)
+    read = read_written(spark, paths, Persisted())
+
+    assert read.rejects.count() == 0
+    assert sorted(r.queue_id for r in read.queues.collect()) == [0, 1, 2, 3]
+    assert {r.broker_name for r in read.queues.collect()} == {None}
+    assert read.members.count() == 2
+
+
 def test_queue_rows_that_cannot_be_used_are_rejected_with_reasons(spark) -> None:
     rows = [
         ("s", "c", "t", "b", 0),        # fine
