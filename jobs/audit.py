@@ -139,9 +139,8 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     try:
         result = _audit(ctx)
         with steps.step("report_html", "report.html", point=None) as line:
-            _record_warnings(output, result.run_id, result.warnings)
-            result.report = _write_report(output, result.snapshots)
-            line.detail = result.report or "not written (see the warning)"
+            _record_warnings(output, result)
+            result.report, line.detail = _write_report(output, result.snapshots)
         result.timings["total"] = time.perf_counter() - started
         return result
     except Exception as exc:
@@ -391,17 +390,19 @@ def _published_meanwhile(ctx: _Run, held: Held, captured: dict, into: list[Note]
     into.extend(published_meanwhile(held_runs(ctx.store, ctx.output), held, captured))
 
 
-def _record_warnings(output: str, run_id: str, warnings: list[str]) -> None:
+def _record_warnings(output: str, result: RunResult) -> None:
     """Keep the landed run's warnings beside its tables, for every page that shows its
-    snapshots (`reports.html.run_warnings`), and drop those of runs no snapshot names any
-    more. Local roots only, as report.html; never fails the run."""
+    snapshots (`reports.html.run_warnings`; a run that audited none has no page to be on),
+    and drop those of runs no snapshot names any more. Local roots only, as report.html;
+    never fails the run."""
     if not is_local(output):
         return
     from reports.html import run_warnings
 
     root = without_file_scheme(output)
     try:
-        run_warnings.save(root, run_id, warnings)
+        if result.snapshots:
+            run_warnings.save(root, result.run_id, result.warnings)
     except Exception as exc:
         log.warning("warning: the run's warnings are not kept for report.html: %s: %s",
                     type(exc).__name__, exc)
@@ -414,16 +415,22 @@ def _record_warnings(output: str, run_id: str, warnings: list[str]) -> None:
                     type(exc).__name__, exc)
 
 
-def _write_report(output: str, snapshots: list[str]) -> str | None:
+def _write_report(output: str, snapshots: list[str]) -> tuple[str | None, str]:
     """report.html is a view of the published tables and their runs' warnings: it never
-    fails the run."""
+    fails the run. The page's path (None when not written) and the step's line."""
+    from vocabulary.errors import NoOutputError
+
     try:
         from reports.html import write_report
 
-        return write_report(output, snapshots=snapshots or None)
+        path = write_report(output, snapshots=snapshots or None)
+        return path, path
     except Exception as exc:
+        if isinstance(exc, NoOutputError) and not snapshots:
+            # nothing audited, and no earlier run to show: nothing went wrong
+            return None, "not written: the output holds no audited snapshot yet"
         log.warning("warning: report.html not written: %s: %s", type(exc).__name__, exc)
-        return None
+        return None, "not written (see the warning)"
 
 
 def _stamp(df: DataFrame, run_id: str) -> DataFrame:

@@ -70,18 +70,23 @@ def load(output: str, run_ids: Iterable[str]) -> RunWarnings:
 
 def prune(output: str) -> list[str]:
     """Remove the files of runs that no snapshot names any more (their snapshots were
-    audited again) and partial files of writers that died; the names removed.
+    audited again, or a run audited none) and partial files of writers that died; the
+    names removed.
 
     The folder is listed before `runs` is read: a file is written after its run landed,
     so every file listed belongs to a run that `runs` already shows if it is current."""
     from reports.html import dead_writers_partial
     from reports.html.data import complete_runs
+    from vocabulary.errors import NoOutputError
 
     folder = os.path.join(output, FOLDER)
     if not os.path.isdir(folder):
         return []
     entries = os.listdir(folder)
-    current = set(complete_runs(output)["run_id"])
+    try:
+        current = set(complete_runs(output)["run_id"])
+    except NoOutputError:  # no complete run: no snapshot names any run
+        current = set()
     removed = []
     for entry in entries:
         name = entry.rpartition(".tmp-")[0]

@@ -25,10 +25,11 @@ def stubbed(monkeypatch, caplog):
     caplog.set_level(logging.INFO, logger="rebalance_audit")
     logging.getLogger("rebalance_audit").propagate = True
 
-    def run(output: str, logs: list[str], warnings: list[str] | None = None):
+    def run(output: str, logs: list[str], warnings: list[str] | None = None,
+            snapshots: tuple[str, ...] = ("s2",)):
         monkeypatch.setattr(audit, "_audit", lambda *_: audit.RunResult(
-            "run-1", output, "offline", ["s2"], {"group_balance": f"{output}/group_balance"},
-            warnings=list(warnings or [])))
+            "run-1", output, "offline", list(snapshots),
+            {"group_balance": f"{output}/group_balance"}, warnings=list(warnings or [])))
         result = audit.run(load_config(None, output=output), spark=spark)
         logs.extend(r.getMessage() for r in caplog.records)
         return result
@@ -87,6 +88,39 @@ def test_warnings_of_runs_no_snapshot_names_are_dropped(tmp_path, stubbed):
     assert sorted(os.listdir(folder)) == ["notes.txt", "run-1.json"]
     assert any("removed the warnings of a run no snapshot names: replaced-run.json" in m
                for m in logs)
+
+
+def test_a_run_that_audited_nothing_into_a_new_output_has_nothing_to_warn_of(tmp_path,
+                                                                          stubbed):
+    """`--snapshot` naming no input's snapshot, or every row rejected, into an output with
+    no complete run: no page to write and no run to keep warnings for. Before, two
+    warnings quoted the page reader's "names no complete run"."""
+    out = str(tmp_path / "out")
+    os.makedirs(out)
+    result = stubbed(out, logs := [], warnings=["snapshot s9 is in none of the inputs"],
+                     snapshots=())
+    assert result.report is None
+    assert not [m for m in logs if "warning" in m]
+    assert [m for m in logs if m.startswith("report.html ")
+            and m.endswith("not written: the output holds no audited snapshot yet")]
+    assert not os.path.exists(os.path.join(out, "_warnings"))
+
+
+def test_with_no_complete_run_left_every_runs_warnings_go(tmp_path, stubbed):
+    """A `runs` table naming no complete run (only NOT_AUDITED rows) names no run's
+    warnings: they are dropped, not kept because the page reader found no run."""
+    from deltalake import write_deltalake
+
+    out = frames.write_outputs(str(tmp_path / "out"))
+    write_deltalake(f"{out}/runs", frames.to_arrow(frames.runs().assign(status="NOT_AUDITED")),
+                    partition_by=["snapshot_id"], mode="overwrite")
+    folder = os.path.join(out, "_warnings")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "run-0.json"), "w") as f:
+        f.write('{"warnings": []}')
+    stubbed(out, logs := [], snapshots=())
+    assert os.listdir(folder) == []
+    assert not [m for m in logs if "warning" in m and "removed" not in m]
 
 
 def test_the_summary_lines_up_the_table_paths_whatever_the_longest_name():
