@@ -242,8 +242,9 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         counted = input_rows(ctx.store, paths, ctx.config.snapshots)
         total = sum(n for n in counted.values() if n) or None
         _size(ctx, total)
-        line.detail = (row_counts({k: v for k, v in counted.items() if v is not None})
-                       + f" → {ctx.config.buckets or _partitions(ctx.spark)} partitions")
+        known = row_counts({k: v for k, v in counted.items() if v is not None})
+        line.detail = (f"{known or 'input rows not counted'} → "
+                       f"{ctx.config.buckets or _partitions(ctx.spark)} partitions")
     with ctx.steps.step("read", "validate") as line:
         read = read_inputs(ctx.store, paths, ctx.config.snapshots, ctx.persist)
         scope = find_scope(read, ctx.config.snapshots)

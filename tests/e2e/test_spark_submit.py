@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -177,6 +178,8 @@ def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> 
     said = proc.stdout + proc.stderr
     assert proc.returncode == 2
     assert "queues table at" in said and "is not a Delta table" in said
+    assert re.search(r"^read +[0-9.]+ s  input rows not counted → [0-9]+ partitions$", said,
+                     re.M)
     assert "Traceback" not in said
     proc = _launch("audit", "--queues", "only-one")
     assert proc.returncode == 2 and "--members is not" in proc.stdout + proc.stderr
