@@ -39,10 +39,31 @@ def _compatible(actual: T.DataType, wanted: T.DataType) -> bool:
     return type(actual) is type(wanted)
 
 
+_SCALARS = (*_NUMERIC, T.StringType, T.BooleanType)
+
+
+def _is_dict_struct(actual: T.DataType, wanted: T.DataType) -> bool:
+    """A struct of scalars where a map<string,string> is wanted: how pandas and pyarrow
+    write a column of Python dicts (one field per key any row has, null where a row
+    lacks it)."""
+    return (isinstance(wanted, T.MapType) and isinstance(actual, T.StructType)
+            and all(isinstance(f.dataType, _SCALARS) for f in actual.fields))
+
+
+def _struct_as_map(value: Column, struct: T.StructType) -> Column:
+    """The map a dict struct spells: its non-null fields, values as text (a number 10
+    reads as "10", as a map would hold it); null where the struct is null."""
+    pairs = F.create_map(*[part for f in struct.fields
+                           for part in (F.lit(f.name), value[f.name].cast("string"))])
+    if not struct.fields:
+        pairs = F.create_map().cast("map<string,string>")
+    return F.when(value.isNotNull(), F.map_filter(pairs, lambda _, v: v.isNotNull()))
+
+
 def conform(df: DataFrame, table: str) -> DataFrame:
     """Check the columns against the contract; add absent nullable columns as nulls (and
-    void ones, which hold nothing else); cast accepted types to the contract's; drop extra
-    columns. Raises InputError."""
+    void ones, which hold nothing else); cast accepted types to the contract's (a struct
+    of dict keys to a map); drop extra columns. Raises InputError."""
     fields = {f.name: f.dataType for f in df.schema.fields}
     lower = {name.lower(): name for name in fields}
     problems, columns, void = [], [], []
@@ -62,6 +83,9 @@ def conform(df: DataFrame, table: str) -> DataFrame:
                 void.append(f"`{actual_name}` ({col.type.simpleString()})")
             else:  # null everywhere, as when it is left out
                 columns.append(F.lit(None).cast(col.type).alias(col.name))
+            continue
+        if _is_dict_struct(actual, col.type):
+            columns.append(_struct_as_map(F.col(f"`{actual_name}`"), actual).alias(col.name))
             continue
         if not _compatible(actual, col.type):
             problems.append(f"column `{actual_name}` is {actual.simpleString()}, "

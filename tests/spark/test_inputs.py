@@ -88,6 +88,38 @@ def test_tables_pandas_wrote_with_all_null_columns_are_audited(spark, tmp_path) 
     assert read.members.count() == 2
 
 
+def test_strategy_params_written_as_dicts_read_as_maps(spark, tmp_path) -> None:
+    """pandas and pyarrow write a column of dicts as a struct with a field per key any row
+    has: read as the map each row's dict spells (its keys with a value; numbers as text),
+    through the Delta log and files as a run reads them. A nested struct stays refused."""
+    from deltalake import write_deltalake
+
+    from tests.support.delta_inputs import read_written
+    from tests.support.outputs import member_rows, queue_rows
+
+    members = member_rows(["A"], clients=3).assign(
+        strategy=["CONSISTENT_HASH", "CONSISTENT_HASH", "AVG"],
+        strategy_params=[{"virtual_nodes": 4}, {"rooms": 2}, None])
+    paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
+    write_deltalake(paths["queues"], queue_rows(["A"]))
+    write_deltalake(paths["members"], members)
+    read = read_written(spark, paths, Persisted())
+
+    assert read.rejects.count() == 0
+    got = {r.client_id: (r.strategy_params, r.virtual_nodes)
+           for r in read.members.collect()}
+    assert got == {"c1": ({"virtual_nodes": "4"}, 4), "c2": ({"rooms": "2"}, None),
+                   "c3": (None, None)}
+
+    nested = spark.createDataFrame(
+        [("s", "c", "g", "id", "AVG", (("x",),))],
+        "snapshot_id string, cluster string, consumer_group string, client_id string, "
+        "strategy string, strategy_params struct<a: struct<b: string>>")
+    with pytest.raises(InputError, match=r"column `strategy_params` is struct<a:struct<b:"
+                                         r"string>>, expected map<string,string>"):
+        conform(nested, "members")
+
+
 def test_queue_rows_that_cannot_be_used_are_rejected_with_reasons(spark) -> None:
     rows = [
         ("s", "c", "t", "b", 0),        # fine
