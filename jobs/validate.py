@@ -60,6 +60,15 @@ def _struct_as_map(value: Column, struct: T.StructType) -> Column:
     return F.when(value.isNotNull(), F.map_filter(pairs, lambda _, v: v.isNotNull()))
 
 
+def _hint(actual: T.DataType, wanted: T.DataType) -> str:
+    """Why a column came out of pandas with that type, where it is a known trap."""
+    if (isinstance(wanted, (T.IntegerType, T.LongType))
+            and isinstance(actual, (T.FloatType, T.DoubleType))):
+        return (" (pandas makes an integer column holding a missing value float: write it "
+                "as pandas' nullable Int64, whose missing values are nulls)")
+    return ""
+
+
 def conform(df: DataFrame, table: str) -> DataFrame:
     """Check the columns against the contract; add absent nullable columns as nulls (and
     void ones, which hold nothing else); cast accepted types to the contract's (a struct
@@ -89,7 +98,7 @@ def conform(df: DataFrame, table: str) -> DataFrame:
             continue
         if not _compatible(actual, col.type):
             problems.append(f"column `{actual_name}` is {actual.simpleString()}, "
-                            f"expected {col.type.simpleString()}")
+                            f"expected {col.type.simpleString()}{_hint(actual, col.type)}")
             continue
         value = F.col(f"`{actual_name}`")
         if isinstance(col.type, T.IntegerType) and isinstance(actual, T.LongType):

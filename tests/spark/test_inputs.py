@@ -36,6 +36,29 @@ def test_mistyped_column_names_table_and_column(spark) -> None:
         conform(df, "members")
 
 
+def test_an_integer_column_pandas_made_float_says_how_to_write_it(spark, tmp_path) -> None:
+    """An offsets frame whose unknown offsets are NaN has float columns; the message says
+    so, and the nullable Int64 it points to is read, its missing values null."""
+    from deltalake import write_deltalake
+
+    frame = pd.DataFrame({"snapshot_id": ["s"] * 2, "cluster": ["c"] * 2,
+                          "consumer_group": ["g"] * 2, "topic": ["t"] * 2,
+                          "broker_name": ["b"] * 2, "queue_id": [0, 1],
+                          "committed_offset": [5, None]})
+    assert frame["committed_offset"].dtype == "float64"
+    write_deltalake(str(tmp_path / "float"), frame)
+    df = spark.read.parquet(str(tmp_path / "float"))
+    with pytest.raises(InputError, match=r"column `committed_offset` is double, expected "
+                                         r"bigint \(pandas makes an integer column holding a "
+                                         r"missing value float: write it as pandas' nullable "
+                                         r"Int64"):
+        conform(df, "offsets")
+    write_deltalake(str(tmp_path / "int64"),
+                    frame.astype({"committed_offset": "Int64"}))
+    rows = conform(spark.read.parquet(str(tmp_path / "int64")), "offsets").collect()
+    assert sorted((r.queue_id, r.committed_offset) for r in rows) == [(0, 5), (1, None)]
+
+
 def test_absent_nullable_columns_are_null_and_extras_dropped(spark) -> None:
     df = spark.createDataFrame([("s", "c", "t", "b", 3, "extra")], QUEUE_SCHEMA + ", junk string")
     out = conform(df, "queues")
