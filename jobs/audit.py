@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import faults
@@ -54,14 +54,13 @@ from rebalance_udfs.spark.report_pass import (
     side_rows,
 )
 from reports.assignments import assignments_report, snapshot_times
-from reports.group_balance import what_if_line
+from reports.attention import FindingCounts, finding_counts, top_churn, worst_groups
 from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
 from vocabulary.columns import STICKY_STRATEGIES
 from vocabulary.contracts import REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
-from vocabulary.severity import SEVERITY_WEIGHTS
 
 log = logging.getLogger("rebalance_audit")
 
@@ -97,6 +96,7 @@ class RunResult:
     not_audited: list[str] = field(default_factory=list)
     cleaned: list[str] = field(default_factory=list)
     report: str | None = None  # report.html, when it could be written
+    finding_counts: FindingCounts | None = None
 
 
 def new_run_id() -> str:
@@ -203,12 +203,14 @@ def _audit(ctx: _Run) -> RunResult:
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
             with ctx.steps.step("summary", point=None) as line:
-                worst = _worst_groups(tables["group_balance"])
-                churn_top = _top_churn(tables["rebalance_churn"])
+                worst = worst_groups(tables["group_balance"])
+                findings = finding_counts(tables["group_balance"])
+                churn_top = top_churn(tables["rebalance_churn"])
                 for note in late:
                     log.warning("warning: %s", note.text())
                 scope.notes.extend(late)
-                line.detail = f"{len(worst)} group(s) that need attention"
+                line.detail = (f"{findings.with_any:,} of {findings.groups:,} group(s) with "
+                               "findings")
             break
         except StalePrior as exc:
             if attempt == PRIOR_ATTEMPTS:
@@ -220,7 +222,8 @@ def _audit(ctx: _Run) -> RunResult:
     tables_written = {name: f"{ctx.output}/{name}" for name in [*tables, "rejects", RUNS]}
     return RunResult(ctx.run_id, ctx.output, ctx.store.engine, scope.audited, tables_written,
                      ctx.steps.timings, totals, worst, churn_top, writes,
-                     [n.text() for n in scope.notes], scope.not_audited, cleaned)
+                     [n.text() for n in scope.notes], scope.not_audited, cleaned,
+                     finding_counts=findings)
 
 
 def _input_paths(ctx: _Run) -> InputPaths:
@@ -450,30 +453,3 @@ def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str
 
 def _capture_times(times: DataFrame) -> dict:
     return {(r.snapshot_id, r.cluster): r.captured_at for r in times.collect()}
-
-
-def _top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
-    """The rebalances that moved the most queues (a handful of rows to the driver)."""
-    rows = (churn.where(F.col("queues_moved") > 0)
-            .orderBy(F.desc("queues_moved"), "snapshot_id", "cluster", "consumer_group")
-            .select("snapshot_id", "previous_snapshot_id", "cluster", "consumer_group",
-                    "queues_moved", "estimated_duplicates", "triggers")
-            .limit(limit).collect())
-    return [r.asDict() for r in rows]
-
-
-def _worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
-    """The groups most in need of attention, each at its latest snapshot, with their
-    what-if line (the end of the recommendation, `reports.group_balance.with_what_if`; a
-    handful of rows to the driver)."""
-    severity = sum((F.coalesce(F.col(c), F.lit(0)) * w for c, w in SEVERITY_WEIGHTS.items()),
-                   F.lit(0))
-    latest = Window.partitionBy("cluster", "consumer_group").orderBy(
-        F.desc_nulls_last("captured_at"), F.desc("snapshot_id"))
-    rows = (balance.where(F.col("topic").isNull() & (F.size("findings") > 0))
-            .withColumn("_latest", F.row_number().over(latest)).where(F.col("_latest") == 1)
-            .withColumn("_severity", severity)
-            .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
-            .limit(limit))
-    rows = rows.withColumn("what_if_line", what_if_line(F.col("recommendation")))
-    return [r.asDict() for r in rows.collect()]

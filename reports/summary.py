@@ -27,6 +27,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
     if not result.snapshots:
         w("\nNo snapshot was audited: no assignment, load or balance rows were written.\n")
     elif result.worst_groups:
+        _finding_counts(result.finding_counts, len(result.worst_groups), w)
         w("\nGroups that need attention (worst first):\n")
         for g in result.worst_groups:
             load = (f"max {g['max_queues']} / pooled {g['pooled_max']} queues per client"
@@ -63,3 +64,15 @@ def print_summary(result, out: TextIO | None = None) -> None:
     if result.rows.get("rejects"):
         w(f"\n{result.rows['rejects']:,} input row(s) could not be used: see the rejects "
           "table (source_table, row_json, reason).\n")
+
+
+def _finding_counts(counts, shown: int, w) -> None:
+    """Groups per finding, so that findings the ten worst groups leave out are seen."""
+    if counts is None or not counts.by_code:
+        return
+    more = f"; the {shown} worst below" if counts.with_any > shown else ""
+    w(f"\nFindings: {counts.with_any:,} of {counts.groups:,} group(s) have at least one, "
+      f"each group at its latest snapshot{more}\n")
+    width = max(len(code) for code in counts.by_code)
+    for code, n in counts.ordered():
+        w(f"  {code:<{width}} {n:>{len(f'{counts.with_any:,}')},} group(s)\n")

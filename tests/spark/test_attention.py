@@ -1,0 +1,89 @@
+"""The console summary's selections (`reports.attention`): every group once, at its latest
+snapshot of the run, for both the worst groups and the findings tally."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+
+import pytest
+
+from reports.attention import FindingCounts, finding_counts, worst_groups
+from reports.summary import print_summary
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = ("snapshot_id string, cluster string, captured_at timestamp, consumer_group string, "
+          "topic string, findings array<string>, contended_queues int, unconsumed_queues int, "
+          "skew int, idle_clients int, recommendation string")
+T1, T2 = datetime(2026, 12, 1, 10), datetime(2026, 12, 1, 11)
+
+
+def _balance(spark):
+    def row(snapshot, at, group, findings, cluster="c1", topic=None, skew=0, idle=0,
+            unconsumed=0):
+        return (snapshot, cluster, at, group, topic, findings, 0, unconsumed, skew, idle,
+                "Balance it.")
+
+    return spark.createDataFrame([
+        # fixed by s2: in need of attention at s1 only, so not any more
+        row("s1", T1, "g-fixed", ["IDLE_CLIENTS"], idle=3, unconsumed=9),
+        row("s2", T2, "g-fixed", []),
+        # worse at s1 than at s2: counted and ranked at s2
+        row("s1", T1, "g-skew", ["MULTI_TOPIC_SKEW", "IDLE_CLIENTS"], skew=5, idle=2),
+        row("s2", T2, "g-skew", ["MULTI_TOPIC_SKEW"], skew=1),
+        row("s2", T2, "g-skew", ["MULTI_TOPIC_SKEW"], topic="t", skew=1),  # a topic row
+        # one name in two clusters: two groups
+        row("s2", T2, "g-skew", ["IDLE_CLIENTS"], cluster="c2", idle=1),
+        # weighs nothing, still a finding
+        row("s2", T2, "g-broker", ["BROKER_UNSUPPORTED_STRATEGY"]),
+        # no capture time: later snapshot ids win among equals
+        row("s3", None, "g-untimed", ["UNCONSUMED_QUEUES"], unconsumed=2),
+        row("s4", None, "g-untimed", ["UNCONSUMED_QUEUES", "IDLE_CLIENTS"], unconsumed=4,
+            idle=1),
+        row("s2", T2, "g-fine", []),
+    ], SCHEMA)
+
+
+def test_each_group_counts_once_at_its_latest_snapshot(spark) -> None:
+    counts = finding_counts(_balance(spark))
+    assert (counts.groups, counts.with_any) == (6, 4)
+    assert counts.ordered() == [("IDLE_CLIENTS", 2), ("MULTI_TOPIC_SKEW", 1),
+                                ("UNCONSUMED_QUEUES", 1), ("BROKER_UNSUPPORTED_STRATEGY", 1)]
+
+
+def test_worst_groups_are_ranked_at_their_latest_snapshot(spark) -> None:
+    worst = worst_groups(_balance(spark))
+    assert [(g["cluster"], g["consumer_group"], g["snapshot_id"]) for g in worst] == [
+        ("c1", "g-untimed", "s4"),   # 4 unconsumed, 1 idle: 401
+        ("c1", "g-skew", "s2"),      # skew 1: 10
+        ("c2", "g-skew", "s2"),      # 1 idle: 1
+        ("c1", "g-broker", "s2"),    # 0
+    ]
+    assert [g["consumer_group"] for g in worst_groups(_balance(spark), limit=1)] == [
+        "g-untimed"]
+
+
+def test_an_audit_with_no_group_rows_counts_nothing(spark) -> None:
+    counts = finding_counts(spark.createDataFrame([], SCHEMA))
+    assert counts == FindingCounts() and worst_groups(spark.createDataFrame([], SCHEMA)) == []
+
+
+def test_the_summary_tallies_the_findings_beyond_the_worst_groups() -> None:
+    from jobs.audit import RunResult
+
+    worst = [{"cluster": "c1", "consumer_group": "g", "snapshot_id": "s2",
+              "findings": ["IDLE_CLIENTS"], "clients": 3, "queues": 2, "max_queues": 1,
+              "pooled_max": 1, "idle_clients": 1, "unconsumed_queues": 0,
+              "contended_queues": 0, "recommendation": "Fewer clients."}]
+    counts = FindingCounts({"BROKER_UNSUPPORTED_STRATEGY": 1, "IDLE_CLIENTS": 1200}, 1201,
+                           5000)
+    result = RunResult("run-1", "out", "offline", ["s2"], {}, worst_groups=worst,
+                       finding_counts=counts)
+    text = io.StringIO()
+    print_summary(result, text)
+    assert ("\nFindings: 1,201 of 5,000 group(s) have at least one, each group at its latest "
+            "snapshot; the 1 worst below\n"
+            "  IDLE_CLIENTS                1,200 group(s)\n"
+            "  BROKER_UNSUPPORTED_STRATEGY     1 group(s)\n"
+            "\nGroups that need attention (worst first):\n") in text.getvalue()
