@@ -289,8 +289,11 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
     detailed = sorted(set(index.worst.get("consumer_group", pd.Series(dtype=object))))
     unknown = sorted(set(groups or []) - set(detailed))
     if unknown:  # a typo among several names fails like an unknown --snapshot
+        from reports.html.missing_groups import why_missing
+
         raise NoOutputError(f"{output}: no consumer group {', '.join(unknown)} "
-                            f"in snapshot(s) {', '.join(shown)}")
+                            f"in snapshot(s) {', '.join(shown)}. "
+                            + "; ".join(why_missing(output, unknown, shown, all_runs)))
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
         group_balance=_or(rows("group_balance", of_groups=detailed), empty),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from jobs.cli import main
@@ -91,6 +92,31 @@ def test_unknown_group_is_a_user_error(output, capsys):
     err = capsys.readouterr().err
     assert "no consumer group nope in snapshot(s)" in err and "Traceback" not in err
     assert not (Path(output) / "report.html").exists()
+
+
+def test_an_unknown_group_is_told_where_it_went(output, capsys):
+    """On-call names a group the page does not show: the message says whether another
+    snapshot holds it, whether its input rows were rejected (by the shown run: not the
+    killed one's), or which shown names are close; a killed run's group is in none."""
+    from deltalake import write_deltalake
+
+    member = '{"snapshot_id":"s2","consumer_group":"g-\\"gone\\"","strategy":"AVG "}'
+    rejects = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "members",
+         "row_json": member, "reason": "unknown strategy", "run_id": run}
+        for run in (frames.RUN, frames.RUN, "dead")])
+    write_deltalake(f"{output}/rejects", frames.to_arrow(rejects), mode="overwrite",
+                    partition_by=["snapshot_id"])
+    assert main(["report", "--output", output, "--group", "g-old", "--group", 'g-"gone"',
+                 "--group", "g-skw", "--group", "g-ghost"]) == 2
+    err = capsys.readouterr().err
+    assert ('no consumer group g-"gone", g-ghost, g-old, g-skw in snapshot(s) s2. '
+            'g-"gone": 2 members row(s) rejected there (unknown strategy); '
+            "g-ghost: no audited snapshot holds it; "
+            "g-old: audited in snapshot(s) s1 (show the latest with --snapshot s1); "
+            "g-skw: no audited snapshot holds it; close names in the shown snapshot(s): "
+            "g-skew, g-ok\n") in err
+    assert "Traceback" not in err
 
 
 def test_every_named_group_is_shown_and_an_unknown_one_named(output, tmp_path, capsys):

@@ -1,0 +1,118 @@
+"""Why a consumer group named with `report --group` is not in the shown snapshots: the
+on-call engineer typed it, so the answer should say where it went — audited in another
+snapshot, its rows rejected, or a name close to one that is there. Read only when a named
+group is missing (the page's error path), from the tables the page reads anyway.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reports.html.data import GROUP_IN_ROW, RUN_KEYS, has_table, of_complete_runs, scan
+
+CLOSE_NAMES = 3  # suggested per unknown name
+
+
+def why_missing(output: str, unknown: Sequence[str], shown: Sequence[str],
+                all_runs: pd.DataFrame) -> list[str]:
+    """One sentence per name in `unknown`: where the group is, or what became of it."""
+    elsewhere = _snapshots_of(output, unknown, shown, all_runs)
+    rejected = _rejected_rows(output, unknown, shown, all_runs)
+    names = None
+    said = []
+    for group in unknown:
+        found = []
+        if group in rejected:
+            found.append(rejected[group])
+        if group in elsewhere:
+            snapshots = elsewhere[group]
+            found.append(f"audited in snapshot(s) {_listed(snapshots)} (show the latest "
+                         f"with --snapshot {snapshots[-1]})")
+        if found:
+            said.append(f"{group}: {'; '.join(found)}")
+        else:
+            if names is None:
+                names = _group_names(output, shown, all_runs)
+            close = difflib.get_close_matches(group, names, n=CLOSE_NAMES, cutoff=0.6)
+            said.append(f"{group}: no audited snapshot holds it" + (
+                f"; close names in the shown snapshot(s): {', '.join(close)}"
+                if close else ""))
+    return said
+
+
+def _listed(values: Sequence[str], most: int = 5) -> str:
+    more = f" and {len(values) - most} more" if len(values) > most else ""
+    return ", ".join(values[-most:]) + more
+
+
+def _snapshots_of(output: str, groups: Sequence[str], shown: Sequence[str],
+                  all_runs: pd.DataFrame) -> dict[str, list[str]]:
+    """Per group, the other complete snapshots holding it, oldest first (capture time)."""
+    others = sorted(set(all_runs["snapshot_id"]) - set(shown))
+    if not others or not has_table(output, "group_balance"):
+        return {}
+    frames = [of_complete_runs(batch.to_pandas(), all_runs) for batch in scan(
+        output, "group_balance", others, groups, [*RUN_KEYS, "consumer_group"])]
+    found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if found.empty:
+        return {}
+    order = pd.Index(_capture_order(all_runs))
+    result = {}
+    for group, rows in found.groupby("consumer_group"):
+        snapshots = sorted(set(rows["snapshot_id"]), key=order.get_loc)
+        result[group] = snapshots
+    return result
+
+
+def _capture_order(all_runs: pd.DataFrame) -> list[str]:
+    """Every complete snapshot, oldest first (by capture time, then id), once."""
+    ordered = all_runs.sort_values(["captured_at", "snapshot_id"], na_position="first")
+    return list(dict.fromkeys(ordered["snapshot_id"]))
+
+
+def _rejected_rows(output: str, groups: Sequence[str], shown: Sequence[str],
+                   all_runs: pd.DataFrame) -> dict[str, str]:
+    """Per group whose input rows the shown snapshots' runs rejected: how many, from which
+    input, and why."""
+    if not has_table(output, "rejects"):
+        return {}
+    # row_json holds each name JSON-escaped, as Spark's to_json writes it
+    escaped = {json.dumps(g, ensure_ascii=False)[1:-1]: g for g in groups}
+    wanted = pa.array(list(escaped), pa.string())
+    frames = []
+    columns = list(dict.fromkeys([*RUN_KEYS, "source_table", "reason", "row_json"]))
+    for batch in scan(output, "rejects", shown, None, columns):
+        if "row_json" not in batch.schema.names or not batch.num_rows:
+            continue
+        names = pc.struct_field(pc.extract_regex(batch["row_json"], GROUP_IN_ROW), [0])
+        keep = pc.fill_null(pc.is_in(names, wanted), False)
+        if not pc.any(keep).as_py():
+            continue
+        rows = pa.table({c: batch[c] for c in columns if c != "row_json"}).filter(keep)
+        frames.append(rows.to_pandas().assign(group=names.filter(keep).to_pylist()))
+    found = of_complete_runs(pd.concat(frames, ignore_index=True), all_runs) if frames \
+        else pd.DataFrame()
+    said = {}
+    if found.empty:
+        return said
+    for name, rows in found.groupby("group"):
+        parts = [f"{len(r):,} {table} row(s) rejected there ({reason})"
+                 for (table, reason), r in rows.groupby(["source_table", "reason"])]
+        said[escaped[name]] = ", ".join(parts)
+    return said
+
+
+def _group_names(output: str, shown: Sequence[str], all_runs: pd.DataFrame) -> list[str]:
+    """The consumer groups of the shown snapshots (names only)."""
+    if not has_table(output, "group_balance"):
+        return []
+    names: set[str] = set()
+    for batch in scan(output, "group_balance", shown, None, [*RUN_KEYS, "consumer_group"]):
+        names.update(of_complete_runs(batch.to_pandas(), all_runs)["consumer_group"])
+    return sorted(names)
