@@ -6,6 +6,7 @@ group is missing (the page's error path), from the tables the page reads anyway.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ import pyarrow.compute as pc
 from reports.html.data import GROUP_IN_ROW, RUN_KEYS, has_table, of_complete_runs, scan
 
 CLOSE_NAMES = 3  # suggested per unknown name
+NEIGHBOURS = 2000  # names compared on each side of an unknown one, among many
 
 
 def why_missing(output: str, unknown: Sequence[str], shown: Sequence[str],
@@ -39,11 +41,22 @@ def why_missing(output: str, unknown: Sequence[str], shown: Sequence[str],
         else:
             if names is None:
                 names = _group_names(output, shown, all_runs)
-            close = difflib.get_close_matches(group, names, n=CLOSE_NAMES, cutoff=0.6)
+            close = difflib.get_close_matches(group, _near(names, group), n=CLOSE_NAMES,
+                                              cutoff=0.6)
             said.append(f"{group}: no audited snapshot holds it" + (
                 f"; close names in the shown snapshot(s): {', '.join(close)}"
                 if close else ""))
     return said
+
+
+def _near(names: list[str], group: str) -> list[str]:
+    """The sorted `names` worth comparing with `group`: all of a few thousand, else its
+    neighbours in sort order (difflib takes about 30 s over a million names; a typo past
+    the first characters keeps a name among its neighbours)."""
+    if len(names) <= 2 * NEIGHBOURS:
+        return names
+    at = bisect.bisect_left(names, group)
+    return names[max(0, at - NEIGHBOURS):at + NEIGHBOURS]
 
 
 def _listed(values: Sequence[str], most: int = 5) -> str:
