@@ -54,8 +54,9 @@ STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
  max-width:1320px;padding:16px 24px;color:#1d1d1f;background:#fafafa}
 h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-h3{font-size:15px;margin:0 0 6px}section.group{background:#fff;border:1px solid #e2e2e2;
- border-radius:6px;padding:12px 16px;margin:14px 0}
+h3{font-size:15px;margin:0 0 6px;overflow-wrap:anywhere}
+section.group{background:#fff;border:1px solid #e2e2e2;border-radius:6px;padding:12px 16px;
+ margin:14px 0}
 .wide{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f0f0f0}
 td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{background:#e8f7e8;
@@ -64,7 +65,8 @@ td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{bac
 .muted{color:#666;font-size:12px}.rec{background:#fffbe6;border-left:3px solid #e0b400;
  padding:6px 10px;margin:6px 0;font-size:13px}nav a{margin-right:10px;font-size:13px}
 .overview{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
-td.meaning{min-width:280px;max-width:480px}.nw{white-space:nowrap}
+td.meaning{min-width:280px;max-width:480px}.nw{white-space:nowrap}.name{white-space:nowrap;
+ display:inline-block;max-width:24em;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom}
 """
 
 
@@ -293,9 +295,9 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
     def example(e: Example) -> str:
         name = esc(e.consumer_group) + (f" ({esc(e.cluster)})" if several_clusters else "")
         card = cards.get((e.snapshot_id, e.cluster, e.consumer_group))
-        if card:
-            return f'<a class="nw" href="#g{card}">{name}</a>'
-        return f'<span class="nw">{name}</span>'
+        if card:  # the whole name on hover: a long one is cut short with an ellipsis
+            return f'<a class="name" title="{name}" href="#g{card}">{name}</a>'
+        return f'<span class="name" title="{name}">{name}</span>'
 
     rows = []
     for code in _by_worst_group(overview.examples):
@@ -307,8 +309,9 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
         cells = [f'<td class="t"><span class="finding">{esc(code)}</span></td>',
                  f"<td>{groups:,}</td>", f"<td>{_share(groups, total)}</td>"]
         if several_clusters:
-            cells.append('<td class="t">' + ", ".join(f'<span class="nw">{esc(c)} {n:,}</span>'
-                                                      for n, c in by_cluster) + "</td>")
+            cells.append('<td class="t">' + ", ".join(
+                f'<span class="nw"><span class="name" title="{esc(c)}">{esc(c)}</span> '
+                f'{n:,}</span>' for n, c in by_cluster) + "</td>")
         cells += [f'<td class="t">{", ".join(map(example, named))}{more}</td>',
                   f'<td class="t meaning">{esc(FINDING_MEANINGS.get(code, ""))}</td>']
         rows.append(f"<tr>{''.join(cells)}</tr>")

@@ -46,14 +46,19 @@ def test_report_renders_every_chart_without_console_messages(tmp_path):
 @pytest.mark.parametrize("width", [1400, 700])
 def test_the_page_fits_its_window_and_no_legend_covers_a_charts_text(tmp_path, monkeypatch,
                                                                      width):
-    """A wide table scrolls inside its card rather than widening the page, and a chart's
-    legend stays clear of its labels however long the client ids are (12 clients named as
-    RocketMQ names them, whose labels the chart turns on their side)."""
-    few = frames.consumer_load()
+    """A wide table scrolls inside its card rather than widening the page, a group name of
+    200 characters without a space wraps in its card's title and is cut short in the
+    findings table, and a chart's legend stays clear of its labels however long the client
+    ids are (12 clients named as RocketMQ names them, whose labels the chart turns on their
+    side)."""
+    long_name = "GID_" + "very_long_consumer_group_name_segment_" * 5 + "end"
+    few = frames.consumer_load().replace({"consumer_group": {"g-idle": long_name}})
     many = pd.DataFrame([{**few.iloc[0].to_dict(), "client_id": f"10.138.0.{i}@10138#{i}",
                           "queues": i % 4, "queues_by_topic": [("t1", i % 4)]}
                          for i in range(12)])
+    balance = frames.group_balance().replace({"consumer_group": {"g-idle": long_name}})
     monkeypatch.setattr(frames, "consumer_load", lambda: pd.concat([few, many]))
+    monkeypatch.setattr(frames, "group_balance", lambda: balance)
     path = write_report(frames.write_outputs(str(tmp_path / "out")))
     seen = browser.layout(path, width)
     assert seen.content_width <= seen.window_width, seen
