@@ -37,7 +37,7 @@ from jobs.held import (
 )
 from jobs.launch import new_jvm_options
 from jobs.persist import Persisted
-from jobs.preflight import check_output_root, check_tables
+from jobs.preflight import check_output_place, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
@@ -59,13 +59,11 @@ from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
 from vocabulary.columns import STICKY_STRATEGIES
-from vocabulary.contracts import REJECTS_SCHEMA
+from vocabulary.contracts import OUTPUT_TABLES, REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
 
 log = logging.getLogger("rebalance_audit")
 
-OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
-                 "strategy_comparison", "drift", "what_if", "rejects")
 # the pass's tables the run's summary reads after writing them: stored as they are written
 SUMMARIZED = ("group_balance", "rebalance_churn")
 # written when asked for, and then always replaced: a re-run without them must not leave
@@ -124,7 +122,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     fault-injection tests stop or interleave runs there)."""
     started_at, started_clock, started = datetime.now(UTC), time.time(), time.perf_counter()
     output = config.output.rstrip("/")
-    check_output_root(output)
+    check_output_place(config)
     steps = Steps(hook or faults.reached)
     with steps.step("session") as line:
         spark = spark or build_session(master=config.master, conf=config.spark_conf,

@@ -115,10 +115,10 @@ def audit_config(args: argparse.Namespace) -> AuditConfig:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from jobs.preflight import check_output_root
+    from jobs.preflight import check_output_place
 
     config = audit_config(args)
-    check_output_root(config.output)  # before the JVM starts: seconds, not minutes
+    check_output_place(config)  # before the JVM starts: seconds, not minutes
     from jobs.audit import run
     from reports.summary import print_summary
 

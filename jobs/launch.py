@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     it starts Spark: its flags, its config file, its output root (`jobs.cli.run_audit`
     says what is wrong, in the same order)."""
     from jobs.cli import audit_config, build_parser
-    from jobs.preflight import check_output_root
+    from jobs.preflight import check_output_place
     from vocabulary.errors import AuditError
 
     try:
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.job != "audit":
                 return 0
             config = audit_config(args)
-            check_output_root(config.output)
+            check_output_place(config)
     except (SystemExit, AuditError):  # --help, or a mistake the run would name
         return NOT_RUNNABLE
     except Exception:  # anything else: the run meets it and says what it is

@@ -15,9 +15,19 @@ from pathlib import Path
 
 from storage.base import TableError
 from storage.paths import is_local, without_file_scheme
-from vocabulary.contracts import REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
+from vocabulary.contracts import CONTRACTS, OUTPUT_TABLES, REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
 
 log = logging.getLogger(__name__)
+
+
+def check_output_place(config) -> None:
+    """Where an audit's `config` writes, before anything is created there: apart from
+    every Delta table and input (`check_apart`), then a writable folder
+    (`check_output_root`). Called before the JVM starts and again by the run itself."""
+    output = config.output.rstrip("/")
+    check_apart(output, {name: getattr(config, name) for name in CONTRACTS},
+                [*OUTPUT_TABLES, RUNS])
+    check_output_root(output)
 
 
 def check_output_root(output: str) -> None:
@@ -44,6 +54,34 @@ def check_output_root(output: str) -> None:
         if not os.access(ancestor, os.W_OK):
             reason = f"{ancestor} is not writable by this user"
         raise TableError(f"output root {output} cannot be written: {reason}") from exc
+
+
+def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -> None:
+    """The output root must not lie inside a Delta table (an input's or any other): a
+    VACUUM of that table deletes every file its log does not name, the audit's tables
+    with them. No input may be one of the tables the run writes (it would replace what
+    it reads). Local paths; remote ones are left to the native engine."""
+    if not is_local(output):
+        return
+    root = Path(without_file_scheme(output)).absolute()
+    for folder in (root, *root.parents):
+        if (folder / "_delta_log").is_dir():
+            where = "is" if folder == root else "is inside"
+            raise TableError(
+                f"output root {output} {where} the Delta table at {folder}: a VACUUM of "
+                "that table would delete the audit's tables with the files its log does "
+                "not name; point --output at a folder of its own")
+    written = {name: root / name for name in tables}
+    for flag, path in inputs.items():
+        if path is None or not is_local(path):
+            continue
+        given = Path(without_file_scheme(path)).absolute()
+        for name, table in written.items():
+            if given == table or table in given.parents:
+                where = "is" if given == table else "lies in"
+                raise TableError(f"--{flag} {path} {where} the {name} table this run writes "
+                                 f"under --output {output}: it would replace what it reads; "
+                                 "point --output elsewhere")
 
 
 # the columns a run reads back from these tables before it writes them (the rejects it

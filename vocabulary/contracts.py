@@ -63,6 +63,9 @@ REJECTS_SCHEMA = T.StructType([
 ])
 
 RUNS = "runs"
+# the tables an audit writes under its output root (`runs` last, after every other)
+OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",
+                 "strategy_comparison", "drift", "what_if", "rejects")
 COMPLETE, NOT_AUDITED = "COMPLETE", "NOT_AUDITED"
 RUNS_SCHEMA = T.StructType([
     T.StructField("snapshot_id", T.StringType()), T.StructField("cluster", T.StringType()),

@@ -450,3 +450,31 @@ def test_bad_output_root_is_exit_2_before_any_work(inputs, tmp_path, kind, capsy
     err = capsys.readouterr().err
     assert code == 2 and str(output) in err and "Traceback" not in err, err
     assert elapsed < 5, f"took {elapsed:.1f}s: the check must come before any Spark work"
+
+
+@pytest.mark.parametrize("kind", ["the-table", "in-the-table", "input-is-output"])
+def test_an_output_root_in_a_table_or_over_an_input_is_exit_2(inputs, tmp_path, kind,
+                                                               capsys) -> None:
+    """An output root inside a Delta table would lose the audit's tables to that table's
+    VACUUM (they are files its log does not name); an input that is one of the tables the
+    run writes would be replaced by it. Both refused before any Spark work, nothing
+    created there."""
+    queues = Path(inputs["full"]["queues"])
+    output = {"the-table": queues, "in-the-table": queues / "audit",
+              "input-is-output": tmp_path / "out"}[kind]
+    if kind == "input-is-output":
+        queues = output / "rejects"
+    before = sorted(p.name for p in Path(inputs["full"]["queues"]).iterdir())
+    started = time.perf_counter()
+    code = main(["audit", "--queues", str(queues), "--members", inputs["full"]["members"],
+                 "--output", str(output), "--engine", "offline"])
+    elapsed = time.perf_counter() - started
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert elapsed < 5, f"took {elapsed:.1f}s: the check must come before any Spark work"
+    if kind == "input-is-output":
+        assert f"--queues {queues} is the rejects table this run writes" in err
+        assert not output.exists()
+    else:
+        assert f"the Delta table at {inputs['full']['queues']}: a VACUUM" in err
+        assert sorted(p.name for p in Path(inputs["full"]["queues"]).iterdir()) == before
