@@ -15,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 
 from capture.errors import CaptureError
-from storage.paths import is_local, without_file_scheme
+from storage.paths import delta_table_holding, is_local, without_file_scheme
 from vocabulary.arguments import non_blank
 
 
@@ -66,6 +66,11 @@ def _local_folder(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r}: a capture writes a local folder; capture there, then copy the "
             "folder to the remote storage the audit reads")
+    if (table := delta_table_holding(text)) is not None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} lies in the Delta table at {table}, whose VACUUM would delete the "
+            "capture's tables (files its log does not name): capture into a folder of its "
+            "own")
     return without_file_scheme(text)
 
 

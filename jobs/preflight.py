@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from storage.base import TableError
-from storage.paths import is_local, without_file_scheme
+from storage.paths import delta_table_holding, is_local, without_file_scheme
 from vocabulary.contracts import CONTRACTS, OUTPUT_TABLES, REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
 
 log = logging.getLogger(__name__)
@@ -64,13 +64,12 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
     if not is_local(output):
         return
     root = Path(without_file_scheme(output)).absolute()
-    for folder in (root, *root.parents):
-        if (folder / "_delta_log").is_dir():
-            where = "is" if folder == root else "is inside"
-            raise TableError(
-                f"output root {output} {where} the Delta table at {folder}: a VACUUM of "
-                "that table would delete the audit's tables with the files its log does "
-                "not name; point --output at a folder of its own")
+    if (table := delta_table_holding(output)) is not None:
+        where = "is" if Path(table) == root else "is inside"
+        raise TableError(
+            f"output root {output} {where} the Delta table at {table}: a VACUUM of that "
+            "table would delete the audit's tables with the files its log does not name; "
+            "point --output at a folder of its own")
     written = {name: root / name for name in tables}
     for flag, path in inputs.items():
         if path is None or not is_local(path):

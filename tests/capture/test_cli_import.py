@@ -86,6 +86,20 @@ def test_a_remote_output_is_refused_before_anything_is_read(tmp_path, monkeypatc
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("inside", ["", "capture"])
+def test_a_capture_into_a_delta_table_is_refused(tmp_path, capsys, inside):
+    """A capture folder in a Delta table would be deleted by that table's VACUUM (its log
+    names none of the capture's files)."""
+    table = tmp_path / "events"
+    (table / "_delta_log").mkdir(parents=True)
+    output = table / inside if inside else table
+    with pytest.raises(SystemExit) as exit_:
+        cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(output), "--cluster", "c")
+    assert exit_.value.code == 2
+    assert f"lies in the Delta table at {table}, whose VACUUM" in capsys.readouterr().err
+    assert sorted(p.name for p in table.iterdir()) == ["_delta_log"]
+
+
 def test_a_file_url_output_is_the_folder_it_names(tmp_path):
     assert cli("import", str(DATA / "kcg_offsets.txt"), "--output",
                f"file://{tmp_path}/o", "--cluster", "c", "--format", "kafka-offsets") == 0
