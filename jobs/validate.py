@@ -39,7 +39,8 @@ def _compatible(actual: T.DataType, wanted: T.DataType) -> bool:
     return type(actual) is type(wanted)
 
 
-_SCALARS = (*_NUMERIC, T.StringType, T.BooleanType)
+# a dict key no row gives a value is typed void (NullType)
+_SCALARS = (*_NUMERIC, T.StringType, T.BooleanType, T.NullType)
 
 
 def _is_dict_struct(actual: T.DataType, wanted: T.DataType) -> bool:

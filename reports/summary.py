@@ -3,7 +3,11 @@ the tables are, and how long each stage took."""
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from reports.attention import FindingCounts
 
 
 def print_summary(result, out: TextIO | None = None) -> None:
@@ -66,7 +70,8 @@ def print_summary(result, out: TextIO | None = None) -> None:
           "table (source_table, row_json, reason).\n")
 
 
-def _finding_counts(counts, shown: int, w) -> None:
+def _finding_counts(counts: FindingCounts | None, shown: int,
+                    w: Callable[[str], object]) -> None:
     """Groups per finding, so that findings the ten worst groups leave out are seen."""
     if counts is None or not counts.by_code:
         return

@@ -122,7 +122,8 @@ def test_strategy_params_written_as_dicts_read_as_maps(spark, tmp_path) -> None:
 
     members = member_rows(["A"], clients=3).assign(
         strategy=["CONSISTENT_HASH", "CONSISTENT_HASH", "AVG"],
-        strategy_params=[{"virtual_nodes": 4}, {"rooms": 2}, None])
+        strategy_params=[{"virtual_nodes": 4, "never": None}, {"rooms": 2, "never": None},
+                         None])
     paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
     write_deltalake(paths["queues"], queue_rows(["A"]))
     write_deltalake(paths["members"], members)
