@@ -60,8 +60,9 @@ def _near(names: list[str], group: str) -> list[str]:
 
 
 def _listed(values: Sequence[str], most: int = 5) -> str:
-    more = f" and {len(values) - most} more" if len(values) > most else ""
-    return ", ".join(values[-most:]) + more
+    """The latest `most` of `values` (oldest first), and how many earlier ones there are."""
+    earlier = f" (and {len(values) - most} earlier)" if len(values) > most else ""
+    return ", ".join(values[-most:]) + earlier
 
 
 def _snapshots_of(output: str, groups: Sequence[str], shown: Sequence[str],
