@@ -54,7 +54,13 @@ from rebalance_udfs.spark.report_pass import (
     side_rows,
 )
 from reports.assignments import assignments_report, snapshot_times
-from reports.attention import FindingCounts, finding_counts, top_churn, worst_groups
+from reports.attention import (
+    FindingCounts,
+    finding_counts,
+    latest_group_rows,
+    top_churn,
+    worst_groups,
+)
 from reports.rebalance_churn import churn_history
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
@@ -201,8 +207,8 @@ def _audit(ctx: _Run) -> RunResult:
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
             with ctx.steps.step("summary", point=None) as line:
-                worst = worst_groups(tables["group_balance"])
-                findings = finding_counts(tables["group_balance"])
+                latest = attempt_persist(latest_group_rows(tables["group_balance"]))
+                worst, findings = worst_groups(latest), finding_counts(latest)
                 churn_top = top_churn(tables["rebalance_churn"])
                 for note in late:
                     log.warning("warning: %s", note.text())

@@ -5,7 +5,9 @@ driver.
 
 A group counts at its latest snapshot of the run (by capture time, then snapshot id), as
 report.html counts it at its latest shown one: a group whose findings an earlier snapshot
-had and its latest has not is no longer in need of attention.
+had and its latest has not is no longer in need of attention. Those rows
+(`latest_group_rows`) are chosen once, by a window over every group_balance row, and both
+the worst groups and the tally read them (the caller materializes them).
 """
 
 from __future__ import annotations
@@ -48,12 +50,13 @@ def latest_group_rows(balance: DataFrame) -> DataFrame:
             .drop("_latest"))
 
 
-def worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
-    """The groups with findings, most severe first (`vocabulary.severity`), each with its
-    what-if line (the end of the recommendation, `reports.group_balance.with_what_if`)."""
+def worst_groups(latest: DataFrame, limit: int = 10) -> list[dict]:
+    """Of `latest` (`latest_group_rows`), the groups with findings, most severe first
+    (`vocabulary.severity`), each with its what-if line (the end of the recommendation,
+    `reports.group_balance.with_what_if`)."""
     severity = sum((F.coalesce(F.col(c), F.lit(0)) * w for c, w in SEVERITY_WEIGHTS.items()),
                    F.lit(0))
-    rows = (latest_group_rows(balance).where(F.size("findings") > 0)
+    rows = (latest.where(F.size("findings") > 0)
             .withColumn("_severity", severity)
             .orderBy(F.desc("_severity"), "snapshot_id", "cluster", "consumer_group")
             .limit(limit))
@@ -61,15 +64,16 @@ def worst_groups(balance: DataFrame, limit: int = 10) -> list[dict]:
     return [r.asDict() for r in rows.collect()]
 
 
-def finding_counts(balance: DataFrame) -> FindingCounts:
-    """How many groups each finding touches: every group once, at its latest snapshot.
-    The worst groups are ten; this says how many more there are and which findings the
-    severity order ranks low (BROKER_UNSUPPORTED_STRATEGY weighs nothing)."""
+def finding_counts(latest: DataFrame) -> FindingCounts:
+    """How many groups each finding touches in `latest` (`latest_group_rows`: every group
+    once, at its latest snapshot). The worst groups are ten; this says how many more there
+    are and which findings the severity order ranks low (BROKER_UNSUPPORTED_STRATEGY weighs
+    nothing)."""
     findings = F.coalesce(F.col("findings"), F.array().cast("array<string>"))
     labels = F.concat(findings, F.array(F.lit(_GROUPS)),
                       F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY)))
                       .otherwise(F.array().cast("array<string>")))
-    rows = (latest_group_rows(balance).select(F.explode(labels).alias("code"))
+    rows = (latest.select(F.explode(labels).alias("code"))
             .groupBy("code").count().collect())
     counts = {r["code"]: r["count"] for r in rows}
     return FindingCounts(by_code={c: n for c, n in counts.items()

@@ -1,5 +1,5 @@
 """Which groups the report shows, and in what order (the pandas twin of the run summary's
-choice in jobs/audit.py `_worst_groups`; both weigh by `vocabulary.severity`)."""
+choice in reports/attention.py `worst_groups`; both weigh by `vocabulary.severity`)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from reports.attention import FindingCounts, finding_counts, worst_groups
+from reports.attention import FindingCounts, finding_counts, latest_group_rows, worst_groups
 from reports.summary import print_summary
 
 pytestmark = pytest.mark.spark
@@ -46,27 +46,27 @@ def _balance(spark):
 
 
 def test_each_group_counts_once_at_its_latest_snapshot(spark) -> None:
-    counts = finding_counts(_balance(spark))
+    counts = finding_counts(latest_group_rows(_balance(spark)))
     assert (counts.groups, counts.with_any) == (6, 4)
     assert counts.ordered() == [("IDLE_CLIENTS", 2), ("MULTI_TOPIC_SKEW", 1),
                                 ("UNCONSUMED_QUEUES", 1), ("BROKER_UNSUPPORTED_STRATEGY", 1)]
 
 
 def test_worst_groups_are_ranked_at_their_latest_snapshot(spark) -> None:
-    worst = worst_groups(_balance(spark))
+    latest = latest_group_rows(_balance(spark))
+    worst = worst_groups(latest)
     assert [(g["cluster"], g["consumer_group"], g["snapshot_id"]) for g in worst] == [
         ("c1", "g-untimed", "s4"),   # 4 unconsumed, 1 idle: 401
         ("c1", "g-skew", "s2"),      # skew 1: 10
         ("c2", "g-skew", "s2"),      # 1 idle: 1
         ("c1", "g-broker", "s2"),    # 0
     ]
-    assert [g["consumer_group"] for g in worst_groups(_balance(spark), limit=1)] == [
-        "g-untimed"]
+    assert [g["consumer_group"] for g in worst_groups(latest, limit=1)] == ["g-untimed"]
 
 
 def test_an_audit_with_no_group_rows_counts_nothing(spark) -> None:
-    counts = finding_counts(spark.createDataFrame([], SCHEMA))
-    assert counts == FindingCounts() and worst_groups(spark.createDataFrame([], SCHEMA)) == []
+    none = latest_group_rows(spark.createDataFrame([], SCHEMA))
+    assert finding_counts(none) == FindingCounts() and worst_groups(none) == []
 
 
 def test_the_summary_tallies_the_findings_beyond_the_worst_groups() -> None:
