@@ -54,9 +54,10 @@ def _is_dict_struct(actual: T.DataType, wanted: T.DataType) -> bool:
 def _struct_as_map(value: Column, struct: T.StructType) -> Column:
     """The map a dict struct spells: its non-null fields, values as text (a number 10
     reads as "10", as a map would hold it); null where the struct is null."""
-    pairs = F.create_map(*[part for f in struct.fields
-                           for part in (F.lit(f.name), value[f.name].cast("string"))])
-    if not struct.fields:
+    if struct.fields:
+        pairs = F.create_map(*[part for f in struct.fields
+                               for part in (F.lit(f.name), value[f.name].cast("string"))])
+    else:  # no key in any row: an empty map of the contract's type
         pairs = F.create_map().cast("map<string,string>")
     return F.when(value.isNotNull(), F.map_filter(pairs, lambda _, v: v.isNotNull()))
 

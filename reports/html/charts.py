@@ -15,6 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from reports.html.select import in_capture_order
+
 CONFIG = {"displaylogo": False, "responsive": True,
           "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 MARGIN = {"l": 60, "r": 60, "t": 50, "b": 80}
@@ -126,7 +128,7 @@ def churn_timeline(churn: pd.DataFrame) -> go.Figure:
                                                          errors="coerce").fillna(0))
                  .groupby(["cluster", "snapshot_id", "captured_at"], dropna=False)
                  ["queues_moved"].sum().reset_index()
-                 .sort_values(["cluster", "captured_at", "snapshot_id"], na_position="first"))
+                 .pipe(in_capture_order, "cluster"))
         # on a time axis, one capture time alone spans a millisecond (ticks 08:59:59.999 to
         # 09:00:00.001): the snapshots' names say more until there are two times
         by_time = (moved["captured_at"].notna().all()

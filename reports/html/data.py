@@ -37,6 +37,7 @@ from reports.html.select import (
     FindingsOverview,
     groups_needing_attention,
     has_findings,
+    in_capture_order,
     most_severe,
     severity,
     skew_counts,
@@ -217,7 +218,7 @@ def complete_runs(output: str) -> pd.DataFrame:
 
 def latest_per_cluster(runs: pd.DataFrame) -> list[str]:
     """The newest complete snapshot of each cluster (by captured_at, then snapshot_id)."""
-    ordered = runs.sort_values(["captured_at", "snapshot_id"], na_position="first")
+    ordered = in_capture_order(runs)
     return sorted(set(ordered.groupby("cluster", dropna=False).tail(1)["snapshot_id"]))
 
 
@@ -493,8 +494,7 @@ def _recency_levels(runs: pd.DataFrame) -> list[pd.DataFrame]:
     `select.latest_per_group` orders rows), then the one before it, and so on."""
     if runs.empty:
         return []
-    pairs = (runs[["snapshot_id", "cluster", "captured_at"]]
-             .sort_values(["captured_at", "snapshot_id"], na_position="first")
+    pairs = (in_capture_order(runs[["snapshot_id", "cluster", "captured_at"]])
              .drop_duplicates(["snapshot_id", "cluster"], keep="last"))
     pairs = pairs.assign(_level=pairs.groupby("cluster", dropna=False).cumcount(
         ascending=False))
@@ -581,7 +581,7 @@ def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.Data
 def _latest_churn(rows: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return rows
-    rows = rows.sort_values(["captured_at", "snapshot_id"], na_position="first", kind="stable")
+    rows = in_capture_order(rows)
     return (rows.groupby(["cluster", "consumer_group"], dropna=False)
             .tail(GROUP_CHURN_ROWS).reset_index(drop=True))
 

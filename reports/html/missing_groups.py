@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reports.html.data import GROUP_IN_ROW, RUN_KEYS, has_table, of_complete_runs, scan
+from reports.html.select import in_capture_order
 
 CLOSE_NAMES = 3  # suggested per unknown name
 NEIGHBOURS = 2000  # names compared on each side of an unknown one, among many
@@ -86,7 +87,7 @@ def _snapshots_of(output: str, groups: Sequence[str], shown: Sequence[str],
 
 def _capture_order(all_runs: pd.DataFrame) -> list[str]:
     """Every complete snapshot, oldest first (by capture time, then id), once."""
-    ordered = all_runs.sort_values(["captured_at", "snapshot_id"], na_position="first")
+    ordered = in_capture_order(all_runs)
     return list(dict.fromkeys(ordered["snapshot_id"]))
 
 

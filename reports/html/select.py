@@ -41,11 +41,18 @@ def has_findings(rows: pd.DataFrame) -> pd.Series:
     return rows["findings"].map(lambda f: f is not None and len(f) > 0)
 
 
+def in_capture_order(rows: pd.DataFrame, *first: str) -> pd.DataFrame:
+    """`rows` sorted by the columns `first`, then oldest snapshot first: by capture time (a
+    snapshot without one before any with one), then by snapshot id. Every "latest snapshot"
+    of the page is the last in this order, as in the console's (`reports.attention`)."""
+    return rows.sort_values([*first, "captured_at", "snapshot_id"], na_position="first")
+
+
 def latest_per_group(rows: pd.DataFrame) -> pd.DataFrame:
     """Each (cluster, group) at its latest shown snapshot."""
     if rows.empty:
         return rows
-    ordered = rows.sort_values(["captured_at", "snapshot_id"], na_position="first")
+    ordered = in_capture_order(rows)
     return ordered.groupby(["cluster", "consumer_group"], dropna=False).tail(1)
 
 
