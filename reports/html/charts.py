@@ -9,6 +9,7 @@ entities back to characters, so escaped text shows as written and never as marku
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable
 
 import pandas as pd
@@ -21,6 +22,7 @@ CONFIG = {"displaylogo": False, "responsive": True,
           "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 MARGIN = {"l": 60, "r": 60, "t": 50, "b": 80}
 SKEW_AXIS_MIN = 5  # the skew histogram's x axis reaches at least this skew
+LOG_AXIS_SPREAD = 100  # its counts go on a log axis when the largest is this many × the least
 
 
 def esc(value: object) -> str:
@@ -90,32 +92,43 @@ def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
 
 
 def skew_histogram(counts: pd.Series) -> go.Figure:
-    """How many groups sit how far above their pooled balance: one bar per skew value
-    (`select.skew_counts`, counted while the table was read: the page carries one number per
-    skew value, not one per group)."""
+    """How many groups sit how far above their pooled balance, each group once (at its
+    latest shown snapshot): one bar per skew value (`select.skew_counts`, counted while the
+    table was read: the page carries one number per skew value, not one per group)."""
     counts = counts.sort_index()
-    # each bar carries its count: beside thousands of balanced groups, the few skewed ones
-    # (the ones to look at) are bars too low to see
+    # beside thousands of balanced groups the few skewed ones (the ones to look at) are bars
+    # too low to see: each bar carries its count, and counts that far apart go on a log
+    # axis, where a bar of 1 group still stands beside one of 10,000
+    log = not counts.empty and counts.max() > LOG_AXIS_SPREAD * max(1, counts.min())
     fig = go.Figure(go.Bar(x=counts.index.tolist(), y=counts.tolist(),
                            marker={"color": "#4c78a8"}, width=0.9,
                            text=[f"{n:,}" for n in counts.tolist()], textposition="outside",
                            cliponaxis=False,
-                           hovertemplate="skew %{x}: %{y} group(s)<extra></extra>"))
+                           # upright over narrow bars, never shrunk to a bar's width (the
+                           # counts of dozens of bars were specks)
+                           textangle=-90 if log else 0, constraintext="none",
+                           textfont={"size": 10},
+                           hovertemplate="skew %{x}: %{y:,} group(s)<extra></extra>"))
     # a skew below 0 is a group whose busiest client holds less than the pooled max: some
     # of its queues nobody consumes
     low_skew = 0 if counts.empty else min(0, int(counts.index.min()))
     top_skew = 0 if counts.empty else int(counts.index.max())
     fig.update_layout(
-        title={"text": f"{int(counts.sum())} group(s) by skew", "font": {"size": 14}},
+        title={"text": f"{int(counts.sum()):,} group(s) by skew", "font": {"size": 14},
+               "subtitle": {"text": "each at its latest shown snapshot", "font": {"size": 11}}},
         height=320, margin=MARGIN,
         # skew 0 to 5 at least: a few groups, all balanced, are one bar at 0, not a block
         # filling the axis
         xaxis={"title": "skew: max queues per client minus the pooled max",
                "dtick": 1 if top_skew - low_skew <= 20 else None,
                "range": [low_skew - 0.5, max(top_skew, SKEW_AXIS_MIN) + 0.5]},
-        # counts of groups: whole numbers (a single group drew a tick at 0.5)
-        yaxis={"title": "groups", "rangemode": "tozero", "tickformat": ",d",
-               "dtick": 1 if counts.empty or counts.max() <= 5 else None},
+        # counts of groups: whole numbers (a single group drew a tick at 0.5); a log axis
+        # ticks each power of ten, with room above the tallest bar for its upright count
+        yaxis=({"title": "groups (log scale)", "type": "log", "dtick": 1, "tickformat": ",d",
+                "range": [-0.2, math.log10(counts.max()) + 0.9]}
+               if log else
+               {"title": "groups", "rangemode": "tozero", "tickformat": ",d",
+                "dtick": 1 if counts.empty or counts.max() <= 5 else None}),
     )
     return fig
 

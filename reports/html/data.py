@@ -91,8 +91,8 @@ class ReportData:
     # rejected input rows of the shown snapshots per REJECT_KEYS (`rows`); None: no table
     rejects: pd.DataFrame | None = None
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
-    # how many whole-group rows of the shown snapshots have each skew (skew value →
-    # rows); None: counted from group_balance
+    # how many shown groups have each skew, each group at its latest shown snapshot (skew
+    # value → groups); None: counted from group_balance
     skew_counts: pd.Series | None = None
     # what the shown runs warned about (`run_warnings`); empty: none recorded
     warnings: RunWarnings = field(default_factory=RunWarnings)
@@ -418,7 +418,7 @@ class BalanceIndex:
     """What the page needs of every shown group, reduced while group_balance is read."""
 
     worst: pd.DataFrame  # `groups_needing_attention` of the whole-group rows
-    skew_counts: pd.Series  # whole-group rows per skew value (nulls left out)
+    skew_counts: pd.Series  # groups per skew value at their latest shown snapshot (no nulls)
     # groups per finding, each group at its latest shown snapshot
     findings: FindingsOverview = field(default_factory=FindingsOverview)
 
@@ -449,12 +449,12 @@ def balance_index(output: str, snapshots: Sequence[str], groups: Sequence[str] |
         for batch in scan(output, "group_balance", sorted(set(level["snapshot_id"])),
                           groups, BALANCE_INDEX_COLUMNS, ds.field("topic").is_null()):
             frame, listed = _index_rows(batch, level)
-            _count_skews(frame, counts)
             if len(levels) > 1:
                 keys = pd.util.hash_pandas_object(frame[["cluster", "consumer_group"]],
                                                   index=False).to_numpy()
                 level_seen.append(keys)
                 frame = frame[~_among(keys, seen)]
+            _count_skews(frame, counts)
             if frame.empty:
                 continue
             frame = frame.reset_index(drop=True)

@@ -269,7 +269,7 @@ def overview(data: ReportData) -> str:
     """Side by side: how skew spreads over the shown groups, and churn over time."""
     whole = data.group_balance
     counts = (data.skew_counts if data.skew_counts is not None
-              else skew_counts(whole[whole["topic"].isna()]["skew"])
+              else skew_counts(latest_per_group(whole_group_rows(whole))["skew"])
               if not whole.empty and "skew" in whole.columns else pd.Series(dtype="int64"))
     left = (charts.to_div(charts.skew_histogram(counts), "skew-chart")
             if not counts.empty else "<p>No group has a skew figure.</p>")

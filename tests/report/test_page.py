@@ -138,7 +138,7 @@ def test_the_skew_histogram_carries_one_bar_per_skew_value():
                                  chart, re.S).group(1))[0]
     assert (trace["type"], trace["x"], trace["y"]) == ("bar", [0, 3, 12], [120_000, 7, 1])
     assert trace["text"] == ["120,000", "7", "1"]  # a bar too low to see still says its count
-    assert "120008 group(s) by skew" in chart
+    assert "120,008 group(s) by skew" in chart and "each at its latest shown snapshot" in chart
 
 
 def test_rejected_input_rows_have_a_section_of_their_own():
@@ -206,8 +206,12 @@ def test_the_skew_axis_reaches_five_and_counts_are_whole():
     few = skew_histogram(pd.Series({0: 1})).layout
     assert list(few.xaxis.range) == [-0.5, 5.5] and few.yaxis.dtick == 1
     assert few.yaxis.tickformat == ",d"
+    some = skew_histogram(pd.Series({0: 50, 3: 2})).layout
+    assert some.yaxis.type is None and some.yaxis.dtick is None
+    # 120,000 balanced groups beside one skewed: a log axis, where a bar of 1 still shows
     many = skew_histogram(pd.Series({0: 120_000, 12: 1})).layout
-    assert list(many.xaxis.range) == [-0.5, 12.5] and many.yaxis.dtick is None
+    assert list(many.xaxis.range) == [-0.5, 12.5]
+    assert (many.yaxis.type, many.yaxis.dtick, many.yaxis.range[0]) == ("log", 1, -0.2)
     # a group whose max load is under its pooled max (queues nobody consumes) stays seen
     below = skew_histogram(pd.Series({-2: 1, 0: 3})).layout
     assert list(below.xaxis.range) == [-2.5, 5.5]
