@@ -71,11 +71,14 @@ td.meaning{min-width:280px;max-width:480px}.nw{white-space:nowrap}.name{white-sp
 
 
 def fmt(value: object) -> str:
-    """A table cell: escaped, numbers trimmed, missing as a dash."""
+    """A table cell: escaped, numbers trimmed and grouped by thousands (a count is a float
+    where its column holds a null, an int elsewhere: both read alike), missing as a dash."""
     if value is None:
         return "—"
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
     if isinstance(value, float):
         if math.isnan(value):
             return "—"

@@ -328,3 +328,15 @@ def test_each_card_lists_its_groups_rebalances_newest_first_escaped():
     idle = page.split("g-idle @ s2")[1].split("</section>")[0]
     assert "None recorded up to this snapshot" in idle
     assert "<h4>Rebalances</h4>" not in body(render(data()))
+
+
+def test_table_cells_group_thousands_whatever_the_count_s_type():
+    """A what-if row's 22773 duplicates read 22,773, as a column with a null (floats) did."""
+    import numpy as np
+
+    from reports.html.page import fmt
+
+    assert [fmt(22773), fmt(np.int64(22773)), fmt(22773.0), fmt(np.int32(-1200))] == [
+        "22,773", "22,773", "22,773", "-1,200"]
+    assert [fmt(True), fmt(np.bool_(False)), fmt(None), fmt(float("nan"))] == [
+        "yes", "no", "—", "—"]
