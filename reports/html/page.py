@@ -23,6 +23,7 @@ from reports.html.select import (
     groups_needing_attention,
     latest_per_group,
     skew_counts,
+    what_if_shown,
     whole_group_rows,
 )
 from vocabulary.columns import GROUP_KEYS
@@ -158,20 +159,14 @@ def _what_if(data: ReportData, key: pd.Series) -> str:
     rows = _of(data.what_if, key)
     if rows.empty:
         return '<p class="muted">No what-if candidates for this group.</p>'
-    order = [c for c in ("is_current", "recommended") if c in rows.columns]
-    rank = rows.assign(**{f"_{c}": rows[c].fillna(False).astype(bool) for c in order})
-    sort = [f"_{c}" for c in order] + [c for c in ("skew", "max_queues", "queues_moved")
-                                       if c in rows.columns]
-    rank = rank.sort_values(sort, ascending=[False] * len(order) + [True] * (len(sort)
-                                                                            - len(order)))
-    more = len(rank) - WHAT_IF_ROWS
+    more = len(rows) - WHAT_IF_ROWS
 
     def klass(row: pd.Series) -> str:
         if bool(row.get("recommended") is True):
             return "recommended"
         return "current" if bool(row.get("is_current") is True) else ""
 
-    table = html_table(rank.head(WHAT_IF_ROWS), WHAT_IF_COLUMNS, klass)
+    table = html_table(what_if_shown(rows, WHAT_IF_ROWS), WHAT_IF_COLUMNS, klass)
     tail = f'<p class="muted">{more} more candidate(s) in the what_if table.</p>' \
         if more > 0 else ""
     return f"<h4>What if</h4>{table}{tail}"

@@ -191,3 +191,47 @@ def findings_overview(rows: pd.DataFrame) -> FindingsOverview:
         pa.list_(pa.string())))
     overview.add(rows, findings, most_severe(rows[has_findings(rows)], None))
     return overview
+
+
+def what_if_shown(rows: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """Of one group's what_if rows, the `limit` a card shows, in this order: today's, the
+    recommended one, the split by topic and the other strategies at today's client count
+    by max load, then of the other client counts the fewest clients that reach each max
+    load (more clients for the same max load is no option), those nearest today's count,
+    by client count; then the rest by skew, max load and moves. Ranked by skew alone, a
+    group of 5 clients and 64 queues showed 32, 33, ..., 44 clients, all at max 2."""
+    if rows.empty or not {"clients", "max_queues"} <= set(rows.columns):
+        return rows.head(limit)
+    rows = rows.reset_index(drop=True)  # the parts below are told apart by index
+
+    def flag(column: str) -> pd.Series:
+        return (rows[column].fillna(False).astype(bool) if column in rows.columns
+                else pd.Series(False, index=rows.index))
+
+    current, recommended, split = flag("is_current"), flag("recommended"), flag("split_by_topic")
+    clients = pd.to_numeric(rows["clients"], errors="coerce")
+    today = clients[current]
+    top = rows[current | recommended].assign(_rank=(~current).astype(int)).sort_values(
+        "_rank", kind="stable").drop(columns="_rank")
+    rest = rows[~(current | recommended)]
+    same = (split | (clients == today.iloc[0])) if len(today) else split
+    moves = [c for c in ("queues_moved",) if c in rows.columns]
+    by_load = ["max_queues", *[c for c in ("skew",) if c in rows.columns], *moves]
+    at_today = rest[same[rest.index]].sort_values(by_load, kind="stable")
+    others = rest[~same[rest.index]]
+    # the fewest clients per max load, kept where the max load falls as clients rise
+    fewest = others.assign(_n=clients[others.index]).sort_values(
+        ["max_queues", "_n", *moves], kind="stable").drop_duplicates("max_queues")
+    fewest = fewest.sort_values(["_n", "max_queues"], kind="stable")
+    frontier = fewest[fewest["max_queues"]
+                      < fewest["max_queues"].cummin().shift(fill_value=np.inf)]
+    room = max(0, limit - len(top) - len(at_today))
+    if len(today) and room < len(frontier):
+        # nearest first; of two as near, the one with more clients (the lower max load)
+        near = frontier.assign(_far=(frontier["_n"] - today.iloc[0]).abs()).sort_values(
+            ["_far", "max_queues"], kind="stable")
+        frontier = near.head(room).drop(columns="_far").sort_values("_n", kind="stable")
+    frontier = frontier.drop(columns="_n")
+    left = others.drop(index=frontier.index).sort_values(
+        [c for c in ("skew", "max_queues", "queues_moved") if c in rows.columns], kind="stable")
+    return pd.concat([top, at_today, frontier, left]).head(limit)

@@ -340,3 +340,41 @@ def test_table_cells_group_thousands_whatever_the_count_s_type():
         "22,773", "22,773", "22,773", "-1,200"]
     assert [fmt(True), fmt(np.bool_(False)), fmt(None), fmt(float("nan"))] == [
         "yes", "no", "—", "—"]
+
+
+def test_a_what_if_card_shows_today_s_count_and_the_fewest_clients_per_max_load():
+    """5 clients, 64 queues: ranked by skew alone the card showed 32, 33, ..., 44 clients,
+    all at max 2, and none of the strategies at today's 5 clients."""
+    from math import ceil
+
+    from reports.html.select import what_if_shown
+
+    def row(candidate, clients, max_queues, moved, strategy="AVG", split=False,
+            current=False, recommended=False):
+        return {"candidate": candidate, "clients": clients, "strategy": strategy,
+                "split_by_topic": split, "max_queues": max_queues, "skew": 0,
+                "queues_moved": moved, "is_current": current, "recommended": recommended}
+
+    sweep = [row(f"{n} clients, AVG", n, ceil(64 / n), 60 - n, recommended=n == 64)
+             for n in range(1, 65) if n != 5]
+    rows = pd.DataFrame([
+        *sweep,
+        row("5 clients, CONSISTENT_HASH", 5, 15, 47, "CONSISTENT_HASH"),
+        row("split by topic", 6, 11, 30, split=True),
+        row("5 clients, AVG", 5, 13, 10),
+        row("today: 5 clients, AVG/AVG_BY_CIRCLE", 5, 13, 0, "AVG/AVG_BY_CIRCLE",
+            current=True),
+    ])
+    shown = what_if_shown(rows, 10)
+    assert shown["candidate"].tolist() == [
+        "today: 5 clients, AVG/AVG_BY_CIRCLE", "64 clients, AVG",
+        # the split by topic and today's count under other strategies, by max load
+        "split by topic", "5 clients, AVG", "5 clients, CONSISTENT_HASH",
+        # the fewest clients per max load, nearest 5 (of 2 and 8, 8): 4, 6, 3, 7, 8
+        "3 clients, AVG", "4 clients, AVG", "6 clients, AVG", "7 clients, AVG",
+        "8 clients, AVG"][:10]
+    assert "9 clients, AVG" not in what_if_shown(rows, 40)["candidate"].tolist()[:30]
+    assert len(what_if_shown(rows, 200)) == len(rows)  # every row, none twice
+    # rows of several read batches share index labels
+    assert len(what_if_shown(rows.set_axis([0] * len(rows)), 200)) == len(rows)
+    assert what_if_shown(rows.iloc[0:0], 10).empty
