@@ -33,13 +33,19 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
     def text(name: str) -> pa.ChunkedArray:
         return pc.cast(best.column(name), pa.string())
 
+    def counted(name: str, one: str, many: str) -> pa.ChunkedArray:
+        """The count in `name` and its noun: `1 queue moves`, `41 queues move`."""
+        return pc.binary_join_element_wise(
+            text(name), pc.if_else(pc.equal(best.column(name), 1), one, many), "")
+
     what = pc.if_else(
         best.column("split_by_topic"),
         pc.binary_join_element_wise(
-            "split the group by topic, each topic with its own clients (", text("clients"),
-            " clients in all)", ""),
+            "split the group by topic, each topic with its own clients (",
+            counted("clients", " client", " clients"), " in all)", ""),
         pc.binary_join_element_wise("run ", best.column("candidate"), ""))
     line = pc.binary_join_element_wise(
-        what, " (max ", text("max_queues"), " queues per client instead of ",
-        text("_today_max"), "; ", text("queues_moved"), " queues move once)", "")
+        what, " (max ", counted("max_queues", " queue", " queues"), " per client instead of ",
+        text("_today_max"), "; ", counted("queues_moved", " queue moves", " queues move"),
+        " once)", "")
     return pa.table({**{k: best.column(k) for k in GROUP_KEYS}, LINE: line})

@@ -102,7 +102,7 @@ def test_seed_group_what_if_reaches_max_1(audited) -> None:
     b = audited["group_balance"]
     whole = b[(b["snapshot_id"] == SEED) & b["topic"].isna()].iloc[0]
     assert "What-if: " in whole["recommendation"]
-    assert "max 1 queues per client instead of 2" in whole["recommendation"]
+    assert "max 1 queue per client instead of 2" in whole["recommendation"]
 
 
 def test_consistent_hash_group_gets_strategy_imbalance_and_a_fix(audited) -> None:

@@ -56,7 +56,7 @@ def test_seed_group_gets_a_change_reaching_max_1() -> None:
     # AVG never helps: the first-sorted client wins queue 0 of both topics at any count
     avg = out[(out["strategy"] == "AVG") & ~out["is_current"] & ~out["split_by_topic"]]
     assert avg["max_queues"].min() == 2 and avg["clients"].max() == 8
-    assert "max 1 queues per client instead of 2" in best_change(out)
+    assert "max 1 queue per client instead of 2" in best_change(out)
 
 
 def test_added_clients_get_synthetic_ids_and_removed_are_last_sorted() -> None:
@@ -64,7 +64,7 @@ def test_added_clients_get_synthetic_ids_and_removed_are_last_sorted() -> None:
     by = out.set_index("candidate")
     # today a {0,1}, b {2,3}. 1 client keeps "a": two queues move; 3 clients:
     # a {0,1}, b {2}, ~whatif-0001 {3}: one moves
-    assert by.loc["1 clients, AVG", "queues_moved"] == 2
+    assert by.loc["1 client, AVG", "queues_moved"] == 2
     assert by.loc["3 clients, AVG", "queues_moved"] == 1
     assert by.loc["4 clients, AVG", ["max_queues", "idle_clients"]].tolist() == [1, 0]
 

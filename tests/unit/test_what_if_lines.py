@@ -27,6 +27,9 @@ def test_lines_of_the_recommended_candidates() -> None:
         # a split by topic
         _row("split", "today: 2 clients, AVG", 2, 5, 0, current=True),
         _row("split", "5 clients, AVG", 5, 2, 4, split=True, recommended=True),
+        # counts of one, in the singular
+        _row("one", "today: 1 client, AVG", 1, 2, 0, current=True),
+        _row("one", "2 clients, AVG", 2, 1, 1, recommended=True),
     ]
     table = pa.Table.from_pylist([dict(zip(WHAT_IF_ARROW_SCHEMA.names, r, strict=True))
                                   for r in rows], schema=WHAT_IF_ARROW_SCHEMA)
@@ -37,6 +40,7 @@ def test_lines_of_the_recommended_candidates() -> None:
                   "3 queues move once)",
         "split": "split the group by topic, each topic with its own clients (5 clients in "
                  "all) (max 2 queues per client instead of 5; 4 queues move once)",
+        "one": "run 2 clients, AVG (max 1 queue per client instead of 2; 1 queue moves once)",
     }
 
 
