@@ -65,7 +65,7 @@ td.t,th.t{text-align:left}tr.current td{background:#eef4ff}tr.recommended td{bac
  border-radius:3px;padding:1px 6px;margin:0 4px 2px 0;font-size:12px}
 .muted{color:#666;font-size:12px}.rec{background:#fffbe6;border-left:3px solid #e0b400;
  padding:6px 10px;margin:6px 0;font-size:13px}nav a{margin-right:10px;font-size:13px}
-.overview{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
+.overview{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr));gap:16px}
 td.meaning{min-width:280px;max-width:480px}.nw{white-space:nowrap}.name{white-space:nowrap;
  display:inline-block;max-width:24em;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom}
 """

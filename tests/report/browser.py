@@ -51,8 +51,9 @@ def render(path: str, screenshot: str | None = None, window: str = "1400,2400") 
     return Rendered(dumped.stdout, console, stderr)
 
 
-# Measures the page once it has drawn: how wide its content is against the window, and
-# which chart legends cover a chart's own text (tick labels, axis titles, the title).
+# Measures the page once it has drawn: how wide its content is against the window, which
+# chart legends cover a chart's own text (tick labels, axis titles, the title), and which
+# charts are wider than their box.
 _LAYOUT_PROBE = """<script>
 window.addEventListener('load', () => setTimeout(() => {
   const root = document.documentElement;
@@ -69,10 +70,17 @@ window.addEventListener('load', () => setTimeout(() => {
         overlaps.push(plot.id + ': ' + text.textContent);
     });
   });
+  // a chart drawn wider than the box it sits in (drawn before its neighbours were laid
+  // out); by less than a scrollbar is the page's scrollbar, which came after the charts
+  const wider = [...document.querySelectorAll('.js-plotly-plot')].filter(plot => {
+    const svg = plot.querySelector('.main-svg');
+    return svg && svg.getBoundingClientRect().width
+                  > plot.parentElement.getBoundingClientRect().width + 20;
+  }).map(plot => plot.id);
   const out = document.createElement('pre');
   out.id = 'layout-probe';
   out.textContent = JSON.stringify({content: root.scrollWidth, window: root.clientWidth,
-                                    overlaps: overlaps});
+                                    overlaps: overlaps, wider: wider});
   document.body.appendChild(out);
 }, 300));
 </script>"""
@@ -83,6 +91,7 @@ class Layout:
     content_width: int  # the page's scroll width: more than the window means it scrolls
     window_width: int
     overlaps: list[str]  # "<chart id>: <text>" for each chart text a legend covers
+    wider: list[str]  # ids of the charts drawn wider than the box they sit in
 
 
 def layout(path: str, width: int) -> Layout:
@@ -98,4 +107,5 @@ def layout(path: str, width: int) -> Layout:
     if not found:
         raise AssertionError(f"the layout probe did not run in {path}")
     measured = json.loads(html.unescape(found.group(1)))
-    return Layout(measured["content"], measured["window"], measured["overlaps"])
+    return Layout(measured["content"], measured["window"], measured["overlaps"],
+                  measured["wider"])

@@ -63,3 +63,5 @@ def test_the_page_fits_its_window_and_no_legend_covers_a_charts_text(tmp_path, m
     seen = browser.layout(path, width)
     assert seen.content_width <= seen.window_width, seen
     assert seen.overlaps == []
+    # the skew and churn charts side by side, or one above the other, each inside its box
+    assert seen.wider == [], seen
