@@ -89,6 +89,18 @@ def test_strict_mode_refuses_incomplete_inputs_and_writes_nothing(spark, inputs,
     assert table(out, "assignments").empty and table(out, "runs").empty
 
 
+def test_snapshots_in_no_input_are_exit_2_unless_one_of_them_is_there(spark, inputs,
+                                                                      tmp_path) -> None:
+    """A typo'd --snapshot audited nothing and exited 0, strict or not."""
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=r"--snapshot Z, Y: no row of them in any input"):
+        audit(spark, inputs["full"], out, "typo", snapshots=("Z", "Y", "Z"))
+    assert table(out, "assignments").empty and table(out, "runs").empty
+    result = audit(spark, inputs["full"], out, "some", snapshots=("A", "Z"))
+    assert result.snapshots == ["A"]
+    assert "snapshot Z is in none of the inputs" in result.warnings
+
+
 def test_rejects_are_replaced_not_multiplied(spark, tmp_path) -> None:
     queues = queue_rows(["A"])
     bad = pd.DataFrame([
