@@ -70,6 +70,7 @@ from vocabulary.columns import (
     GROUP_KEYS,
     KAFKA_STRATEGIES,
 )
+from vocabulary.words import counted
 
 MAX_CLIENTS = 256
 SYNTHETIC_PREFIX = "~whatif-"
@@ -384,7 +385,7 @@ def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame,
     is_ch = groups["own"].to_numpy() == "CONSISTENT_HASH"
     return pd.DataFrame({
         "g": groups["g"].to_numpy(),
-        "candidate": [f"today: {clients_label(c)}, {s}" for c, s in
+        "candidate": [f"today: {counted(c, 'client')}, {s}" for c, s in
                       zip(groups["C"], groups["today_strategy"], strict=True)],
         "clients": groups["C"].to_numpy(),
         "strategy": groups["today_strategy"].to_numpy(),
@@ -1039,11 +1040,6 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
     })
 
 
-def clients_label(n: int) -> str:
-    """`1 client`, `16 clients`: the start of a candidate's label."""
-    return f"{n} client" if n == 1 else f"{n} clients"
-
-
 def _labels(n: np.ndarray, strategy: np.ndarray, vn: np.ndarray) -> np.ndarray:
     """`16 clients, AVG`, `8 clients, CONSISTENT_HASH (40 virtual nodes)`: each distinct
     (clients, strategy, virtual nodes) formatted once (a bucket has a few thousand of
@@ -1060,7 +1056,7 @@ def _labels(n: np.ndarray, strategy: np.ndarray, vn: np.ndarray) -> np.ndarray:
         rest, v = divmod(k, len(v_values) + 1)
         clients, s_at = divmod(rest, len(s_names) + 1)
         name = s_names[s_at]
-        text.append(f"{clients_label(clients)}, {name}" + (
+        text.append(f"{counted(clients, 'client')}, {name}" + (
             f" ({int(v_values[v - 1])} virtual nodes)" if name == "CONSISTENT_HASH" and v else ""))
     return np.array(text, dtype=object)[codes]
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from vocabulary.words import counted
+
 if TYPE_CHECKING:
     from reports.attention import FindingCounts
 
@@ -38,7 +40,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
                     if g.get("max_queues") is not None else "no queues")
             w(f"  {g['cluster']}/{g['consumer_group']} @ {g['snapshot_id']}: "
               f"{', '.join(g['findings'])}\n")
-            w(f"    {g['clients']} clients, {g['queues']} queues, {load}, "
+            w(f"    {counted(g['clients'], 'client')}, {counted(g['queues'], 'queue')}, {load}, "
               f"{g['idle_clients']} idle, {g['unconsumed_queues']} unconsumed, "
               f"{g['contended_queues']} contended\n")
             line = g.get("what_if_line")

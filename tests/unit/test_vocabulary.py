@@ -36,3 +36,11 @@ def test_assigned_arrow_schema_is_the_spark_schema_field_by_field() -> None:
 def test_kernel_column_lists_match_the_udf_schemas() -> None:
     assert WHAT_IF_SCHEMA.fieldNames() == WHAT_IF_KERNEL_COLUMNS
     assert DRIFT_SCHEMA.fieldNames() == DRIFT_COLUMNS
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    from vocabulary.words import counted
+
+    assert [counted(1, "client"), counted(16, "client"), counted(0, "queue"),
+            counted(1, "queue moves", "queues move")] == [
+        "1 client", "16 clients", "0 queues", "1 queue moves"]
