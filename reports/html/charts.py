@@ -100,19 +100,20 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
     # too low to see: each bar carries its count, and counts that far apart go on a log
     # axis, where a bar of 1 group still stands beside one of 10,000
     log = not counts.empty and counts.max() > LOG_AXIS_SPREAD * max(1, counts.min())
-    fig = go.Figure(go.Bar(x=counts.index.tolist(), y=counts.tolist(),
-                           marker={"color": "#4c78a8"}, width=0.9,
-                           text=[f"{n:,}" for n in counts.tolist()], textposition="outside",
-                           cliponaxis=False,
-                           # upright over narrow bars, never shrunk to a bar's width (the
-                           # counts of dozens of bars were specks)
-                           textangle=-90 if log else 0, constraintext="none",
-                           textfont={"size": 10},
-                           hovertemplate="skew %{x}: %{y:,} group(s)<extra></extra>"))
     # a skew below 0 is a group whose busiest client holds less than the pooled max: some
     # of its queues nobody consumes
     low_skew = 0 if counts.empty else min(0, int(counts.index.min()))
     top_skew = 0 if counts.empty else int(counts.index.max())
+    many_bars = top_skew - low_skew > 20
+    fig = go.Figure(go.Bar(x=counts.index.tolist(), y=counts.tolist(),
+                           marker={"color": "#4c78a8"}, width=0.9,
+                           text=[f"{n:,}" for n in counts.tolist()], textposition="outside",
+                           cliponaxis=False,
+                           # upright over the narrow bars of a wide skew range, never shrunk
+                           # to a bar's width (the counts of dozens of bars were specks)
+                           textangle=-90 if many_bars else 0, constraintext="none",
+                           textfont={"size": 10},
+                           hovertemplate="skew %{x}: %{y:,} group(s)<extra></extra>"))
     fig.update_layout(
         title={"text": f"{int(counts.sum()):,} group(s) by skew", "font": {"size": 14},
                "subtitle": {"text": "each at its latest shown snapshot", "font": {"size": 11}}},
@@ -120,10 +121,10 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
         # skew 0 to 5 at least: a few groups, all balanced, are one bar at 0, not a block
         # filling the axis
         xaxis={"title": "skew: max queues per client minus the pooled max",
-               "dtick": 1 if top_skew - low_skew <= 20 else None,
+               "dtick": None if many_bars else 1,
                "range": [low_skew - 0.5, max(top_skew, SKEW_AXIS_MIN) + 0.5]},
         # counts of groups: whole numbers (a single group drew a tick at 0.5); a log axis
-        # ticks each power of ten, with room above the tallest bar for its upright count
+        # ticks each power of ten, with room above the tallest bar for its count
         yaxis=({"title": "groups (log scale)", "type": "log", "dtick": 1, "tickformat": ",d",
                 "range": [-0.2, math.log10(counts.max()) + 0.9]}
                if log else

@@ -212,6 +212,9 @@ def test_the_skew_axis_reaches_five_and_counts_are_whole():
     many = skew_histogram(pd.Series({0: 120_000, 12: 1})).layout
     assert list(many.xaxis.range) == [-0.5, 12.5]
     assert (many.yaxis.type, many.yaxis.dtick, many.yaxis.range[0]) == ("log", 1, -0.2)
+    # counts read across a few wide bars, upright over many narrow ones
+    assert skew_histogram(pd.Series({0: 120_000, 12: 1})).data[0].textangle == 0
+    assert skew_histogram(pd.Series({-30: 1, 0: 9})).data[0].textangle == -90
     # a group whose max load is under its pooled max (queues nobody consumes) stays seen
     below = skew_histogram(pd.Series({-2: 1, 0: 3})).layout
     assert list(below.xaxis.range) == [-2.5, 5.5]
