@@ -258,7 +258,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
     with ctx.steps.step("read", "validate") as line:
         read = read_inputs(ctx.store, paths, ctx.config.snapshots, ctx.persist)
         scope = find_scope(read, ctx.config.snapshots)
-        _refuse_requested_absent(ctx.config.snapshots, scope)
+        _refuse_requested_absent(scope)
         held = held_runs(ctx.store, ctx.output)
         scope.notes.extend(clusters_left_out(held, scope))
         if ctx.config.strict and scope.notes:
@@ -288,13 +288,13 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
     return inputs, scope, rejects, times, captured, has_sticky, held
 
 
-def _refuse_requested_absent(requested: tuple[str, ...], scope: Scope) -> None:
+def _refuse_requested_absent(scope: Scope) -> None:
     """Exit 2 when no snapshot `--snapshot` names has a single row in the inputs (a typo, or
     a capture that never ran): the run would audit nothing and say so with exit 0, and a
     scheduler would see success. With some of them there, the others are warnings
     (`--strict`: failures)."""
-    asked = list(dict.fromkeys(requested))
-    if asked and not any(s in scope.clusters for s in asked):
+    if scope.requested and scope.absent == scope.requested:
+        asked = scope.requested
         raise InputError(
             f"--snapshot {', '.join(asked)}: no row of {'it' if len(asked) == 1 else 'them'} "
             "in any input (queues, members, offsets, observed); nothing to audit, nothing "

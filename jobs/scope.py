@@ -56,6 +56,9 @@ class Scope:
     subscriptions: int = 0
     # (snapshot, cluster)s an optional input given to the run has no usable rows of
     missing_from: dict[str, set[tuple[str, str | None]]] = field(default_factory=dict)
+    # the snapshots `--snapshot` named, once each, and those of them in none of the inputs
+    requested: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
 
     @property
     def read_clusters(self) -> list[str | None]:
@@ -129,9 +132,10 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
             if key not in present:
                 missing_from.setdefault(table, set()).add(key)
                 notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
-    for s in requested:
-        if s not in clusters:
-            notes.append(Note(None, None, None, f"snapshot {s} is in none of the inputs"))
+    asked = list(dict.fromkeys(requested))
+    absent = [s for s in asked if s not in clusters]
+    notes.extend(Note(None, None, None, f"snapshot {s} is in none of the inputs")
+                 for s in absent)
     if not queues and members:
         notes.append(Note(None, None, None, "the queues input has no usable rows at all"))
     if not members and queues:
@@ -141,7 +145,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
         usable_clusters[s].add(c)
     return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
                  notes, reads_null_snapshot=not requested, subscriptions=subscriptions,
-                 missing_from=missing_from)
+                 missing_from=missing_from, requested=asked, absent=absent)
 
 
 def _sorted_values(mapping: dict) -> dict:

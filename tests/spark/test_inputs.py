@@ -340,6 +340,10 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
     # (A, c1, G, T), (A, c1, H, U), (A, c2, G, T) of rejected rows, (B, c1, G, T); not X's,
     # not B's member without a topic
     assert scope.subscriptions == 4
+    asked = find_scope(read, ("A", "nope", "nope"))  # named twice: one note
+    assert (asked.requested, asked.absent) == (["A", "nope"], ["nope"])
+    assert [n.text() for n in asked.notes if "none of the inputs" in n.text()] == [
+        "snapshot nope is in none of the inputs"]
 
 
 def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,

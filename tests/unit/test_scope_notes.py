@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from jobs.scope import groups_without_lag
+import pytest
+
+from jobs.audit import _refuse_requested_absent
+from jobs.scope import Scope, groups_without_lag
 from rebalance_udfs.spark.report_pass import LagUnknown
+from vocabulary.errors import InputError
 
 
 def test_groups_without_lag_are_one_note_per_snapshot_and_cluster_naming_the_first() -> None:
@@ -20,3 +24,16 @@ def test_groups_without_lag_are_one_note_per_snapshot_and_cluster_naming_the_fir
     assert "lag is unknown for 1 group(s) with queues (G): " in notes[0].text()
     assert "(G, H): " in notes[2].text()
     assert groups_without_lag({}, set()) == []
+
+
+def test_a_run_is_refused_only_when_every_snapshot_it_names_is_absent() -> None:
+    def scope(requested: list[str], absent: list[str]) -> Scope:
+        return Scope(audited=[], not_audited=[], clusters={}, requested=requested,
+                     absent=absent)
+
+    with pytest.raises(InputError, match=r"^--snapshot nope, typo: no row of them in any"):
+        _refuse_requested_absent(scope(["nope", "typo"], ["nope", "typo"]))
+    with pytest.raises(InputError, match=r"^--snapshot nope: no row of it in any input"):
+        _refuse_requested_absent(scope(["nope"], ["nope"]))
+    _refuse_requested_absent(scope(["A", "nope"], ["nope"]))  # a warning, not a refusal
+    _refuse_requested_absent(scope([], []))  # the whole inputs
