@@ -215,9 +215,8 @@ def what_if_shown(rows: pd.DataFrame, limit: int) -> pd.DataFrame:
         "_rank", kind="stable").drop(columns="_rank")
     rest = rows[~(current | recommended)]
     same = (split | (clients == today.iloc[0])) if len(today) else split
-    moves = [c for c in ("queues_moved",) if c in rows.columns]
-    by_load = ["max_queues", *[c for c in ("skew",) if c in rows.columns], *moves]
-    at_today = rest[same[rest.index]].sort_values(by_load, kind="stable")
+    skew, moves = ([c] if c in rows.columns else [] for c in ("skew", "queues_moved"))
+    at_today = rest[same[rest.index]].sort_values(["max_queues", *skew, *moves], kind="stable")
     others = rest[~same[rest.index]]
     # the fewest clients per max load, kept where the max load falls as clients rise
     fewest = others.assign(_n=clients[others.index]).sort_values(
@@ -232,6 +231,6 @@ def what_if_shown(rows: pd.DataFrame, limit: int) -> pd.DataFrame:
             ["_far", "max_queues"], kind="stable")
         frontier = near.head(room).drop(columns="_far").sort_values("_n", kind="stable")
     frontier = frontier.drop(columns="_n")
-    left = others.drop(index=frontier.index).sort_values(
-        [c for c in ("skew", "max_queues", "queues_moved") if c in rows.columns], kind="stable")
+    left = others.drop(index=frontier.index).sort_values([*skew, "max_queues", *moves],
+                                                         kind="stable")
     return pd.concat([top, at_today, frontier, left]).head(limit)
