@@ -34,7 +34,8 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
         return pc.cast(best.column(name), pa.string())
 
     def counted(name: str, one: str, many: str) -> pa.ChunkedArray:
-        """The count in `name` and its noun: `1 queue moves`, `41 queues move`."""
+        """The count in `name` and its noun: `1 queue moves`, `41 queues move`; the same
+        rule as `vocabulary.words.counted`, over a whole column."""
         return pc.binary_join_element_wise(
             text(name), pc.if_else(pc.equal(best.column(name), 1), one, many), "")
 
