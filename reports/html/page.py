@@ -7,6 +7,7 @@ import html
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -264,11 +265,9 @@ def group_section(data: ReportData, row: pd.Series, index: int,
 
 
 def overview(data: ReportData) -> str:
-    """Side by side: how skew spreads over the shown groups, and churn over time."""
-    whole = data.group_balance
-    counts = (data.skew_counts if data.skew_counts is not None
-              else skew_counts(latest_per_group(whole_group_rows(whole))["skew"])
-              if not whole.empty and "skew" in whole.columns else pd.Series(dtype="int64"))
+    """Side by side: how skew spreads over the shown groups (its counts filled by
+    `render`), and churn over time."""
+    counts = data.skew_counts if data.skew_counts is not None else pd.Series(dtype="int64")
     left = (charts.to_div(charts.skew_histogram(counts), "skew-chart")
             if not counts.empty else "<p>No group has a skew figure.</p>")
     right = (charts.to_div(charts.churn_timeline(data.churn), "churn-chart")
@@ -397,14 +396,28 @@ def warnings_section(warnings: RunWarnings) -> str:
             "printed them too</p>" + unrecorded)
 
 
+def _with_counts(data: ReportData) -> ReportData:
+    """`data` with its skew counts and findings overview counted from its group_balance
+    rows where `load()` did not count them over every shown group (a ReportData built by
+    hand): each group once, at its latest snapshot."""
+    if data.skew_counts is not None and data.findings is not None:
+        return data
+    latest = latest_per_group(whole_group_rows(data.group_balance))
+    counts = (data.skew_counts if data.skew_counts is not None
+              else skew_counts(latest["skew"]) if "skew" in latest.columns and not latest.empty
+              else pd.Series(dtype="int64"))
+    findings = data.findings if data.findings is not None else findings_overview(latest)
+    return replace(data, skew_counts=counts, findings=findings)
+
+
 def render(data: ReportData, top: int = DEFAULT_TOP,
            generated: datetime | None = None) -> str:
     """The whole page as a string."""
     generated = generated or datetime.now(UTC)
+    data = _with_counts(data)
     worst = groups_needing_attention(data.group_balance, top, everything=bool(data.groups))
     weights = " + ".join(f"{w} × {c.replace('_', ' ')}" for c, w in SEVERITY_WEIGHTS.items())
-    findings = (data.findings if data.findings is not None
-                else findings_overview(latest_per_group(whole_group_rows(data.group_balance))))
+    findings = data.findings
     body = [header(data, generated)]
     body.append('<nav>' + ('<a href="#warnings">warnings</a>' if data.warnings.count()
                            else "")
