@@ -140,6 +140,13 @@ def test_a_folder_as_html_or_no_top_is_a_user_error(output, tmp_path, capsys):
     assert main(["report", "--output", output, "--html", str(folder)]) == 2
     assert f"--html {folder} is a folder" in capsys.readouterr().err
     assert list(folder.iterdir()) == []
+    # a page inside a table's folder is lost to that table's VACUUM
+    inside = Path(output) / "group_balance" / "snapshot_id=s2" / "r.html"
+    assert main(["report", "--output", output, "--html", str(inside)]) == 2
+    err = capsys.readouterr().err
+    assert (f"--html {inside} lies in the Delta table at {Path(output) / 'group_balance'}: "
+            "a VACUUM") in err and "Traceback" not in err
+    assert not inside.exists()
     for top in ("0", "-3"):
         with pytest.raises(SystemExit) as exit_:
             main(["report", "--output", output, "--top", top])
