@@ -29,13 +29,13 @@ def write_report(output: str, html_path: str | None = None,
     if html_path is not None and os.path.isdir(html_path):  # checked before the reading
         raise ConfigError(f"--html {html_path} is a folder: give the page's file name, e.g. "
                           f"{os.path.join(html_path, REPORT_FILE)}")
+    output = without_file_scheme(output)
     if html_path is not None and (table := delta_table_holding(
             os.path.dirname(os.path.abspath(html_path)))) is not None:
         raise ConfigError(f"--html {html_path} lies in the Delta table at {table}: a VACUUM "
                           "of that table deletes every file its log does not name, the page "
                           "with them; write it outside any table, e.g. "
-                          f"{os.path.join(without_file_scheme(output), REPORT_FILE)}")
-    output = without_file_scheme(output)
+                          f"{os.path.join(output, REPORT_FILE)}")
     with _system_allocator():
         data = load(output, snapshots, groups, top or DEFAULT_TOP)
     page = render(data, top or DEFAULT_TOP)
