@@ -251,9 +251,12 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
 
 def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     """The candidate rows (COLUMNS) in (group, candidate order), with each group's
-    recommended one: the least max_queues, then clients, then queues moved, today's row
-    before a simulated one, then candidate order. A simulated candidate identical to
-    today (same owners) adds nothing to today's row and is left out.
+    recommended one: of the rows with no more clients than today (the rows that add
+    clients stay in the table, as the price of a lower max), the least max_queues, then
+    clients, then queues moved, today's row before a simulated one, then candidate order.
+    Otherwise every group would be told to scale out, to its largest topic's queue count
+    at most, whatever its finding. A simulated candidate identical to today (same owners)
+    adds nothing to today's row and is left out.
 
     (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
     is_current = out["is_current"].to_numpy(bool)
@@ -264,9 +267,11 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     out = out[~same]
     g = out["g"].to_numpy(np.int64)
     order = out["order"].to_numpy(np.int64)
+    clients = out["clients"].to_numpy()
+    adds_clients = clients > out["C_today"].to_numpy()
     best = np.lexsort((order, ~out["is_current"].to_numpy(bool),
-                       out["queues_moved"].to_numpy(), out["clients"].to_numpy(),
-                       out["max_queues"].to_numpy(), g))
+                       out["queues_moved"].to_numpy(), clients,
+                       out["max_queues"].to_numpy(), adds_clients, g))
     recommended = np.zeros(len(g), bool)
     recommended[best[np.diff(g[best], prepend=-1) != 0]] = True  # g >= 0
     final = np.lexsort((order, g))

@@ -2,10 +2,12 @@
 
 `run 16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)`, or
 for a split `split the group by topic, each topic with its own clients (N clients in all)
-(...)`. The group_balance recommendation and the run's summary quote it (SPEC,
-group_balance findings). Made in the report pass from the what-if rows it has just
-computed (Arrow string kernels over all the bucket's groups at once), so no Spark job
-reads the what_if table back for it.
+(...)`; a candidate that keeps today's max load with fewer clients (the recommended row
+never adds clients) says so: `run 4 clients, AVG (max 1 queue per client as today, with 5
+clients fewer; no queue moves)`. The group_balance recommendation and the run's summary
+quote it (SPEC, group_balance findings). Made in the report pass from the what-if rows
+it has just computed (Arrow string kernels over all the bucket's groups at once), so no
+Spark job reads the what_if table back for it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
     """GROUP_KEYS and LINE of every group in `rows` (what_if rows, WHAT_IF_ARROW_SCHEMA)
     whose recommended row is not today's; groups where today is best have none."""
     today = rows.filter(rows.column("is_current")).select(
-        [*GROUP_KEYS, "max_queues"]).rename_columns([*GROUP_KEYS, "_today_max"])
+        [*GROUP_KEYS, "max_queues", "clients"]).rename_columns(
+        [*GROUP_KEYS, "_today_max", "_today_clients"])
     best = rows.filter(pc.and_(rows.column("recommended"),
                                pc.invert(rows.column("is_current"))))
     best = best.join(today, GROUP_KEYS, join_type="inner", use_threads=False)
@@ -33,11 +36,13 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
     def text(name: str) -> pa.ChunkedArray:
         return pc.cast(best.column(name), pa.string())
 
-    def counted(name: str, one: str, many: str) -> pa.ChunkedArray:
-        """The count in `name` and its noun: `1 queue moves`, `41 queues move`; the same
-        rule as `vocabulary.words.counted`, over a whole column."""
+    def counted(name: str | pa.ChunkedArray, one: str, many: str) -> pa.ChunkedArray:
+        """The count in `name` (a column of `best`, or counts) and its noun: `1 queue
+        moves`, `41 queues move`; the same rule as `vocabulary.words.counted`, over a
+        whole column."""
+        counts = best.column(name) if isinstance(name, str) else name
         return pc.binary_join_element_wise(
-            text(name), pc.if_else(pc.equal(best.column(name), 1), one, many), "")
+            pc.cast(counts, pa.string()), pc.if_else(pc.equal(counts, 1), one, many), "")
 
     what = pc.if_else(
         best.column("split_by_topic"),
@@ -45,8 +50,18 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
             "split the group by topic, each topic with its own clients (",
             counted("clients", " client", " clients"), " in all)", ""),
         pc.binary_join_element_wise("run ", best.column("candidate"), ""))
+    lower = pc.less(best.column("max_queues"), best.column("_today_max"))
+    against = pc.if_else(
+        lower, pc.binary_join_element_wise(" instead of ", text("_today_max"), ""),
+        pc.binary_join_element_wise(
+            " as today, with ",
+            counted(pc.subtract(best.column("_today_clients"), best.column("clients")),
+                    " client fewer", " clients fewer"), ""))
+    moves = pc.if_else(
+        pc.equal(best.column("queues_moved"), 0), "no queue moves",
+        pc.binary_join_element_wise(
+            counted("queues_moved", " queue moves", " queues move"), " once", ""))
     line = pc.binary_join_element_wise(
-        what, " (max ", counted("max_queues", " queue", " queues"), " per client instead of ",
-        text("_today_max"), "; ", counted("queues_moved", " queue moves", " queues move"),
-        " once)", "")
+        what, " (max ", counted("max_queues", " queue", " queues"), " per client", against,
+        "; ", moves, ")", "")
     return pa.table({**{k: best.column(k) for k in GROUP_KEYS}, LINE: line})

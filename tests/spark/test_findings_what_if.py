@@ -136,6 +136,21 @@ def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) ->
     assert len(bad) == 1 and "allocation_mode must be one of" in bad["reason"].iloc[0]
 
 
+def test_every_group_is_recommended_its_best_row_without_added_clients(audited) -> None:
+    """Over every group audited: one recommended row, with no more clients than today and
+    the least max load of such rows; rows with more clients are listed, never chosen."""
+    w = audited["what_if"]
+    keys = ["snapshot_id", "cluster", "consumer_group"]
+    today = w[w["is_current"]].set_index(keys)["clients"].rename("today")
+    w = w.join(today, on=keys)
+    assert (w.groupby(keys)["recommended"].sum() == 1).all()
+    best = w[w["recommended"]].set_index(keys)
+    assert (best["clients"] <= best["today"]).all()
+    least = w[w["clients"] <= w["today"]].groupby(keys)["max_queues"].min()
+    assert best["max_queues"].sort_index().tolist() == least.sort_index().tolist()
+    assert (w["clients"] > w["today"]).any()
+
+
 def test_summary_groups_carry_their_what_if_line(audited) -> None:
     worst = audited["worst"]
     assert "what_if_line" in worst.columns and worst["what_if_line"].notna().any()

@@ -82,6 +82,32 @@ def test_consistent_hash_group_like_the_issue_has_a_fix_at_todays_count() -> Non
     assert len(ch40) == 1
 
 
+def test_the_recommended_row_adds_no_client_though_added_clients_lower_the_max() -> None:
+    """3 clients, 2 topics of 4 queues, AVG: the first client wins 2 queues of each topic
+    (max 4). Roundrobin at 3 clients pools them (3, 3, 2), as does CONSISTENT_HASH with 40
+    virtual nodes here (fewer moves); AVG at 4 clients reaches max 2, listed in the table,
+    but the recommendation fixes the strategy, not the fleet size."""
+    out = what_if_bucket(*_group(["a", "b", "c"], {"T1": 4, "T2": 4}, "AVG"))
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 4
+    best = out[out["recommended"]].iloc[0]
+    assert (best["clients"], best["max_queues"], bool(best["is_current"])) == (3, 3, False)
+    assert out[out["candidate"] == "3 clients, roundrobin"].iloc[0]["max_queues"] == 3
+    assert out["recommended"].sum() == 1
+    assert out[out["clients"] > 3]["max_queues"].min() == 2
+    assert best_change(out).startswith("run 3 clients, ")
+    assert "(max 3 queues per client instead of 4" in best_change(out)
+
+
+def test_an_even_group_is_recommended_as_it_is_not_scaled_out() -> None:
+    """2 clients, 8 queues, AVG: max 4 is the least any count up to today's gives; more
+    clients lower it (listed in the table) but no change is recommended."""
+    out = what_if_bucket(*_group(["a", "b"], {"T": 8}, "AVG"))
+    best = out[out["recommended"]].iloc[0]
+    assert bool(best["is_current"]) and best["max_queues"] == 4
+    assert out["max_queues"].min() == 1
+    assert best_change(out) == "no simulated change lowers the max load below today's"
+
+
 def test_groups_without_clustering_clients_or_queues_get_no_rows() -> None:
     assigned, members = _group(["a", "b"], {"T": 2}, "AVG")
     broadcast = members.assign(message_model="BROADCASTING")

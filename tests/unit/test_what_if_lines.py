@@ -1,5 +1,6 @@
-"""A group's what-if line names its recommended candidate against today's max load, and
-groups whose best candidate is today's assignment have none."""
+"""A group's what-if line names its recommended candidate against today's max load (or, at
+today's max, the clients it saves), and groups whose best candidate is today's assignment
+have none."""
 
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ def test_lines_of_the_recommended_candidates() -> None:
         # counts of one, in the singular
         _row("one", "today: 1 client, AVG", 1, 2, 0, current=True),
         _row("one", "2 clients, AVG", 2, 1, 1, recommended=True),
+        # today's max load with fewer clients, nothing moving
+        _row("fewer", "today: 9 clients, AVG", 9, 1, 0, current=True),
+        _row("fewer", "4 clients, AVG", 4, 1, 0, recommended=True),
+        _row("one-fewer", "today: 3 clients, AVG", 3, 2, 0, current=True),
+        _row("one-fewer", "2 clients, AVG", 2, 2, 1, recommended=True),
     ]
     table = pa.Table.from_pylist([dict(zip(WHAT_IF_ARROW_SCHEMA.names, r, strict=True))
                                   for r in rows], schema=WHAT_IF_ARROW_SCHEMA)
@@ -41,6 +47,10 @@ def test_lines_of_the_recommended_candidates() -> None:
         "split": "split the group by topic, each topic with its own clients (5 clients in "
                  "all) (max 2 queues per client instead of 5; 4 queues move once)",
         "one": "run 2 clients, AVG (max 1 queue per client instead of 2; 1 queue moves once)",
+        "fewer": "run 4 clients, AVG (max 1 queue per client as today, with 5 clients "
+                 "fewer; no queue moves)",
+        "one-fewer": "run 2 clients, AVG (max 2 queues per client as today, with 1 client "
+                     "fewer; 1 queue moves once)",
     }
 
 
