@@ -105,6 +105,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     audited = sorted(queue_snaps & member_snaps)
     subscriptions = sum(r.subscriptions for r in rows
                         if r.table == "members" and r.snapshot_id in audited)
+    subscribed = {(r.snapshot_id, r.cluster): r.subscriptions for r in rows
+                  if r.table == "members"}
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
@@ -117,6 +119,12 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                     f"{missing} has no usable rows, {present} has {n}: not audited (earlier "
                     "output of it is kept)" if s not in audited else
                     f"{missing} has no usable rows for this cluster, {present} has {n}")))
+    for (s, c), n in sorted(members.items(), key=_key):
+        if s in audited and (s, c) in queues and not subscribed.get((s, c)):
+            notes.append(Note("members", s, c, (
+                f"topic is null in all {n} usable members rows: no client subscribes "
+                "anything, so no queue is assigned (a members table without a topic "
+                "column, or with it under another name, reads so)")))
     for s in not_audited:
         if s not in queue_snaps and s not in member_snaps:
             notes.append(Note(None, s, None, "every queues and members row of it was rejected "

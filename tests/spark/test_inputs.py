@@ -346,6 +346,35 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
         "snapshot nope is in none of the inputs"]
 
 
+def test_members_with_their_topic_column_under_another_name_are_a_noted_problem(
+        spark, tmp_path) -> None:
+    """A members table whose topic column is named otherwise (`topic_name`) reads as
+    members subscribing nothing (topic may be left out: null everywhere): the run would
+    assign no queue and call every client idle. A note (a warning, a rejects row, a strict
+    failure) says so for each snapshot and cluster with no subscribed topic at all."""
+    from jobs.scope import find_scope
+    from storage.delta import DeltaStore
+    from tests.support.delta_inputs import frame_for, read_written
+    from tests.support.outputs import member_rows, queue_rows
+
+    store = DeltaStore(spark, "offline")
+    paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
+    store.write(frame_for(spark, "queues", queue_rows(["A", "B"], cluster="c1")),
+                paths["queues"], "queues", ["snapshot_id"])
+    renamed = member_rows(["A", "B"], cluster="c1").rename(columns={"topic": "topic_name"})
+    members = spark.createDataFrame(renamed)
+    store.write(members, paths["members"], "members", ["snapshot_id"])
+    scope = find_scope(read_written(spark, paths, Persisted()), ())
+
+    assert scope.audited == ["A", "B"]
+    assert [(n.table, n.text()) for n in scope.notes] == [
+        ("members", f"snapshot {s} (cluster c1): topic is null in all {n} usable members "
+                    "rows: no client subscribes anything, so no queue is assigned (a members "
+                    "table without a topic column, or with it under another name, reads so)")
+        for s, n in (("A", 2), ("B", 3))]
+    assert read_written(spark, paths, Persisted()).members.count() == 5
+
+
 def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
                                                                         tmp_path) -> None:
     """With --observed, an audited snapshot and cluster the observed table lacks has no
