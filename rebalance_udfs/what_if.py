@@ -254,9 +254,9 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     recommended one: of the rows with no more clients than today (the rows that add
     clients stay in the table, as the price of a lower max), the least max_queues, then
     clients, then queues moved, today's row before a simulated one, then candidate order.
-    Otherwise every group would be told to scale out, to its largest topic's queue count
-    at most, whatever its finding. A simulated candidate identical to today (same owners)
-    adds nothing to today's row and is left out.
+    Otherwise adding clients would always win (it lowers the max of any group), and every
+    group would be told to scale out whatever its finding. A simulated candidate identical
+    to today (same owners) adds nothing to today's row and is left out.
 
     (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
     is_current = out["is_current"].to_numpy(bool)

@@ -154,6 +154,12 @@ def drift_section(drift: pd.DataFrame | None) -> str:
             + html_table(counts, list(counts.columns)))
 
 
+# why a row with a lower max load can stand unrecommended (`rebalance_udfs.what_if._ranked`)
+WHAT_IF_RULE = ('<p class="muted">recommended: the best candidate with no more clients than '
+                "today (lowest max load, then fewest clients, then fewest moves); the rows "
+                "with more clients show what adding them would buy.</p>")
+
+
 def _what_if(data: ReportData, key: pd.Series) -> str:
     if data.what_if is None or data.what_if.empty:  # no table, or --what-if off
         return ""
@@ -170,7 +176,7 @@ def _what_if(data: ReportData, key: pd.Series) -> str:
     table = html_table(what_if_shown(rows, WHAT_IF_ROWS), WHAT_IF_COLUMNS, klass)
     tail = f'<p class="muted">{more} more candidate(s) in the what_if table.</p>' \
         if more > 0 else ""
-    return f"<h4>What if</h4>{table}{tail}"
+    return f"<h4>What if</h4>{WHAT_IF_RULE}{table}{tail}"
 
 
 def rebalances_by_group(churn: pd.DataFrame | None) -> dict[tuple, list[dict]] | None:
