@@ -103,10 +103,9 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     queue_snaps = {s for s, _ in queues}
     member_snaps = {s for s, _ in members}
     audited = sorted(queue_snaps & member_snaps)
-    subscriptions = sum(r.subscriptions for r in rows
-                        if r.table == "members" and r.snapshot_id in audited)
     subscribed = {(r.snapshot_id, r.cluster): r.subscriptions for r in rows
                   if r.table == "members"}
+    subscriptions = sum(n for (s, _), n in subscribed.items() if s in audited)
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
@@ -120,7 +119,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                     "output of it is kept)" if s not in audited else
                     f"{missing} has no usable rows for this cluster, {present} has {n}")))
     for (s, c), n in sorted(members.items(), key=_key):
-        if s in audited and (s, c) in queues and not subscribed.get((s, c)):
+        if (s, c) in queues and not subscribed[(s, c)]:  # usable in both: audited
             notes.append(Note("members", s, c, (
                 f"topic is null in all {n} usable members rows: no client subscribes "
                 "anything, so no queue is assigned (a members table without a topic "

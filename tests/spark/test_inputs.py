@@ -364,7 +364,8 @@ def test_members_with_their_topic_column_under_another_name_are_a_noted_problem(
     renamed = member_rows(["A", "B"], cluster="c1").rename(columns={"topic": "topic_name"})
     members = spark.createDataFrame(renamed)
     store.write(members, paths["members"], "members", ["snapshot_id"])
-    scope = find_scope(read_written(spark, paths, Persisted()), ())
+    read = read_written(spark, paths, Persisted())
+    scope = find_scope(read, ())
 
     assert scope.audited == ["A", "B"]
     assert [(n.table, n.text()) for n in scope.notes] == [
@@ -372,7 +373,7 @@ def test_members_with_their_topic_column_under_another_name_are_a_noted_problem(
                     "rows: no client subscribes anything, so no queue is assigned (a members "
                     "table without a topic column, or with it under another name, reads so)")
         for s, n in (("A", 2), ("B", 3))]
-    assert read_written(spark, paths, Persisted()).members.count() == 5
+    assert read.members.count() == 5
 
 
 def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
