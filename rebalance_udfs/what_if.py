@@ -251,12 +251,15 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
 
 def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     """The candidate rows (COLUMNS) in (group, candidate order), with each group's
-    recommended one: of the rows with no more clients than today (the rows that add
-    clients stay in the table, as the price of a lower max), the least max_queues, then
-    clients, then queues moved, today's row before a simulated one, then candidate order.
-    Otherwise adding clients would always win (it lowers the max of any group), and every
-    group would be told to scale out whatever its finding. A simulated candidate identical
-    to today (same owners) adds nothing to today's row and is left out.
+    recommended one: of the rows the group could run as it is — no more clients than
+    today, a strategy of its own client (RocketMQ's for a RocketMQ group, Kafka's assignors
+    for a Kafka group) — the least max_queues, then clients, then queues moved, today's
+    row before a simulated one, then candidate order. The other rows stay in the table:
+    added clients are the price of a lower max (else scaling out would win for every
+    group, whatever its finding), the other system's strategies a comparison (Kafka's
+    roundrobin pools a RocketMQ group's topics, which RocketMQ's per-topic rebalance
+    cannot). A simulated candidate identical to today (same owners) adds nothing to
+    today's row and is left out.
 
     (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
     is_current = out["is_current"].to_numpy(bool)
@@ -268,10 +271,13 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     g = out["g"].to_numpy(np.int64)
     order = out["order"].to_numpy(np.int64)
     clients = out["clients"].to_numpy()
-    adds_clients = clients > out["C_today"].to_numpy()
-    best = np.lexsort((order, ~out["is_current"].to_numpy(bool),
-                       out["queues_moved"].to_numpy(), clients,
-                       out["max_queues"].to_numpy(), adds_clients, g))
+    is_current = is_current[~same]
+    # a RocketMQ client cannot run a Kafka assignor, nor a Kafka member a RocketMQ strategy
+    foreign = ~is_current & (out["strategy"].isin(KAFKA_STRATEGIES).to_numpy(bool)
+                             != out["own_today"].isin(KAFKA_STRATEGIES).to_numpy(bool))
+    unrunnable = (clients > out["C_today"].to_numpy()) | foreign
+    best = np.lexsort((order, ~is_current, out["queues_moved"].to_numpy(), clients,
+                       out["max_queues"].to_numpy(), unrunnable, g))
     recommended = np.zeros(len(g), bool)
     recommended[best[np.diff(g[best], prepend=-1) != 0]] = True  # g >= 0
     final = np.lexsort((order, g))

@@ -71,7 +71,7 @@ def test_what_if_table_highlights_current_and_recommended():
     section = page.split("<h3>2. c1 / g-skew")[1].split("</section>")[0]
     assert "<h4>What if</h4>" in section
     assert '<tr class="current">' in section and '<tr class="recommended">' in section
-    assert "recommended: the best candidate with no more clients than today" in section
+    assert "recommended: the best candidate the group can run as it is" in section
     assert section.index('class="current"') < section.index("CONSISTENT_HASH")
     heads = re.findall(r"<th[^>]*>([^<]+)</th>", section.split("<h4>What if</h4>")[1])
     assert heads[:3] == ["candidate", "recommended", "is_current"]  # the verdict first

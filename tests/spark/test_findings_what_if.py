@@ -136,19 +136,29 @@ def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) ->
     assert len(bad) == 1 and "allocation_mode must be one of" in bad["reason"].iloc[0]
 
 
-def test_every_group_is_recommended_its_best_row_without_added_clients(audited) -> None:
-    """Over every group audited: one recommended row, with no more clients than today and
-    the least max load of such rows; rows with more clients are listed, never chosen."""
+def test_every_group_is_recommended_its_best_row_it_could_run(audited) -> None:
+    """Over every group audited: one recommended row, with no more clients than today, a
+    strategy of the group's own client (Kafka's assignors for Kafka groups, RocketMQ's for
+    the others) and the least max load of such rows; rows with more clients or the other
+    system's strategies are listed, never chosen."""
     w = audited["what_if"]
     keys = ["snapshot_id", "cluster", "consumer_group"]
-    today = w[w["is_current"]].set_index(keys)["clients"].rename("today")
-    w = w.join(today, on=keys)
+    now = w[w["is_current"]].set_index(keys)
+    kafka_today = now["strategy"].str.split("/").map(lambda s: set(s) <= set(KAFKA_STRATEGIES))
+    w = w.join(now["clients"].rename("today"), on=keys).join(kafka_today.rename("kafka"),
+                                                             on=keys)
+    assert w["kafka"].any() and (~w["kafka"]).any()
     assert (w.groupby(keys)["recommended"].sum() == 1).all()
+    native = w["is_current"] | (w["strategy"].isin(KAFKA_STRATEGIES) == w["kafka"])
+    runnable = native & (w["clients"] <= w["today"])
     best = w[w["recommended"]].set_index(keys)
-    assert (best["clients"] <= best["today"]).all()
-    least = w[w["clients"] <= w["today"]].groupby(keys)["max_queues"].min()
+    assert runnable[w["recommended"]].all()
+    least = w[runnable].groupby(keys)["max_queues"].min()
     assert best["max_queues"].sort_index().tolist() == least.sort_index().tolist()
     assert (w["clients"] > w["today"]).any()
+    # the rule matters: some listed row of the other system beats a group's recommendation
+    rec_max = w.join(best["max_queues"].rename("rec_max"), on=keys)["rec_max"]
+    assert (~native & (w["clients"] <= w["today"]) & (w["max_queues"] < rec_max)).any()
 
 
 def test_summary_groups_carry_their_what_if_line(audited) -> None:

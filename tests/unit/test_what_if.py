@@ -98,6 +98,40 @@ def test_the_recommended_row_adds_no_client_though_added_clients_lower_the_max()
     assert "(max 3 queues per client instead of 4" in best_change(out)
 
 
+def test_a_rocketmq_group_is_not_recommended_a_kafka_assignor_that_pools_its_topics(
+        ) -> None:
+    """The issue's 14 CONSISTENT_HASH clients over 3 topics of 32 queues: Kafka's
+    roundrobin pools the topics (max 7), but RocketMQ rebalances topic by topic, so no
+    RocketMQ client can run it; it stays in the table as the comparison, and the best the
+    group can deploy, AVG_BY_CIRCLE at max 9, is recommended."""
+    clients = [f"10.0.0.{i}@{9000 + i}" for i in range(1, 15)]
+    out = what_if_bucket(*_group(clients, {"t1": 32, "t2": 32, "t3": 32}, "CONSISTENT_HASH",
+                                 virtual_nodes=10))
+    by = out.set_index("candidate")
+    assert by.loc["14 clients, roundrobin", "max_queues"] == 7
+    best = out[out["recommended"]].iloc[0]
+    assert (best["candidate"], best["max_queues"]) == ("14 clients, AVG_BY_CIRCLE", 9)
+    runnable = out[~out["strategy"].isin(["range", "roundrobin"]) & (out["clients"] <= 14)]
+    assert runnable["max_queues"].min() == 9
+    assert best_change(out).startswith("run 14 clients, AVG_BY_CIRCLE (max 9 queues per "
+                                       "client instead of 14;")
+
+
+def test_a_kafka_group_is_not_recommended_a_rocketmq_strategy() -> None:
+    """2 range clients, topics of 9, 1 and 3 partitions: the first client wins the larger
+    half of each (5 + 1 + 2, max 8). CONSISTENT_HASH with 40 virtual nodes reaches the same
+    max 7 as roundrobin with one move fewer, but a Kafka member has no such assignor."""
+    out = what_if_bucket(*_group(["c0", "c1"], {"T0": 9, "T1": 1, "T2": 3}, "range"))
+    by = out.set_index("candidate")
+    ch40 = by.loc["2 clients, CONSISTENT_HASH (40 virtual nodes)"]
+    rr = by.loc["2 clients, roundrobin"]
+    assert (ch40["max_queues"], ch40["queues_moved"]) == (7, 6)
+    assert (rr["max_queues"], rr["queues_moved"]) == (7, 7)
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 8
+    best = out[out["recommended"]].iloc[0]
+    assert best["candidate"] == "2 clients, roundrobin"
+
+
 def test_an_even_group_is_recommended_as_it_is_not_scaled_out() -> None:
     """2 clients, 8 queues, AVG: max 4 is the least any count up to today's gives; more
     clients lower it (listed in the table) but no change is recommended."""
