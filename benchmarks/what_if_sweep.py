@@ -92,6 +92,7 @@ def synthetic_bucket(groups: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame
     q["consumed_offset"] = q["consumed_offset"].astype("Int64")
     m = pd.DataFrame(members, columns=MEMBER_COLUMNS)
     today = allocate_bucket(q, m)
+    m["allocation_mode"] = None
     return today[what_if.ASSIGNED_COLUMNS], m[what_if.WHAT_IF_MEMBER_COLUMNS]
 
 

@@ -65,11 +65,14 @@ from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
 from vocabulary.columns import (
     BROADCASTING,
+    BROKER,
     CLAIM_STATUSES,
     CLUSTERING,
     GROUP_KEYS,
     KAFKA_STRATEGIES,
+    POP,
 )
+from vocabulary.findings import BROKER_STRATEGIES
 from vocabulary.words import counted
 
 MAX_CLIENTS = 256
@@ -88,7 +91,7 @@ _LIST_HASH_BASE = 1_000_003
 ASSIGNED_COLUMNS = [*GROUP_KEYS, "topic", "broker_name", "queue_id", "broker_room",
                     "client_id", "status", "committed_offset", "consumed_offset"]
 WHAT_IF_MEMBER_COLUMNS = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
-                          "virtual_nodes"]
+                          "virtual_nodes", "allocation_mode"]
 COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
            "split_by_topic", "max_queues", "min_queues", "idle_clients", "skew",
            "queues_moved", "estimated_duplicates", "is_current", "recommended"]
@@ -186,6 +189,10 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     groups["vnodes"] = vnodes.to_numpy()
     groups["today_strategy"] = today
     groups["g"] = np.arange(len(groups))
+    # the broker allocates for BROKER / POP members, and knows only BROKER_STRATEGIES
+    by_broker = np.zeros(n_codes, bool)
+    by_broker[code[np.isin(clust["allocation_mode"].to_numpy(object), [BROKER, POP])]] = True
+    groups["by_broker"] = by_broker[coded]
     groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
                                np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG"))
     g_of = np.full(n_codes, -1, np.int64)
@@ -252,14 +259,14 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
 def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     """The candidate rows (COLUMNS) in (group, candidate order), with each group's
     recommended one: of the rows the group could run as it is — no more clients than
-    today, a strategy of its own client (RocketMQ's for a RocketMQ group, Kafka's assignors
-    for a Kafka group) — the least max_queues, then clients, then queues moved, today's
-    row before a simulated one, then candidate order. The other rows stay in the table:
-    added clients are the price of a lower max (else scaling out would win for every
-    group, whatever its finding), the other system's strategies a comparison (Kafka's
-    roundrobin pools a RocketMQ group's topics, which RocketMQ's per-topic rebalance
-    cannot). A simulated candidate identical to today (same owners) adds nothing to
-    today's row and is left out.
+    today, a strategy its allocator has (RocketMQ's for a RocketMQ group, Kafka's assignors
+    for a Kafka group, AVG / AVG_BY_CIRCLE where the broker allocates) — the least
+    max_queues, then clients, then queues moved, today's row before a simulated one, then
+    candidate order. The other rows stay in the table: added clients are the price of a
+    lower max (else scaling out would win for every group, whatever its finding), other
+    strategies a comparison (Kafka's roundrobin pools a RocketMQ group's topics, which
+    RocketMQ's per-topic rebalance cannot). A simulated candidate identical to today (same
+    owners) adds nothing to today's row and is left out.
 
     (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
     is_current = out["is_current"].to_numpy(bool)
@@ -272,10 +279,15 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     order = out["order"].to_numpy(np.int64)
     clients = out["clients"].to_numpy()
     is_current = is_current[~same]
-    # a RocketMQ client cannot run a Kafka assignor, nor a Kafka member a RocketMQ strategy
-    foreign = ~is_current & (out["strategy"].isin(KAFKA_STRATEGIES).to_numpy(bool)
-                             != out["own_today"].isin(KAFKA_STRATEGIES).to_numpy(bool))
-    unrunnable = (clients > out["C_today"].to_numpy()) | foreign
+    # a RocketMQ client cannot run a Kafka assignor, nor a Kafka member a RocketMQ
+    # strategy, nor the broker (BROKER / POP members) any but BROKER_STRATEGIES
+    at = _group_rows(groups, g)
+    strategy = out["strategy"]
+    kafka = strategy.isin(KAFKA_STRATEGIES).to_numpy(bool)
+    own_kafka = groups["own"].isin(KAFKA_STRATEGIES).to_numpy(bool)[at]
+    has_it = np.where(groups["by_broker"].to_numpy(bool)[at],
+                      strategy.isin(BROKER_STRATEGIES).to_numpy(bool), kafka == own_kafka)
+    unrunnable = (clients > out["C_today"].to_numpy()) | (~is_current & ~has_it)
     best = np.lexsort((order, ~is_current, out["queues_moved"].to_numpy(), clients,
                        out["max_queues"].to_numpy(), unrunnable, g))
     recommended = np.zeros(len(g), bool)

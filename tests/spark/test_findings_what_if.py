@@ -16,6 +16,7 @@ from reports.what_if import COLUMNS as WHAT_IF_COLUMNS
 from tests.e2e.test_cli_examples import _as_member_rows, all_cases
 from tests.support.delta_inputs import write_inputs
 from vocabulary.columns import KAFKA_STRATEGIES
+from vocabulary.findings import BROKER_STRATEGIES
 
 pytestmark = pytest.mark.spark
 
@@ -62,15 +63,17 @@ def audited(spark, tmp_path_factory) -> dict[str, pd.DataFrame]:
     queues = queues.drop(columns="consumer_group").drop_duplicates()
     members = _as_member_rows(pd.concat([c.members for c in cases], ignore_index=True))
     extra_q, extra_m = _extra_groups()
+    members = pd.concat([members, extra_m], ignore_index=True)
     paths = write_inputs(spark, Path(root) / "in",
                          queues=pd.concat([queues, extra_q], ignore_index=True),
-                         members=pd.concat([members, extra_m], ignore_index=True))
+                         members=members)
     out = Path(root) / "out"
     result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
                              output=str(out), engine="offline"), spark=spark)
     tables = {name: DeltaTable(str(out / name)).to_pandas()
               for name in ("group_balance", "what_if", "assignments", "rejects")}
     tables["worst"] = pd.DataFrame(result.worst_groups)
+    tables["members"] = members
     return tables
 
 
@@ -138,18 +141,23 @@ def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) ->
 
 def test_every_group_is_recommended_its_best_row_it_could_run(audited) -> None:
     """Over every group audited: one recommended row, with no more clients than today, a
-    strategy of the group's own client (Kafka's assignors for Kafka groups, RocketMQ's for
-    the others) and the least max load of such rows; rows with more clients or the other
-    system's strategies are listed, never chosen."""
+    strategy its allocator has (Kafka's assignors for Kafka groups, AVG / AVG_BY_CIRCLE
+    where the broker allocates, RocketMQ's for the others) and the least max load of such
+    rows; rows with more clients or other strategies are listed, never chosen."""
     w = audited["what_if"]
     keys = ["snapshot_id", "cluster", "consumer_group"]
     now = w[w["is_current"]].set_index(keys)
     kafka_today = now["strategy"].str.split("/").map(lambda s: set(s) <= set(KAFKA_STRATEGIES))
-    w = w.join(now["clients"].rename("today"), on=keys).join(kafka_today.rename("kafka"),
-                                                             on=keys)
-    assert w["kafka"].any() and (~w["kafka"]).any()
+    m = audited["members"].assign(cluster=audited["members"]["cluster"].fillna("c"))
+    by_broker = set(m[m["allocation_mode"].isin(["BROKER", "POP"])][keys].itertuples(
+        index=False, name=None))
+    w = (w.join(now["clients"].rename("today"), on=keys)
+         .join(kafka_today.rename("kafka"), on=keys))
+    w["by_broker"] = [k in by_broker for k in w[keys].itertuples(index=False, name=None)]
+    assert w["kafka"].any() and (~w["kafka"]).any() and w["by_broker"].any()
     assert (w.groupby(keys)["recommended"].sum() == 1).all()
-    native = w["is_current"] | (w["strategy"].isin(KAFKA_STRATEGIES) == w["kafka"])
+    native = w["is_current"] | w["strategy"].isin(BROKER_STRATEGIES).where(
+        w["by_broker"], w["strategy"].isin(KAFKA_STRATEGIES) == w["kafka"])
     runnable = native & (w["clients"] <= w["today"])
     best = w[w["recommended"]].set_index(keys)
     assert runnable[w["recommended"]].all()

@@ -21,7 +21,8 @@ from vocabulary.schemas import WHAT_IF_ARROW_SCHEMA
 
 
 def _group(clients: list[str], topics: dict[str, int], strategy: str,
-           virtual_nodes: int | None = None, group: str = "g") -> tuple[pd.DataFrame, ...]:
+           virtual_nodes: int | None = None, group: str = "g",
+           mode: str | None = None) -> tuple[pd.DataFrame, ...]:
     queues = pd.DataFrame([
         {"snapshot_id": "s", "cluster": "c", "consumer_group": group, "topic": t,
          "broker_name": "broker-a", "queue_id": q, "broker_room": None,
@@ -31,7 +32,7 @@ def _group(clients: list[str], topics: dict[str, int], strategy: str,
         {"snapshot_id": "s", "cluster": "c", "consumer_group": group, "client_id": cid,
          "client_addr": None, "topic": t, "strategy": strategy, "message_model": None,
          "client_room": None, "virtual_nodes": virtual_nodes, "rooms": None,
-         "config_queues": None}
+         "config_queues": None, "allocation_mode": mode}
         for cid in clients for t in topics])
     today = allocate_bucket(queues[[*QUEUE_COLUMNS, "committed_offset", "consumed_offset"]],
                             members[MEMBER_COLUMNS])
@@ -132,6 +133,24 @@ def test_a_kafka_group_is_not_recommended_a_rocketmq_strategy() -> None:
     assert best["candidate"] == "2 clients, roundrobin"
 
 
+@pytest.mark.parametrize("mode", ["BROKER", "POP"])
+def test_a_group_the_broker_allocates_is_recommended_only_what_the_broker_computes(
+        mode: str) -> None:
+    """3 clients, 2 topics of 4 queues, AVG: its clients could pool the topics with
+    CONSISTENT_HASH (40 virtual nodes, max 3), but where the broker allocates
+    (clientRebalance=false, or POP) it computes AVG and AVG_BY_CIRCLE only: the best it
+    can do is today's max 4 with a client fewer. The CONSISTENT_HASH rows stay listed."""
+    client_side = what_if_bucket(*_group(["a", "b", "c"], {"T1": 4, "T2": 4}, "AVG"))
+    assert client_side[client_side["recommended"]].iloc[0]["candidate"] == (
+        "3 clients, CONSISTENT_HASH (40 virtual nodes)")
+    out = what_if_bucket(*_group(["a", "b", "c"], {"T1": 4, "T2": 4}, "AVG", mode=mode))
+    best = out[out["recommended"]].iloc[0]
+    assert (best["candidate"], best["max_queues"]) == ("2 clients, AVG", 4)
+    assert best_change(out).startswith("run 2 clients, AVG (max 4 queues per client as today")
+    pd.testing.assert_frame_equal(out.drop(columns="recommended"),
+                                  client_side.drop(columns="recommended"))
+
+
 def test_an_even_group_is_recommended_as_it_is_not_scaled_out() -> None:
     """2 clients, 8 queues, AVG: max 4 is the least any count up to today's gives; more
     clients lower it (listed in the table) but no change is recommended."""
@@ -184,10 +203,13 @@ def _random_bucket(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame
             own = "AVG_BY_CIRCLE" if i == 0 and rng.random() < 0.1 else strategy
             members.extend({"snapshot_id": "s", "cluster": "c", "consumer_group": group,
                             "client_id": cid, "topic": t, "strategy": own,
-                            "message_model": None, "virtual_nodes": vnodes} for t in mine)
+                            "message_model": None, "virtual_nodes": vnodes,
+                            "allocation_mode": "BROKER" if k % 7 == 3 else None}
+                           for t in mine)
         members.append({"snapshot_id": "s", "cluster": "c", "consumer_group": group,
                         "client_id": "bcast", "topic": topics[0], "strategy": "AVG",
-                        "message_model": "BROADCASTING", "virtual_nodes": None})
+                        "message_model": "BROADCASTING", "virtual_nodes": None,
+                        "allocation_mode": None})
         for t in topics:
             brokers = list(rng.choice(len(BROKERS), size=int(rng.integers(1, 4)),
                                       replace=False))
