@@ -7,7 +7,8 @@ and each is summarized against today's assignment:
 
 * client counts 1 .. min(256, max(2 × today's, the largest topic's queue count)) under
   the group's own strategy (AVG for CONFIG / MACHINE_ROOM / NEARBY groups, roundrobin for
-  the sticky assignors: those depend on per-client lists, rooms or history);
+  the sticky assignors: those depend on per-client lists, rooms or history; AVG where
+  the broker allocates and the own strategy is one it does not compute);
 * at today's client count: AVG, AVG_BY_CIRCLE, CONSISTENT_HASH with today's and with 4×
   the virtual nodes, Kafka range and roundrobin (cooperative-sticky is not simulated);
 * split by topic (groups of two or more topics): topic t gets its own group of
@@ -189,12 +190,18 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     groups["vnodes"] = vnodes.to_numpy()
     groups["today_strategy"] = today
     groups["g"] = np.arange(len(groups))
-    # the broker allocates for BROKER / POP members, and knows only BROKER_STRATEGIES
-    by_broker = np.zeros(n_codes, bool)
-    by_broker[code[np.isin(clust["allocation_mode"].to_numpy(object), [BROKER, POP])]] = True
-    groups["by_broker"] = by_broker[coded]
+    # the broker allocates for BROKER / POP members and knows only BROKER_STRATEGIES: for
+    # any other it answers nothing (BROKER_UNSUPPORTED_STRATEGY), so today's is no option
+    broker_rows = np.isin(clust["allocation_mode"].to_numpy(object), [BROKER, POP])
+    unsupported = broker_rows & ~np.isin(clust["strategy"].to_numpy(object), BROKER_STRATEGIES)
+    for name, rows in (("by_broker", broker_rows), ("broker_unsupported", unsupported)):
+        per_code = np.zeros(n_codes, bool)
+        per_code[code[rows]] = True
+        groups[name] = per_code[coded]
     groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
                                np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG"))
+    # ... and where it allocates, the client counts run a strategy it computes
+    groups.loc[groups["by_broker"] & ~groups["own"].isin(BROKER_STRATEGIES), "sweep"] = "AVG"
     g_of = np.full(n_codes, -1, np.int64)
     g_of[coded] = np.arange(len(groups))
     return groups, g_of
@@ -260,7 +267,8 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     """The candidate rows (COLUMNS) in (group, candidate order), with each group's
     recommended one: of the rows the group could run as it is — no more clients than
     today, a strategy its allocator has (RocketMQ's for a RocketMQ group, Kafka's assignors
-    for a Kafka group, AVG / AVG_BY_CIRCLE where the broker allocates) — the least
+    for a Kafka group, AVG / AVG_BY_CIRCLE where the broker allocates; today's row unless
+    the broker is asked for a strategy it does not compute) — the least
     max_queues, then clients, then queues moved, today's row before a simulated one, then
     candidate order. The other rows stay in the table: added clients are the price of a
     lower max (else scaling out would win for every group, whatever its finding), other
@@ -287,7 +295,8 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     own_kafka = groups["own"].isin(KAFKA_STRATEGIES).to_numpy(bool)[at]
     has_it = np.where(groups["by_broker"].to_numpy(bool)[at],
                       strategy.isin(BROKER_STRATEGIES).to_numpy(bool), kafka == own_kafka)
-    unrunnable = (clients > out["C_today"].to_numpy()) | (~is_current & ~has_it)
+    has_it[is_current] = ~groups["broker_unsupported"].to_numpy(bool)[at[is_current]]
+    unrunnable = (clients > out["C_today"].to_numpy()) | ~has_it
     best = np.lexsort((order, ~is_current, out["queues_moved"].to_numpy(), clients,
                        out["max_queues"].to_numpy(), unrunnable, g))
     recommended = np.zeros(len(g), bool)
@@ -1121,8 +1130,8 @@ def typed(rows: pd.DataFrame) -> pd.DataFrame:
 
 def best_change(rows: pd.DataFrame) -> str:
     """The what-if line of one group's rows (`rebalance_udfs.what_if_lines`; for tests)."""
-    table = pa.Table.from_pandas(rows[[*GROUP_KEYS, "candidate", "clients", "max_queues",
-                                       "queues_moved", "split_by_topic", "is_current",
-                                       "recommended"]], preserve_index=False)
+    table = pa.Table.from_pandas(rows[[*GROUP_KEYS, "candidate", "clients", "strategy",
+                                       "max_queues", "queues_moved", "split_by_topic",
+                                       "is_current", "recommended"]], preserve_index=False)
     lines = what_if_lines(table).column(LINE).to_pylist()
     return lines[0] if lines else "no simulated change lowers the max load below today's"

@@ -4,7 +4,10 @@
 for a split `split the group by topic, each topic with its own clients (N clients in all)
 (...)`; a candidate that keeps today's max load with fewer clients (the recommended row
 never adds clients) says so: `run 4 clients, AVG (max 1 queue per client as today, with 5
-clients fewer; no queue moves)`. The group_balance recommendation and the run's summary
+clients fewer; no queue moves)`; one that lowers neither, recommended because the broker
+allocates the group and does not compute today's strategy, says that: `run 3 clients, AVG
+(max 1 queue per client; the broker computes AVG, not today's CONSISTENT_HASH; 3 queues
+move once)`. The group_balance recommendation and the run's summary
 quote it (SPEC, group_balance findings). Made in the report pass from the what-if rows
 it has just computed (Arrow string kernels over all the bucket's groups at once), so no
 Spark job reads the what_if table back for it.
@@ -24,8 +27,8 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
     """GROUP_KEYS and LINE of every group in `rows` (what_if rows, WHAT_IF_ARROW_SCHEMA)
     whose recommended row is not today's; groups where today is best have none."""
     today = rows.filter(rows.column("is_current")).select(
-        [*GROUP_KEYS, "max_queues", "clients"]).rename_columns(
-        [*GROUP_KEYS, "_today_max", "_today_clients"])
+        [*GROUP_KEYS, "max_queues", "clients", "strategy"]).rename_columns(
+        [*GROUP_KEYS, "_today_max", "_today_clients", "_today_strategy"])
     best = rows.filter(pc.and_(rows.column("recommended"),
                                pc.invert(rows.column("is_current"))))
     best = best.join(today, GROUP_KEYS, join_type="inner", use_threads=False)
@@ -51,12 +54,19 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
             counted("clients", " client", " clients"), " in all)", ""),
         pc.binary_join_element_wise("run ", best.column("candidate"), ""))
     lower = pc.less(best.column("max_queues"), best.column("_today_max"))
+    fewer = pc.and_(pc.equal(best.column("max_queues"), best.column("_today_max")),
+                    pc.less(best.column("clients"), best.column("_today_clients")))
+    # neither lower nor fewer: today's row was no option (`what_if._ranked`: the broker
+    # allocates the group and does not compute today's strategy)
     against = pc.if_else(
         lower, pc.binary_join_element_wise(" instead of ", text("_today_max"), ""),
-        pc.binary_join_element_wise(
+        pc.if_else(fewer, pc.binary_join_element_wise(
             " as today, with ",
             counted(pc.subtract(best.column("_today_clients"), best.column("clients")),
-                    " client fewer", " clients fewer"), ""))
+                    " client fewer", " clients fewer"), ""),
+            pc.binary_join_element_wise("; the broker computes ", best.column("strategy"),
+                                        ", not today's ", best.column("_today_strategy"),
+                                        "")))
     moves = pc.if_else(
         pc.equal(best.column("queues_moved"), 0), "no queue moves",
         pc.binary_join_element_wise(

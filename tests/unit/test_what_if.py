@@ -151,6 +151,25 @@ def test_a_group_the_broker_allocates_is_recommended_only_what_the_broker_comput
                                   client_side.drop(columns="recommended"))
 
 
+def test_a_broker_asked_for_a_strategy_it_does_not_compute_is_recommended_one_it_does(
+        ) -> None:
+    """3 BROKER members on CONSISTENT_HASH, 3 queues: the clients would compute max 1, but
+    the broker answers nothing for that strategy, so today's row is no option. Its client
+    counts run AVG (what the broker computes), and AVG at today's 3 clients is recommended
+    at the same max, saying why."""
+    out = what_if_bucket(*_group(["a", "b", "c"], {"B": 3}, "CONSISTENT_HASH", mode="BROKER"))
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 1
+    best = out[out["recommended"]].iloc[0]
+    assert (best["candidate"], best["max_queues"]) == ("3 clients, AVG", 1)
+    sweep = out[~out["is_current"] & (out["clients"] != 3)]
+    assert set(sweep["strategy"]) == {"AVG"} and len(sweep) == 5
+    assert best_change(out) == ("run 3 clients, AVG (max 1 queue per client; the broker "
+                                "computes AVG, not today's CONSISTENT_HASH; 3 queues move "
+                                "once)")
+    client_side = what_if_bucket(*_group(["a", "b", "c"], {"B": 3}, "CONSISTENT_HASH"))
+    assert client_side[client_side["recommended"]].iloc[0]["is_current"]
+
+
 def test_an_even_group_is_recommended_as_it_is_not_scaled_out() -> None:
     """2 clients, 8 queues, AVG: max 4 is the least any count up to today's gives; more
     clients lower it (listed in the table) but no change is recommended."""

@@ -1,6 +1,6 @@
 """A group's what-if line names its recommended candidate against today's max load (or, at
-today's max, the clients it saves), and groups whose best candidate is today's assignment
-have none."""
+today's max, the clients it saves, or the strategy the broker computes where it does not
+compute today's), and groups whose best candidate is today's assignment have none."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from vocabulary.schemas import WHAT_IF_ARROW_SCHEMA
 
 
 def _row(group: str, candidate: str, clients: int, max_queues: int, moved: int, *,
-         split: bool = False, current: bool = False, recommended: bool = False) -> tuple:
-    return ("s1", "c1", group, candidate, clients, "AVG", None, split, max_queues, 0, 0, 0,
-            moved, 0, current, recommended)
+         split: bool = False, current: bool = False, recommended: bool = False,
+         strategy: str = "AVG") -> tuple:
+    return ("s1", "c1", group, candidate, clients, strategy, None, split, max_queues, 0, 0,
+            0, moved, 0, current, recommended)
 
 
 def test_lines_of_the_recommended_candidates() -> None:
@@ -36,6 +37,10 @@ def test_lines_of_the_recommended_candidates() -> None:
         _row("fewer", "4 clients, AVG", 4, 1, 0, recommended=True),
         _row("one-fewer", "today: 3 clients, AVG", 3, 2, 0, current=True),
         _row("one-fewer", "2 clients, AVG", 2, 2, 1, recommended=True),
+        # the broker allocates and does not compute today's strategy: today is no option
+        _row("broker", "today: 3 clients, CONSISTENT_HASH", 3, 1, 0, current=True,
+             strategy="CONSISTENT_HASH"),
+        _row("broker", "3 clients, AVG", 3, 1, 3, recommended=True),
     ]
     table = pa.Table.from_pylist([dict(zip(WHAT_IF_ARROW_SCHEMA.names, r, strict=True))
                                   for r in rows], schema=WHAT_IF_ARROW_SCHEMA)
@@ -51,6 +56,8 @@ def test_lines_of_the_recommended_candidates() -> None:
                  "fewer; no queue moves)",
         "one-fewer": "run 2 clients, AVG (max 2 queues per client as today, with 1 client "
                      "fewer; 1 queue moves once)",
+        "broker": "run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not "
+                  "today's CONSISTENT_HASH; 3 queues move once)",
     }
 
 
