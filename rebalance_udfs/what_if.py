@@ -268,13 +268,13 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     recommended one: of the rows the group could run as it is — no more clients than
     today, a strategy its allocator has (RocketMQ's for a RocketMQ group, Kafka's assignors
     for a Kafka group, AVG / AVG_BY_CIRCLE where the broker allocates; today's row unless
-    the broker is asked for a strategy it does not compute) — the least
-    max_queues, then clients, then queues moved, today's row before a simulated one, then
-    candidate order. The other rows stay in the table: added clients are the price of a
-    lower max (else scaling out would win for every group, whatever its finding), other
-    strategies a comparison (Kafka's roundrobin pools a RocketMQ group's topics, which
-    RocketMQ's per-topic rebalance cannot). A simulated candidate identical to today (same
-    owners) adds nothing to today's row and is left out.
+    the broker is asked for a strategy it does not compute) — the least max_queues, then
+    clients, then queues moved, today's row before a simulated one, then candidate order.
+    The other rows stay in the table: added clients are the price of a lower max (else
+    scaling out would win for every group, whatever its finding), other strategies a
+    comparison (Kafka's roundrobin pools a RocketMQ group's topics, which RocketMQ's
+    per-topic rebalance cannot). A simulated candidate identical to today (same owners)
+    adds nothing to today's row and is left out.
 
     (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
     is_current = out["is_current"].to_numpy(bool)
