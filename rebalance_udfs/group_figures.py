@@ -39,7 +39,7 @@ from rebalance_udfs.exact import (
     take,
 )
 from rebalance_udfs.key_codes import column_codes, key_codes
-from vocabulary.columns import BROKER, CLIENT, CLUSTERING, POP, SHARED_MODES
+from vocabulary.columns import BROKER_MODES, CLIENT, CLUSTERING, SHARED_MODES
 from vocabulary.findings import (
     BROKER_STRATEGIES,
     FINDINGS,
@@ -286,7 +286,7 @@ class _Pass:
         self.c_topics = _sorted_sets(self.m_cc, _column(m, "topic"), nc)
         addr = _strings(m, "client_addr")
         self.c_connections = _distinct_count(self.m_cc, addr, nc, pd.notna(addr))
-        self.c_by_broker = clients.any(np.isin(mode, [BROKER, POP]))
+        self.c_by_broker = clients.any(np.isin(mode, list(BROKER_MODES)))
         self.c_all_shared = ~clients.any(~np.isin(mode, list(SHARED_MODES)))
 
     def _read_facts(self) -> None:

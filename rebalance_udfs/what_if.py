@@ -66,12 +66,11 @@ from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
 from vocabulary.columns import (
     BROADCASTING,
-    BROKER,
+    BROKER_MODES,
     CLAIM_STATUSES,
     CLUSTERING,
     GROUP_KEYS,
     KAFKA_STRATEGIES,
-    POP,
 )
 from vocabulary.findings import BROKER_STRATEGIES
 from vocabulary.words import counted
@@ -190,9 +189,9 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     groups["vnodes"] = vnodes.to_numpy()
     groups["today_strategy"] = today
     groups["g"] = np.arange(len(groups))
-    # the broker allocates for BROKER / POP members and knows only BROKER_STRATEGIES: for
+    # the broker allocates for BROKER_MODES members and knows only BROKER_STRATEGIES: for
     # any other it answers nothing (BROKER_UNSUPPORTED_STRATEGY), so today's is no option
-    broker_rows = np.isin(clust["allocation_mode"].to_numpy(object), [BROKER, POP])
+    broker_rows = np.isin(clust["allocation_mode"].to_numpy(object), list(BROKER_MODES))
     unsupported = broker_rows & ~np.isin(clust["strategy"].to_numpy(object), BROKER_STRATEGIES)
     for name, rows in (("by_broker", broker_rows), ("broker_unsupported", unsupported)):
         per_code = np.zeros(n_codes, bool)

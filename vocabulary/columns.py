@@ -23,6 +23,8 @@ CLIENT, BROKER, POP, MESSAGE = "CLIENT", "BROKER", "POP", "MESSAGE"
 ALLOCATION_MODES = (CLIENT, BROKER, POP, MESSAGE)
 # modes where several clients read one queue by design (status SHARED, not CONTENDED)
 SHARED_MODES = (POP, MESSAGE)
+# modes where the broker computes the allocation (it knows only findings.BROKER_STRATEGIES)
+BROKER_MODES = (BROKER, POP)
 # optional member columns the kernels read when present
 MODE_COLUMNS = ["allocation_mode", "pop_share_queue_num"]
 
