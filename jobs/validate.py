@@ -224,14 +224,21 @@ def _repeated_hashes(rows: DataFrame, key_hash: Column,
     more): every later read of the rows joins them, and each would aggregate every row
     again (10M queues: 7 s a read). Stored by the counting job itself, inputs without a
     repeated key (nearly all) paid 0.4–0.9 s more (10M queues)."""
-    repeated = (rows.groupBy(key_hash.alias(KEY_HASH)).agg(F.count(F.lit(1)).alias("_rows"))
+    spark = rows.sparkSession
+    # hashed into the run's shuffle partitions by count, which adaptive execution keeps:
+    # by bytes it merged 10M offsets' hashes into 3 tasks of 3.4M keys each, whose hash maps
+    # spilled (169.5 MB on a 2g heap). Nearly every key is unique, so a partial aggregate
+    # before the shuffle saved nothing: only the hashes are shuffled.
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    repeated = (rows.select(key_hash.alias(KEY_HASH)).repartition(parts, KEY_HASH)
+                .groupBy(KEY_HASH).agg(F.count(F.lit(1)).alias("_rows"))
                 .where(F.col("_rows") > 1).select(KEY_HASH))
     hashes = repeated.count()  # one Spark job over the materialized rows
     if hashes == 0:
         return None
     # a few partitions, not the shuffle's hundreds (100M): a checkpoint keeps them all, and
     # a hash-partitioned checkpoint would be planned without adaptive execution
-    cores = rows.sparkSession.sparkContext.defaultParallelism
+    cores = spark.sparkContext.defaultParallelism
     return persist(repeated.coalesce(max(1, cores))), hashes
 
 
