@@ -41,7 +41,8 @@ Passed to spark-submit (anywhere on the line):
   --properties-file F  --driver-java-options O  --principal P  --keytab K  --verbose
   --with-delta-package   add io.delta:delta-spark and its SQL extensions (Maven needed)
 
-Default master: local[*] with --driver-memory 4g (REBALANCE_AUDIT_DRIVER_MEMORY).
+Default master: local[*] with --driver-memory 1g per core, 2g-4g
+(REBALANCE_AUDIT_DRIVER_MEMORY).
 Exit code: 0 success, 2 bad input or config, 1 failure.
 EOF
 }
@@ -111,10 +112,12 @@ done
 if [[ ${#job_args[@]} -eq 0 ]]; then usage >&2; exit 2; fi
 if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
 # In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
-# assignment rows, so give it 4g unless the user chose a size.
+# assignment rows, so give it 1g per core that runs tasks, 2g-4g (jobs/sizing.py), unless
+# the user chose a size.
 if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \
       && " ${spark_args[*]} " != *"spark.driver.memory="* ]]; then
-  spark_args+=(--driver-memory "${REBALANCE_AUDIT_DRIVER_MEMORY:-4g}")
+  heap="${REBALANCE_AUDIT_DRIVER_MEMORY:-$(cd "$ROOT" && "$PY" -m jobs.sizing "$master")}"
+  spark_args+=(--driver-memory "${heap:-4g}")
 fi
 
 # 3. Delta's jars from Maven, only when asked (they cannot be fetched offline).

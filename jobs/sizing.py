@@ -1,5 +1,5 @@
-"""How many shuffle partitions and pandas-UDF buckets a run uses, and how its local JVM
-compiles: sized from its data.
+"""How many shuffle partitions and pandas-UDF buckets a run uses and how its local JVM
+compiles, sized from its data; and its local JVM's heap, sized from its cores.
 
 The rule: one task per ROWS_PER_TASK input rows (queues + members + offsets + observed,
 counted from the Delta logs' file statistics, no scan; of the snapshots the run names,
@@ -29,6 +29,8 @@ which take one of the cores, pay for themselves. Larger runs keep the JVM's defa
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 ROWS_PER_TASK = 250_000
 MAX_PARTITIONS = 4_000
@@ -73,3 +75,43 @@ def java_options_for(input_rows: int | None) -> str:
     if input_rows is not None and input_rows < SHORT_RUN_INPUT_ROWS:
         return C1_ONLY
     return ""
+
+
+# The heap of a local driver, which runs every task: per core that runs tasks, within
+# bounds. A task's rows are bounded by ROWS_PER_TASK, so the heap a task needs does not
+# grow with the input; the JVM's resident memory follows its heap, which G1 grows to the
+# cap where Spark's sorts and shuffles may use it. Measured on 2 cores (local[2], the
+# benchmark's 1M and 10M): 2g runs 10M without spill (304 s; 4g's last run here 359 s),
+# the JVM peaking at 2.6 GB against 4.7 GB. At most 4g, the heap every local run had
+# before: more cores were not measured. Spark's own 1g default dies near 10M assignment
+# rows.
+HEAP_GB_PER_CORE, MIN_HEAP_GB, MAX_HEAP_GB = 1, 2, 4
+
+
+def local_heap_for(master: str, machine_cores: int | None = None) -> str | None:
+    """The driver heap (`spark.driver.memory`) for a local master, None for any other.
+    `local` runs 1 core, `local[N]` and `local[N,F]` N, `local[*]` the machine's;
+    `local-cluster[...]` runs its tasks in executors of their own and keeps MAX_HEAP_GB."""
+    if not master.startswith("local"):
+        return None
+    if master.startswith("local-cluster"):
+        return f"{MAX_HEAP_GB}g"
+    machine = machine_cores or os.cpu_count() or 1
+    inside = master[len("local["):-1].split(",")[0].strip() if master.endswith("]") else "1"
+    cores = machine if inside == "*" else int(inside) if inside.isdigit() else machine
+    gb = min(MAX_HEAP_GB, max(MIN_HEAP_GB, HEAP_GB_PER_CORE * max(1, cores)))
+    return f"{gb}g"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m jobs.sizing MASTER`: print the local driver heap (nothing for a cluster
+    master), for spark-submit.sh."""
+    args = sys.argv[1:] if argv is None else argv
+    heap = local_heap_for(args[0]) if args else None
+    if heap:
+        print(heap)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -123,6 +123,28 @@ def test_the_launcher_sizes_a_local_jvms_jit_from_the_inputs(tmp_path: Path) -> 
     assert driver_options("--master", "yarn", "audit", "--output", out) == [logs]
 
 
+def test_the_launcher_gives_a_local_driver_a_heap_per_core(tmp_path: Path) -> None:
+    """1g per core that runs tasks, 2g-4g (jobs.sizing.local_heap_for); the user's size,
+    spark-submit's or REBALANCE_AUDIT_DRIVER_MEMORY, wins; a cluster's driver keeps
+    Spark's default."""
+    home = _stand_in_spark(tmp_path)
+    out = str(tmp_path / "out")
+
+    def heaps(*args: str, **env: str) -> list[str]:
+        proc = _launch(*args, "audit", "--output", out, SPARK_HOME=home, **env)
+        assert proc.returncode == 0, proc.stderr
+        given = proc.stdout.splitlines()
+        return [given[i + 1] for i, a in enumerate(given) if a == "--driver-memory"]
+
+    assert heaps("--master", "local[2]") == ["2g"]
+    assert heaps("--master", "local[3]") == ["3g"]
+    assert heaps("--master", "local[16]") == ["4g"]
+    assert heaps() == [f"{min(4, max(2, os.cpu_count() or 1))}g"]  # local[*]
+    assert heaps("--master", "local[2]", "--driver-memory", "6g") == ["6g"]
+    assert heaps("--master", "local[2]", REBALANCE_AUDIT_DRIVER_MEMORY="5g") == ["5g"]
+    assert heaps("--master", "yarn") == []
+
+
 SHOW_JVM_ARGS = """
 from jobs.launch import new_jvm_options
 from jobs.config import AuditConfig
@@ -134,8 +156,8 @@ print(bean.getInputArguments().toString())
 
 
 def test_a_jvm_started_from_plain_python_runs_as_the_launchers_does(tmp_path: Path) -> None:
-    """`jobs.audit.run` starts its JVM as this does: the option, and the launcher's 4g heap
-    (Spark's default is 1g), reach the JVM itself."""
+    """`jobs.audit.run` starts its JVM as this does: the option, and the launcher's heap
+    (2g for local[1]; Spark's default is 1g), reach the JVM itself."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
     env.pop("PYSPARK_GATEWAY_PORT", None)
     env.pop("REBALANCE_AUDIT_DRIVER_MEMORY", None)
@@ -143,7 +165,7 @@ def test_a_jvm_started_from_plain_python_runs_as_the_launchers_does(tmp_path: Pa
                           text=True, timeout=300, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "-XX:TieredStopAtLevel=1" in proc.stdout
-    assert "-Xmx4g" in proc.stdout
+    assert "-Xmx2g" in proc.stdout
 
 
 SHOW_CONF = """

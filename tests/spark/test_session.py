@@ -87,11 +87,12 @@ def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
 
 
 def test_a_local_jvm_started_from_plain_python_gets_the_launchers_heap(monkeypatch) -> None:
-    """spark-submit.sh gives a local driver, the only executor, 4g: so does a JVM started
-    here (Spark's own 1g dies near 10M assignment rows); the user's setting wins, and a
-    cluster's driver keeps Spark's default."""
+    """spark-submit.sh gives a local driver, the only executor, 1g per core within 2g-4g:
+    so does a JVM started here (Spark's own 1g dies near 10M assignment rows); the user's
+    setting wins, and a cluster's driver keeps Spark's default."""
     monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
-    assert launch_conf(None, "local[2]")[DRIVER_MEMORY] == "4g"
+    assert launch_conf(None, "local[2]")[DRIVER_MEMORY] == "2g"
+    assert launch_conf(None, "local[8]")[DRIVER_MEMORY] == "4g"
     assert launch_conf({DRIVER_MEMORY: "12g"}, "local[*]")[DRIVER_MEMORY] == "12g"
     assert DRIVER_MEMORY not in launch_conf(None, "yarn")
     monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "6g")

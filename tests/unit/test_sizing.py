@@ -1,6 +1,6 @@
 """The sizing rules: one task per ROWS_PER_TASK input rows, within [cores, MAX_PARTITIONS];
 a local JVM on C1 alone below SHORT_RUN_INPUT_ROWS; the subscriptions broadcast up to
-BROADCAST_SUBSCRIPTIONS."""
+BROADCAST_SUBSCRIPTIONS; a local driver's heap per core."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from jobs.sizing import (
     SHORT_RUN_INPUT_ROWS,
     broadcasts_subscriptions,
     java_options_for,
+    local_heap_for,
     partitions_for,
     waves_for,
 )
@@ -51,3 +52,16 @@ def test_subscriptions_are_broadcast_up_to_the_limit_and_left_to_spark_when_unkn
     assert broadcasts_subscriptions(0) and broadcasts_subscriptions(BROADCAST_SUBSCRIPTIONS)
     assert not broadcasts_subscriptions(BROADCAST_SUBSCRIPTIONS + 1)
     assert not broadcasts_subscriptions(None)
+
+
+def test_a_local_driver_gets_1g_per_core_within_2g_and_4g() -> None:
+    assert local_heap_for("local[2]") == "2g"  # the benchmark's: 10M runs without spill
+    assert local_heap_for("local") == "2g" and local_heap_for("local[1]") == "2g"
+    assert local_heap_for("local[3]") == "3g"
+    assert local_heap_for("local[16]") == "4g"  # at most what every local run had before
+    assert local_heap_for("local[*]", machine_cores=2) == "2g"
+    assert local_heap_for("local[*]", machine_cores=12) == "4g"
+    assert local_heap_for("local[3,2]") == "3g"  # local[N, maxFailures]
+    assert local_heap_for("local[*, 4]", machine_cores=3) == "3g"
+    assert local_heap_for("local-cluster[2,1,2048]") == "4g"  # tasks run in executors
+    assert local_heap_for("yarn") is None and local_heap_for("spark://h:7077") is None
