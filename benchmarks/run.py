@@ -874,12 +874,10 @@ def _partitions(manifest: Path, args) -> int:
     """The job's own rule (jobs/sizing.py) unless --shuffle-partitions is given."""
     if args.shuffle_partitions:
         return args.shuffle_partitions
-    from jobs.sizing import partitions_for
+    from jobs.sizing import local_cores, partitions_for
 
     rows = json.loads(manifest.read_text())["rows"]
-    cores = os.cpu_count() or 1
-    if args.master.startswith("local[") and args.master[6:-1].isdigit():
-        cores = int(args.master[6:-1])
+    cores = local_cores(args.master) or os.cpu_count() or 1
     return partitions_for(sum(rows[t] for t in ("queues", "members", "offsets")), cores)
 
 

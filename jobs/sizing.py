@@ -88,19 +88,27 @@ def java_options_for(input_rows: int | None) -> str:
 HEAP_GB_PER_CORE, MIN_HEAP_GB, MAX_HEAP_GB = 1, 2, 4
 
 
-def local_heap_for(master: str, machine_cores: int | None = None) -> str | None:
-    """The driver heap (`spark.driver.memory`) for a local master, None for any other.
-    `local` runs 1 core, `local[N]` and `local[N,F]` N, `local[*]` the machine's;
-    `local-cluster[...]` runs its tasks in executors of their own and keeps MAX_HEAP_GB."""
-    if not master.startswith("local"):
+def local_cores(master: str, machine_cores: int | None = None) -> int | None:
+    """The cores a local master runs tasks on in its driver: `local` 1, `local[N]` and
+    `local[N,F]` N, `local[*]` the machine's; None for any other master (`local-cluster[...]`
+    runs its tasks in executors of their own)."""
+    if not master.startswith("local") or master.startswith("local-cluster"):
         return None
-    if master.startswith("local-cluster"):
-        return f"{MAX_HEAP_GB}g"
     machine = machine_cores or os.cpu_count() or 1
     inside = master[len("local["):-1].split(",")[0].strip() if master.endswith("]") else "1"
-    cores = machine if inside == "*" else int(inside) if inside.isdigit() else machine
-    gb = min(MAX_HEAP_GB, max(MIN_HEAP_GB, HEAP_GB_PER_CORE * max(1, cores)))
-    return f"{gb}g"
+    return max(1, machine if inside == "*" else int(inside) if inside.isdigit() else machine)
+
+
+def local_heap_for(master: str, machine_cores: int | None = None) -> str | None:
+    """The driver heap (`spark.driver.memory`) for a local master, None for any other:
+    HEAP_GB_PER_CORE per core of `local_cores`, within MIN_HEAP_GB-MAX_HEAP_GB;
+    `local-cluster[...]` keeps MAX_HEAP_GB."""
+    if master.startswith("local-cluster"):
+        return f"{MAX_HEAP_GB}g"
+    cores = local_cores(master, machine_cores)
+    if cores is None:
+        return None
+    return f"{min(MAX_HEAP_GB, max(MIN_HEAP_GB, HEAP_GB_PER_CORE * cores))}g"
 
 
 def main(argv: list[str] | None = None) -> int:

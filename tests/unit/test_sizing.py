@@ -12,6 +12,7 @@ from jobs.sizing import (
     SHORT_RUN_INPUT_ROWS,
     broadcasts_subscriptions,
     java_options_for,
+    local_cores,
     local_heap_for,
     partitions_for,
     waves_for,
@@ -65,3 +66,10 @@ def test_a_local_driver_gets_1g_per_core_within_2g_and_4g() -> None:
     assert local_heap_for("local[*, 4]", machine_cores=3) == "3g"
     assert local_heap_for("local-cluster[2,1,2048]") == "4g"  # tasks run in executors
     assert local_heap_for("yarn") is None and local_heap_for("spark://h:7077") is None
+
+
+def test_a_local_master_runs_its_tasks_on_the_cores_it_names() -> None:
+    assert local_cores("local") == 1 and local_cores("local[2]") == 2
+    assert local_cores("local[3,2]") == 3 and local_cores("local[*]", machine_cores=6) == 6
+    assert local_cores("local[*, 4]", machine_cores=3) == 3
+    assert local_cores("local-cluster[2,1,2048]") is None and local_cores("yarn") is None
