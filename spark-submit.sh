@@ -116,7 +116,7 @@ if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master");
 # the user chose a size.
 if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \
       && " ${spark_args[*]} " != *"spark.driver.memory="* ]]; then
-  heap="${REBALANCE_AUDIT_DRIVER_MEMORY:-$(cd "$ROOT" && "$PY" -m jobs.sizing "$master")}"
+  heap="$(cd "$ROOT" && "$PY" -m jobs.sizing "$master")"  # REBALANCE_AUDIT_DRIVER_MEMORY wins
   spark_args+=(--driver-memory "${heap:-4g}")
 fi
 

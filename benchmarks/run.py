@@ -517,7 +517,7 @@ def spark_child(args) -> dict:
     from jobs.audit import run as run_audit
     from jobs.config import AuditConfig
     from jobs.session import build_session
-    from jobs.sizing import local_heap_for
+    from jobs.sizing import launcher_heap
     from storage.delta import DeltaStore
 
     manifest = json.loads(Path(args.manifest).read_text())
@@ -529,8 +529,7 @@ def spark_child(args) -> dict:
     conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
             "spark.sql.files.minPartitionNum": str(args.shuffle_partitions),
             "spark.ui.showConsoleProgress": "false",
-            "spark.driver.memory": (os.environ.get("REBALANCE_AUDIT_DRIVER_MEMORY")
-                                    or local_heap_for(args.master) or "4g")}
+            "spark.driver.memory": launcher_heap(args.master) or "4g"}
     conf.update(dict(kv.split("=", 1) for kv in args.conf))
     mem: dict = {"python_rss_start_mb": _mb(proc_status_kb(os.getpid(), "VmRSS"))}
     t = time.perf_counter()
@@ -1108,7 +1107,7 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="extra Spark setting for every measured job (repeatable), "
                              "e.g. spark.driver.memory=8g (default: spark-submit.sh's, "
-                             "jobs.sizing.local_heap_for: 2g on local[2])")
+                             "jobs.sizing.launcher_heap: 2g on local[2])")
     parser.add_argument("--floor-runs", type=int, default=2, choices=[0, 1, 2],
                         help="IO floor runs: before the audit (cold JVM) and after it (warm); "
                              "the faster one is the floor")

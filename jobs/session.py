@@ -15,7 +15,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.jvm_logs import quiet_known_warnings, quiet_task_failures
-from jobs.sizing import local_heap_for
+from jobs.sizing import launcher_heap
 from storage.base import first_line
 from vocabulary.errors import ConfigError
 
@@ -71,7 +71,7 @@ SESSION_DEFAULTS = {
 # only, without Spark's start-up banner.
 LOG4J_CONF = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
-# a local driver, the only executor, gets the launcher's heap (`jobs.sizing.local_heap_for`)
+# a local driver, the only executor, gets the launcher's heap (`jobs.sizing.launcher_heap`)
 DRIVER_MEMORY = "spark.driver.memory"
 
 
@@ -129,14 +129,14 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     Spark's start-up banner and hostname and native-library warnings), and, on a local
     master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it), the
     launcher's heap (`REBALANCE_AUDIT_DRIVER_MEMORY`, default 1g per core within 2g-4g,
-    `jobs.sizing.local_heap_for`) and `java_options` (the JIT sized from the inputs,
+    `jobs.sizing.launcher_heap`) and `java_options` (the JIT sized from the inputs,
     `jobs.launch`). A log configuration, heap or JIT setting of
     the user's wins; only a JVM not yet running takes any of it."""
     conf = dict(conf or {})
     local = master.startswith("local")
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        heap = os.environ.get("REBALANCE_AUDIT_DRIVER_MEMORY") or local_heap_for(master)
+        heap = launcher_heap(master)
         if heap:
             conf.setdefault(DRIVER_MEMORY, heap)
     options = conf.get(DRIVER_JAVA_OPTIONS, "")

@@ -111,11 +111,22 @@ def local_heap_for(master: str, machine_cores: int | None = None) -> str | None:
     return f"{min(MAX_HEAP_GB, max(MIN_HEAP_GB, HEAP_GB_PER_CORE * cores))}g"
 
 
+# the user's driver heap for every launch of the job (spark-submit.sh, plain Python, the
+# benchmark), over `local_heap_for`
+DRIVER_MEMORY_ENV = "REBALANCE_AUDIT_DRIVER_MEMORY"
+
+
+def launcher_heap(master: str) -> str | None:
+    """The heap the launcher gives the driver when the user's launch names none:
+    DRIVER_MEMORY_ENV when set, else `local_heap_for(master)`."""
+    return os.environ.get(DRIVER_MEMORY_ENV) or local_heap_for(master)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m jobs.sizing MASTER`: print the local driver heap (nothing for a cluster
-    master), for spark-submit.sh."""
+    """`python -m jobs.sizing MASTER`: print `launcher_heap(MASTER)` (nothing when there
+    is none), for spark-submit.sh."""
     args = sys.argv[1:] if argv is None else argv
-    heap = local_heap_for(args[0]) if args else None
+    heap = launcher_heap(args[0]) if args else None
     if heap:
         print(heap)
     return 0

@@ -12,8 +12,10 @@ from jobs.sizing import (
     SHORT_RUN_INPUT_ROWS,
     broadcasts_subscriptions,
     java_options_for,
+    launcher_heap,
     local_cores,
     local_heap_for,
+    main,
     partitions_for,
     waves_for,
 )
@@ -73,3 +75,17 @@ def test_a_local_master_runs_its_tasks_on_the_cores_it_names() -> None:
     assert local_cores("local[3,2]") == 3 and local_cores("local[*]", machine_cores=6) == 6
     assert local_cores("local[*, 4]", machine_cores=3) == 3
     assert local_cores("local-cluster[2,1,2048]") is None and local_cores("yarn") is None
+
+
+def test_the_users_heap_wins_over_the_heap_per_core(monkeypatch, capsys) -> None:
+    """REBALANCE_AUDIT_DRIVER_MEMORY, for every launch; `python -m jobs.sizing MASTER`
+    prints the same heap for spark-submit.sh."""
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    assert launcher_heap("local[2]") == "2g" and launcher_heap("yarn") is None
+    assert main(["local[3]"]) == 0 and capsys.readouterr().out == "3g\n"
+    assert main(["yarn"]) == 0 and capsys.readouterr().out == ""
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "")  # empty: as if unset
+    assert launcher_heap("local[2]") == "2g"
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "5g")
+    assert launcher_heap("local[2]") == "5g" and launcher_heap("local[16]") == "5g"
+    assert main(["local[2]"]) == 0 and capsys.readouterr().out == "5g\n"
