@@ -11,6 +11,9 @@ and each is summarized against today's assignment:
   the broker allocates and the own strategy is one it does not compute);
 * at today's client count: AVG, AVG_BY_CIRCLE, CONSISTENT_HASH with today's and with 4×
   the virtual nodes, Kafka range and roundrobin (cooperative-sticky is not simulated);
+* client counts 1 .. today's − 1 under the allocator's even strategy (AVG for RocketMQ,
+  roundrobin for Kafka) where the sweep runs CONSISTENT_HASH or range: such a group
+  with idle clients may need fewer clients *and* a strategy that spreads its queues;
 * split by topic (groups of two or more topics): topic t gets its own group of
   c_t = min(q_t, max(1, ceil(C × q_t / Q))) clients (C today's clients, Q all queues).
 
@@ -78,6 +81,9 @@ from vocabulary.words import counted
 MAX_CLIENTS = 256
 SYNTHETIC_PREFIX = "~whatif-"
 SWEEPABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "range", "roundrobin")
+# sweeps whose loads at a count are not the even strategy's (AVG_BY_CIRCLE's are AVG's):
+# their groups also sweep the even strategy below today's count
+UNEVEN_SWEEPS = ("CONSISTENT_HASH", "range")
 ALTERNATIVES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONSISTENT_HASH_4X", "range",
                 "roundrobin")
 # hypothetical queue rows per allocate_bucket call (and (candidate, queue) pairs per
@@ -201,6 +207,9 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
                                np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG"))
     # ... and where it allocates, the client counts run a strategy it computes
     groups.loc[groups["by_broker"] & ~groups["own"].isin(BROKER_STRATEGIES), "sweep"] = "AVG"
+    # the allocator's even strategy, swept below today's count where the sweep's loads
+    # are not even: fewer clients help such a group only under a strategy that spreads
+    groups["even"] = np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG")
     g_of = np.full(n_codes, -1, np.int64)
     g_of[coded] = np.arange(len(groups))
     return groups, g_of
@@ -451,10 +460,15 @@ def _candidates(groups: pd.DataFrame) -> pd.DataFrame:
         vn = vnodes * 4 if name.endswith("_4X") else vnodes
         alt.append(pd.DataFrame({"g": g, "clients": C, "strategy": strategy,
                                  "virtual_nodes": vn, "split_by_topic": False}))
+    even = groups["even"].to_numpy(object)
+    below = np.where(groups["sweep"].isin(UNEVEN_SWEEPS).to_numpy(bool), C - 1, 0)
+    row, n0 = expand_blocks(np.ones(len(g), np.int64), below)
+    fewer = pd.DataFrame({"g": g[row], "clients": n0, "strategy": even[row],
+                          "virtual_nodes": vnodes[row], "split_by_topic": False})
     split = pd.DataFrame({"g": g, "clients": C, "strategy": groups["sweep"].to_numpy(),
                           "virtual_nodes": vnodes, "split_by_topic": True})
     split = split[groups["T"].to_numpy() >= 2]
-    cands = pd.concat([sweep, *alt, split], ignore_index=True)
+    cands = pd.concat([sweep, *alt, fewer, split], ignore_index=True)
     ch = cands["strategy"] == "CONSISTENT_HASH"
     cands["virtual_nodes"] = cands["virtual_nodes"].where(ch)
     cands = cands.drop_duplicates(["g", "clients", "strategy", "virtual_nodes",

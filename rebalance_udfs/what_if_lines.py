@@ -2,15 +2,16 @@
 
 `run 16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)`, or
 for a split `split the group by topic, each topic with its own clients (N clients in all)
-(...)`; a candidate that keeps today's max load with fewer clients (the recommended row
-never adds clients) says so: `run 4 clients, AVG (max 1 queue per client as today, with 5
-clients fewer; no queue moves)`; one that lowers neither, recommended because the broker
-allocates the group and does not compute today's strategy, says that: `run 3 clients, AVG
-(max 1 queue per client; the broker computes AVG, not today's CONSISTENT_HASH; 3 queues
-move once)`. The group_balance recommendation and the run's summary
-quote it (SPEC, group_balance findings). Made in the report pass from the what-if rows
-it has just computed (Arrow string kernels over all the bucket's groups at once), so no
-Spark job reads the what_if table back for it.
+(...)`; a candidate with fewer clients than today (the recommended row never adds
+clients) says how many fewer: `run 8 clients, AVG (max 1 queue per client instead of 2,
+with 7 clients fewer; 8 queues move once)`, `run 4 clients, AVG (max 1 queue per client
+as today, with 5 clients fewer; no queue moves)`; one that lowers neither, recommended
+because the broker allocates the group and does not compute today's strategy, says that:
+`run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not today's
+CONSISTENT_HASH; 3 queues move once)`. The group_balance recommendation and the run's
+summary quote it (SPEC, group_balance findings). Made in the report pass from the what-if
+rows it has just computed (Arrow string kernels over all the bucket's groups at once), so
+no Spark job reads the what_if table back for it.
 """
 
 from __future__ import annotations
@@ -54,16 +55,16 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
             counted("clients", " client", " clients"), " in all)", ""),
         pc.binary_join_element_wise("run ", best.column("candidate"), ""))
     lower = pc.less(best.column("max_queues"), best.column("_today_max"))
-    fewer = pc.and_(pc.equal(best.column("max_queues"), best.column("_today_max")),
-                    pc.less(best.column("clients"), best.column("_today_clients")))
+    fewer = pc.less(best.column("clients"), best.column("_today_clients"))
+    saved = pc.binary_join_element_wise(
+        ", with ", counted(pc.subtract(best.column("_today_clients"), best.column("clients")),
+                           " client fewer", " clients fewer"), "")
     # neither lower nor fewer: today's row was no option (`what_if._ranked`: the broker
     # allocates the group and does not compute today's strategy)
     against = pc.if_else(
-        lower, pc.binary_join_element_wise(" instead of ", text("_today_max"), ""),
-        pc.if_else(fewer, pc.binary_join_element_wise(
-            " as today, with ",
-            counted(pc.subtract(best.column("_today_clients"), best.column("clients")),
-                    " client fewer", " clients fewer"), ""),
+        lower, pc.binary_join_element_wise(" instead of ", text("_today_max"),
+                                           pc.if_else(fewer, saved, ""), ""),
+        pc.if_else(fewer, pc.binary_join_element_wise(" as today", saved, ""),
             pc.binary_join_element_wise("; the broker computes ", best.column("strategy"),
                                         ", not today's ", best.column("_today_strategy"),
                                         "")))

@@ -103,19 +103,51 @@ def test_a_rocketmq_group_is_not_recommended_a_kafka_assignor_that_pools_its_top
         ) -> None:
     """The issue's 14 CONSISTENT_HASH clients over 3 topics of 32 queues: Kafka's
     roundrobin pools the topics (max 7), but RocketMQ rebalances topic by topic, so no
-    RocketMQ client can run it; it stays in the table as the comparison, and the best the
-    group can deploy, AVG_BY_CIRCLE at max 9, is recommended."""
+    RocketMQ client can run it; it stays in the table as the comparison. The best the
+    group can deploy is max 9 (3 queues of each topic): AVG_BY_CIRCLE at 14 clients, or
+    AVG at 11 (ceil(32 / 11) = 3), recommended for its 3 clients fewer."""
     clients = [f"10.0.0.{i}@{9000 + i}" for i in range(1, 15)]
     out = what_if_bucket(*_group(clients, {"t1": 32, "t2": 32, "t3": 32}, "CONSISTENT_HASH",
                                  virtual_nodes=10))
     by = out.set_index("candidate")
     assert by.loc["14 clients, roundrobin", "max_queues"] == 7
+    assert by.loc["14 clients, AVG_BY_CIRCLE", "max_queues"] == 9
     best = out[out["recommended"]].iloc[0]
-    assert (best["candidate"], best["max_queues"]) == ("14 clients, AVG_BY_CIRCLE", 9)
+    assert (best["candidate"], best["max_queues"]) == ("11 clients, AVG", 9)
     runnable = out[~out["strategy"].isin(["range", "roundrobin"]) & (out["clients"] <= 14)]
     assert runnable["max_queues"].min() == 9
-    assert best_change(out).startswith("run 14 clients, AVG_BY_CIRCLE (max 9 queues per "
-                                       "client instead of 14;")
+    assert best_change(out).startswith("run 11 clients, AVG (max 9 queues per client instead "
+                                       "of 14, with 3 clients fewer;")
+
+
+def test_idle_consistent_hash_clients_are_told_fewer_clients_under_avg() -> None:
+    """15 CONSISTENT_HASH clients (10 virtual nodes) over one topic of 8 queues: the ring
+    gives two clients 2 queues while 9 idle (MORE_CLIENTS_THAN_QUEUES says run fewer).
+    Fewer CONSISTENT_HASH clients still load some client twice; AVG at 8 clients gives
+    each one queue, so the group's client counts below today's are swept under AVG too."""
+    clients = [f"10.231.0.{i}@10231" for i in range(1, 16)]
+    out = what_if_bucket(*_group(clients, {"t": 8}, "CONSISTENT_HASH", virtual_nodes=10))
+    now = out[out["is_current"]].iloc[0]
+    assert (now["max_queues"], now["idle_clients"]) == (2, 9)
+    ring = out[(out["strategy"] == "CONSISTENT_HASH") & (out["clients"] <= 15)]
+    assert ring["max_queues"].min() == 2
+    avg_below = out[(out["strategy"] == "AVG") & (out["clients"] < 15)]
+    assert sorted(avg_below["clients"]) == list(range(1, 15))
+    best = out[out["recommended"]].iloc[0]
+    assert (best["candidate"], best["max_queues"], best["idle_clients"]) == (
+        "8 clients, AVG", 1, 0)
+    assert best_change(out) == ("run 8 clients, AVG (max 1 queue per client instead of 2, "
+                                "with 7 clients fewer; 8 queues move once)")
+
+
+def test_a_group_whose_sweep_is_even_gets_no_second_sweep() -> None:
+    """AVG_BY_CIRCLE loads a count's clients as AVG does, and an AVG group's sweep is AVG:
+    neither gets AVG rows below today's count beyond the sweep's own."""
+    for strategy in ("AVG", "AVG_BY_CIRCLE"):
+        out = what_if_bucket(*_group(["a", "b", "c", "d"], {"T1": 3, "T2": 5}, strategy))
+        below = out[~out["is_current"] & (out["clients"] < 4) & ~out["split_by_topic"]]
+        assert set(below["strategy"]) == {strategy}
+        assert sorted(below["clients"]) == [1, 2, 3]
 
 
 def test_a_kafka_group_is_not_recommended_a_rocketmq_strategy() -> None:

@@ -1,6 +1,7 @@
-"""A group's what-if line names its recommended candidate against today's max load (or, at
-today's max, the clients it saves, or the strategy the broker computes where it does not
-compute today's), and groups whose best candidate is today's assignment have none."""
+"""A group's what-if line names its recommended candidate against today's max load and the
+clients it saves (or, at today's max, the clients it saves, or the strategy the broker
+computes where it does not compute today's), and groups whose best candidate is today's
+assignment have none."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def test_lines_of_the_recommended_candidates() -> None:
         _row("fewer", "4 clients, AVG", 4, 1, 0, recommended=True),
         _row("one-fewer", "today: 3 clients, AVG", 3, 2, 0, current=True),
         _row("one-fewer", "2 clients, AVG", 2, 2, 1, recommended=True),
+        # a lower max load with fewer clients too (idle clients under CONSISTENT_HASH)
+        _row("lower-fewer", "today: 15 clients, CONSISTENT_HASH", 15, 2, 0, current=True,
+             strategy="CONSISTENT_HASH"),
+        _row("lower-fewer", "8 clients, AVG", 8, 1, 8, recommended=True),
+        _row("split-fewer", "today: 15 clients, AVG", 15, 3, 0, current=True),
+        _row("split-fewer", "12 clients, AVG", 12, 1, 8, split=True, recommended=True),
         # the broker allocates and does not compute today's strategy: today is no option
         _row("broker", "today: 3 clients, CONSISTENT_HASH", 3, 1, 0, current=True,
              strategy="CONSISTENT_HASH"),
@@ -56,6 +63,11 @@ def test_lines_of_the_recommended_candidates() -> None:
                  "fewer; no queue moves)",
         "one-fewer": "run 2 clients, AVG (max 2 queues per client as today, with 1 client "
                      "fewer; 1 queue moves once)",
+        "lower-fewer": "run 8 clients, AVG (max 1 queue per client instead of 2, with 7 "
+                       "clients fewer; 8 queues move once)",
+        "split-fewer": "split the group by topic, each topic with its own clients (12 clients "
+                       "in all) (max 1 queue per client instead of 3, with 3 clients fewer; "
+                       "8 queues move once)",
         "broker": "run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not "
                   "today's CONSISTENT_HASH; 3 queues move once)",
     }
