@@ -165,9 +165,9 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     """Per group with a named strategy, in GROUP_KEYS order (g = 0, 1, ...): its own
     strategy (the one most of its clustering rows run, ties: the first name), that
     strategy's largest virtual-node count, today's strategies ('/'-joined, by name) and
-    the strategy its client-count sweep runs; and the g of every key number (`code`: the
-    rows' numbers in key order, `first`: each number's first row; -1 for a number
-    without a named strategy).
+    the strategy its client-count sweep runs and its allocator's even one; and the g of
+    every key number (`code`: the rows' numbers in key order, `first`: each number's
+    first row; -1 for a number without a named strategy).
 
     Strategies are numbered by name, so every step is an integer sort or count."""
     n_codes = len(first)
@@ -203,13 +203,13 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
         per_code = np.zeros(n_codes, bool)
         per_code[code[rows]] = True
         groups[name] = per_code[coded]
-    groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"],
-                               np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG"))
-    # ... and where it allocates, the client counts run a strategy it computes
-    groups.loc[groups["by_broker"] & ~groups["own"].isin(BROKER_STRATEGIES), "sweep"] = "AVG"
-    # the allocator's even strategy, swept below today's count where the sweep's loads
-    # are not even: fewer clients help such a group only under a strategy that spreads
+    # the allocator's even strategy: the sweep of a group whose own strategy cannot be
+    # swept, and swept below today's count where the sweep's loads are not even (fewer
+    # clients help such a group only under a strategy that spreads)
     groups["even"] = np.where(groups["own"].isin(KAFKA_STRATEGIES), "roundrobin", "AVG")
+    groups["sweep"] = np.where(groups["own"].isin(SWEEPABLE), groups["own"], groups["even"])
+    # ... and where the broker allocates, the client counts run a strategy it computes
+    groups.loc[groups["by_broker"] & ~groups["own"].isin(BROKER_STRATEGIES), "sweep"] = "AVG"
     g_of = np.full(n_codes, -1, np.int64)
     g_of[coded] = np.arange(len(groups))
     return groups, g_of
