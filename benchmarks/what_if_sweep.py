@@ -154,9 +154,13 @@ def differences(new: pd.DataFrame, old: pd.DataFrame) -> str | None:
                           suffixes=("", "_old"))
     parts = [f"{(both['_merge'] == 'left_only').sum():,} candidate rows only in this version",
              f"{(both['_merge'] == 'right_only').sum():,} only in the baseline"]
+    for alone, where in ((new.columns.difference(old.columns), "this version"),
+                         (old.columns.difference(new.columns), "the baseline")):
+        if len(alone):
+            parts.append(f"columns only in {where}: {', '.join(alone)}")
     shared = both[both["_merge"] == "both"]
     changed = {}
-    for column in (c for c in new.columns if c not in CANDIDATE_KEYS):
+    for column in (c for c in new.columns if c in old.columns and c not in CANDIDATE_KEYS):
         a, b = shared[column], shared[f"{column}_old"]
         differ = ~((a == b) | (a.isna() & b.isna()))
         if differ.any():

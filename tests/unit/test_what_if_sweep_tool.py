@@ -16,3 +16,7 @@ def test_the_sweep_benchmark_names_what_differs() -> None:
     assert differences(changed, table.iloc[3:]) == (
         "3 candidate rows only in this version; 0 only in the baseline; of the shared, "
         "2 differ in recommended")
+    # a baseline from before a column existed: named, not a KeyError
+    assert differences(table, table.drop(columns="recommended")) == (
+        "0 candidate rows only in this version; 0 only in the baseline; columns only in "
+        "this version: recommended; of the shared, none differs")
