@@ -42,7 +42,7 @@ Passed to spark-submit (anywhere on the line):
   --with-delta-package   add io.delta:delta-spark and its SQL extensions (Maven needed)
 
 Default master: local[*] with --driver-memory 1g per core, 2g-4g
-(REBALANCE_AUDIT_DRIVER_MEMORY).
+(REBALANCE_AUDIT_DRIVER_MEMORY), committed at start for a run of 1M input rows or more.
 Exit code: 0 success, 2 bad input or config, 1 failure.
 EOF
 }
@@ -113,11 +113,13 @@ if [[ ${#job_args[@]} -eq 0 ]]; then usage >&2; exit 2; fi
 if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
 # In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
 # assignment rows, so give it 1g per core that runs tasks, 2g-4g (jobs/sizing.py), unless
-# the user chose a size.
+# the user chose a size. A run that is not short commits that heap at start (jobs.launch).
+launcher_heap=()
 if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \
       && " ${spark_args[*]} " != *"spark.driver.memory="* ]]; then
   heap="$(cd "$ROOT" && "$PY" -m jobs.sizing "$master")"  # REBALANCE_AUDIT_DRIVER_MEMORY wins
   spark_args+=(--driver-memory "${heap:-4g}")
+  launcher_heap=(--launcher-heap "$master")
 fi
 
 # 3. Delta's jars from Maven, only when asked (they cannot be fetched offline).
@@ -155,16 +157,16 @@ else
 fi
 # The driver JVM's options, unless the user brings their own (--driver-java-options or
 # spark.driver.extraJavaOptions replace these): concise logs (Spark at WARN), and on a
-# local master the JIT sized from the inputs' rows (jobs/launch.py: C1 alone for a short
-# run).
+# local master the JIT and heap sized from the inputs' rows (jobs/launch.py: C1 alone for
+# a short run; else the launcher's heap committed at start, -Xms).
 # --help, or flags, settings or an output root the run would reject (jobs/launch.py
 # exits 3): the job prints the help or the message without a JVM. The question is asked
 # from the caller's folder, where the job resolves relative paths.
 java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
 if [[ "$master" == local* ]]; then
   launch=0
-  jit="$(PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m jobs.launch "${job_args[@]}" \
-         2>/dev/null)" || launch=$?
+  jit="$(PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m jobs.launch \
+         "${launcher_heap[@]}" "${job_args[@]}" 2>/dev/null)" || launch=$?
   if [[ $launch -eq 3 ]]; then
     PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "${job_args[@]}"
   fi

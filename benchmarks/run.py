@@ -517,7 +517,7 @@ def spark_child(args) -> dict:
     from jobs.audit import run as run_audit
     from jobs.config import AuditConfig
     from jobs.session import build_session
-    from jobs.sizing import launcher_heap
+    from jobs.sizing import java_options_for, launcher_heap, tasks_heap
     from storage.delta import DeltaStore
 
     manifest = json.loads(Path(args.manifest).read_text())
@@ -530,11 +530,16 @@ def spark_child(args) -> dict:
             "spark.sql.files.minPartitionNum": str(args.shuffle_partitions),
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.memory": launcher_heap(args.master) or "4g"}
-    conf.update(dict(kv.split("=", 1) for kv in args.conf))
+    users = dict(kv.split("=", 1) for kv in args.conf)
+    conf.update(users)
+    # the driver's options as spark-submit.sh chooses them (jobs.launch): a run that is not
+    # short commits the launcher's heap at start, unless --conf names the heap
+    heap = None if "spark.driver.memory" in users else tasks_heap(args.master)
+    java_options = java_options_for(input_rows(manifest["rows"]), heap)
     mem: dict = {"python_rss_start_mb": _mb(proc_status_kb(os.getpid(), "VmRSS"))}
     t = time.perf_counter()
     spark = build_session(app_name=f"benchmark-{manifest['size']}", master=args.master,
-                          conf=conf)
+                          conf=conf, java_options=java_options)
     session_s = time.perf_counter() - t
     jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
     sc = spark.sparkContext
@@ -542,6 +547,7 @@ def spark_child(args) -> dict:
     store = DeltaStore(spark, "offline")
     spark.range(10_000).selectExpr("sum(id)").collect()  # first-job warm-up, not timed
     result: dict = {"size": manifest["size"], "manifest": manifest, "conf": conf,
+                    "java_options": java_options,
                     "session_s": round(session_s, 2), "master": args.master,
                     "jvm_pid": jvm_pid, "load_before": load_average(), "memory": mem}
     save = lambda: Path(args.out).write_text(json.dumps(result, indent=2, default=str))  # noqa: E731
@@ -875,9 +881,13 @@ def _partitions(manifest: Path, args) -> int:
         return args.shuffle_partitions
     from jobs.sizing import local_cores, partitions_for
 
-    rows = json.loads(manifest.read_text())["rows"]
     cores = local_cores(args.master) or os.cpu_count() or 1
-    return partitions_for(sum(rows[t] for t in ("queues", "members", "offsets")), cores)
+    return partitions_for(input_rows(json.loads(manifest.read_text())["rows"]), cores)
+
+
+def input_rows(rows: dict) -> int:
+    """The inputs' rows, as the job counts them for its sizing rules."""
+    return sum(rows[t] for t in ("queues", "members", "offsets"))
 
 
 def worker_env(conf: list[str]) -> dict[str, str]:

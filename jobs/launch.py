@@ -6,10 +6,11 @@ itself. The same question tells the launcher when there is nothing to start a JV
 `--help`, or flags, settings or an output root the run would reject (NOT_RUNNABLE); it
 then lets `jobs.cli` print the help or the message at once.
 
-The one option today is the JIT's (`jobs.sizing.java_options_for`): a short run compiles
-with C1 alone. The size is the inputs' rows from their Delta logs, as the run counts them
-(no scan, no JVM); unknown (a remote table, a log without statistics) keeps the JVM's
-default.
+The options (`jobs.sizing.java_options_for`): a short run compiles with C1 alone; a larger
+one starts with its heap committed when the launcher chose the heap of a driver that runs
+the tasks (spark-submit.sh says so: `--launcher-heap MASTER` before the job's flags). The
+size is the inputs' rows from their Delta logs, as the run counts them (no scan, no JVM);
+unknown (a remote table, a log without statistics) counts as not short.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ import sys
 from collections.abc import Sequence
 
 from jobs.config import AuditConfig
-from jobs.sizing import java_options_for
+from jobs.sizing import java_options_for, tasks_heap
 
 # input rows of the generated demo per ordinary group (`jobs.demo`: 300 groups wrote
 # 66,639 rows, 3,000 wrote 668,164; the seed scenarios alone 432)
 DEMO_ROWS_PER_GROUP = 225
+# `--launcher-heap MASTER` before the job's flags: spark-submit.sh gave the driver the
+# launcher's heap for MASTER (`jobs.sizing.launcher_heap`)
+LAUNCHER_HEAP = "--launcher-heap"
 # main's exit code for --help and for flags, settings or an output root the run rejects
 NOT_RUNNABLE = 3
 
@@ -42,16 +46,18 @@ def input_row_estimate(config: AuditConfig) -> int | None:
     return None if None in counts else sum(counts)
 
 
-def java_options(config: AuditConfig) -> str:
-    return java_options_for(input_row_estimate(config))
+def java_options(config: AuditConfig, heap: str | None = None) -> str:
+    return java_options_for(input_row_estimate(config), heap)
 
 
 def new_jvm_options(config: AuditConfig) -> str:
-    """`java_options` for a JVM this process would start (none when spark-submit started
-    it: its options were chosen by the launcher)."""
-    from jobs.session import launched_by_spark_submit
+    """`java_options` for a JVM this process would start, with the heap `launch_conf` gives
+    it (none when spark-submit started it: its options were chosen by the launcher)."""
+    from jobs.session import heap_to_commit, launched_by_spark_submit
 
-    return "" if launched_by_spark_submit() else java_options(config)
+    if launched_by_spark_submit():
+        return ""
+    return java_options(config, heap_to_commit(config.spark_conf, config.master))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -63,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from jobs.preflight import check_output_place
     from vocabulary.errors import AuditError
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    heap = None
+    if argv[:1] == [LAUNCHER_HEAP] and len(argv) > 1:  # spark-submit.sh chose the heap
+        heap, argv = tasks_heap(argv[1]), argv[2:]
     try:
         with contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
@@ -75,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return NOT_RUNNABLE
     except Exception:  # anything else: the run meets it and says what it is
         return 0
-    print(java_options(config))
+    print(java_options(config, heap))
     return 0
 
 

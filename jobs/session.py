@@ -15,7 +15,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.jvm_logs import quiet_known_warnings, quiet_task_failures
-from jobs.sizing import launcher_heap
+from jobs.sizing import INITIAL_HEAP, launcher_heap, tasks_heap
 from storage.base import first_line
 from vocabulary.errors import ConfigError
 
@@ -129,9 +129,9 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     Spark's start-up banner and hostname and native-library warnings), and, on a local
     master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it), the
     launcher's heap (`REBALANCE_AUDIT_DRIVER_MEMORY`, default 1g per core within 2g-4g,
-    `jobs.sizing.launcher_heap`) and `java_options` (the JIT sized from the inputs,
-    `jobs.launch`). A log configuration, heap or JIT setting of
-    the user's wins; only a JVM not yet running takes any of it."""
+    `jobs.sizing.launcher_heap`) and `java_options` (`jobs.launch`: the JIT, and the
+    heap committed at start, sized from the inputs). A log configuration, heap, initial
+    heap or JIT setting of the user's wins; only a JVM not yet running takes any of it."""
     conf = dict(conf or {})
     local = master.startswith("local")
     if local:
@@ -143,9 +143,28 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
         ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
         conf[DRIVER_JAVA_OPTIONS] = f"{ours} {options}".strip()
-    if java_options and local and "Tiered" not in options:
-        conf[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {java_options}".strip()
+    for option in java_options.split() if local else ():
+        if not _chosen_by_user(option, options):
+            conf[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {option}".strip()
     return conf
+
+
+def heap_to_commit(conf: dict[str, str] | None, master: str | None) -> str | None:
+    """The heap a JVM started here may commit at start (`jobs.sizing.java_options_for`):
+    the one `launch_conf` gives a driver that runs the tasks (`jobs.sizing.tasks_heap`),
+    None when `conf` sets `spark.driver.memory` (the user's heap, the user's choice)."""
+    return None if DRIVER_MEMORY in (conf or {}) else tasks_heap(master or "local[*]")
+
+
+# the marks in the user's own driver options of a setting of the kind of each of ours:
+# the JIT's (any tiered-compilation flag) and the initial heap
+_USERS_OWN = {"-XX:TieredStopAtLevel": ("Tiered",),
+              INITIAL_HEAP: (INITIAL_HEAP, "InitialHeapSize")}
+
+
+def _chosen_by_user(option: str, users: str) -> bool:
+    return any(option.startswith(ours) and any(mark in users for mark in marks)
+               for ours, marks in _USERS_OWN.items())
 
 
 def session_conf(conf: dict[str, str] | None, console_progress: bool,

@@ -24,6 +24,8 @@ above it (about 16M queue rows of the benchmark's shape) Spark chooses.
 The JIT: a local run of fewer than SHORT_RUN_INPUT_ROWS input rows starts its JVM with C1
 alone (`-XX:TieredStopAtLevel=1`, `jobs.launch`): such a run ends before C2's compiles,
 which take one of the cores, pay for themselves. Larger runs keep the JVM's default.
+The heap: a larger (or unknown) local run whose heap the launcher chose starts with that
+heap committed (`-Xms` = the heap, see `java_options_for`).
 """
 
 from __future__ import annotations
@@ -67,14 +69,27 @@ def broadcasts_subscriptions(estimate: int | None) -> bool:
 # C2's faster code wins (see benchmarks/README.md).
 SHORT_RUN_INPUT_ROWS = 1_000_000
 C1_ONLY = "-XX:TieredStopAtLevel=1"
+INITIAL_HEAP = "-Xms"
 
-
-def java_options_for(input_rows: int | None) -> str:
-    """The local JVM's JIT options for a run of this many input rows ('' when unknown or
-    not short: the JVM's default)."""
+# A local driver runs every task, and G1 grows its heap under the cap each time its pauses
+# take more than their share of a stretch of the run: the longer the run, the more such
+# stretches, so the JVM's peak followed the run's length, not what it holds. GC logs of
+# the benchmark's audits on 2g (local[2]): the heap after mixed collections at most 497 MB
+# at 1M and 575 MB at 10M, Spark's execution pages (humongous regions) up to 412 and
+# 473 MB, every expansion one G1 chose for its pause time; committed 990 MB at 1M and
+# 1,451 at 10M. Over eleven runs (whatever the setting tried) the peaks were 1.45-2.05 GB
+# at 1M and 1.90-2.55 GB at 10M, 1.06-1.50x. Committed at start, the heap is the same at
+# every size (2,501 -> 2,710 and 2,576 -> 2,713 MB: 1.08x, 1.05x) and G1 collects less:
+# its threads' CPU at 10M 3.7-3.9 s against 12.5-36.3 s in four runs without. A short run
+# keeps the JVM's lazy heap: the demo peaked at 1.1 GB, 1.8-2.2 GB with its heap committed
+# (benchmarks/README.md, "The heap committed at start").
+def java_options_for(input_rows: int | None, heap: str | None = None) -> str:
+    """The local JVM's options for a run of this many input rows: C1 alone for a short run;
+    else the launcher's `heap` committed at start (`-Xms`, when the launcher chose the
+    heap: it is then the `-Xmx` too), or '' (the JVM's default)."""
     if input_rows is not None and input_rows < SHORT_RUN_INPUT_ROWS:
         return C1_ONLY
-    return ""
+    return f"{INITIAL_HEAP}{heap}" if heap else ""
 
 
 # The heap of a local driver, which runs every task: per core that runs tasks, within
@@ -120,6 +135,12 @@ def launcher_heap(master: str) -> str | None:
     """The heap the launcher gives the driver when the user's launch names none:
     DRIVER_MEMORY_ENV when set, else `local_heap_for(master)`."""
     return os.environ.get(DRIVER_MEMORY_ENV) or local_heap_for(master)
+
+
+def tasks_heap(master: str) -> str | None:
+    """`launcher_heap(master)` where the driver runs the tasks (`local_cores`): the heap
+    `java_options_for` commits at start; None for any other master."""
+    return launcher_heap(master) if local_cores(master) is not None else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -106,20 +106,27 @@ def test_help_and_mistakes_seen_before_spark_start_no_jvm(tmp_path: Path) -> Non
     assert proc.returncode == 0 and str(ROOT / "jobs" / "cli.py") in proc.stdout
 
 
-def test_the_launcher_sizes_a_local_jvms_jit_from_the_inputs(tmp_path: Path) -> None:
-    """C1 alone for a short local run (jobs.launch), the JVM's default otherwise."""
+def test_the_launcher_sizes_a_local_jvms_jit_and_heap_from_the_inputs(tmp_path: Path) -> None:
+    """C1 alone for a short local run (jobs.launch); a larger one commits the heap the
+    launcher chose at start (-Xms); a heap of the user's, or a driver that runs no task,
+    keeps the JVM's default."""
     home = _stand_in_spark(tmp_path)
     out = str(tmp_path / "out")
 
-    def driver_options(*args: str) -> list[str]:
-        proc = _launch(*args, SPARK_HOME=home)
+    def driver_options(*args: str, **env: str) -> list[str]:
+        proc = _launch(*args, SPARK_HOME=home, **env)
         assert proc.returncode == 0, proc.stderr
         key = "spark.driver.extraJavaOptions="
         return [a[len(key):] for a in proc.stdout.splitlines() if a.startswith(key)]
 
     logs = f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}"
+    large = ("audit", "--output", out, "--demo-groups", "100000")
     assert driver_options("audit", "--output", out) == [f"{logs} -XX:TieredStopAtLevel=1"]
-    assert driver_options("audit", "--output", out, "--demo-groups", "100000") == [logs]
+    assert driver_options("--master", "local[2]", *large) == [f"{logs} -Xms2g"]
+    assert driver_options("--master", "local[2]", *large,
+                          REBALANCE_AUDIT_DRIVER_MEMORY="5g") == [f"{logs} -Xms5g"]
+    assert driver_options("--master", "local[2]", "--driver-memory", "6g", *large) == [logs]
+    assert driver_options("--master", "local-cluster[2,1,1024]", *large) == [logs]
     assert driver_options("--master", "yarn", "audit", "--output", out) == [logs]
 
 

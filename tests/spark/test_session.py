@@ -17,6 +17,7 @@ from jobs.session import (
     LOG4J_CONF,
     REQUIRED_CONF,
     SESSION_DEFAULTS,
+    heap_to_commit,
     launch_conf,
     session_conf,
 )
@@ -84,6 +85,25 @@ def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
     assert options(theirs, "local[*]", c1) == f"{ours} -XX:TieredStopAtLevel=4"
     assert options(None, "local[*]", "") == ours
     assert options(None, "yarn", c1) == ours
+    # the heap committed at start, unless the user's own options set an initial heap
+    assert options(None, "local[2]", "-Xms2g") == f"{ours} -Xms2g"
+    assert options({DRIVER_JAVA_OPTIONS: "-Xms1g"}, "local[2]", "-Xms2g") == f"{ours} -Xms1g"
+    initial = {DRIVER_JAVA_OPTIONS: "-XX:InitialHeapSize=1g"}
+    assert options(initial, "local[2]", "-Xms2g") == f"{ours} -XX:InitialHeapSize=1g"
+    assert options({DRIVER_JAVA_OPTIONS: "-Xss4m"}, "local[2]", "-Xms2g") == \
+        f"{ours} -Xss4m -Xms2g"
+
+
+def test_only_the_launchers_heap_of_a_driver_that_runs_the_tasks_is_committed(
+        monkeypatch) -> None:
+    """A JVM started here commits at start the heap `launch_conf` gives it (the run's
+    options decide whether: `jobs.sizing.java_options_for`), never the user's heap."""
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    assert heap_to_commit(None, "local[2]") == "2g"
+    assert heap_to_commit({}, None) == launch_conf(None, "local[*]")[DRIVER_MEMORY]
+    assert heap_to_commit({DRIVER_MEMORY: "12g"}, "local[2]") is None
+    assert heap_to_commit(None, "local-cluster[2,1,2048]") is None
+    assert heap_to_commit(None, "yarn") is None
 
 
 def test_a_local_jvm_started_from_plain_python_gets_the_launchers_heap(monkeypatch) -> None:

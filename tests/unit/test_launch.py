@@ -9,7 +9,13 @@ import pytest
 from deltalake import write_deltalake
 
 from jobs.config import AuditConfig
-from jobs.launch import DEMO_ROWS_PER_GROUP, NOT_RUNNABLE, input_row_estimate, main
+from jobs.launch import (
+    DEMO_ROWS_PER_GROUP,
+    NOT_RUNNABLE,
+    input_row_estimate,
+    main,
+    new_jvm_options,
+)
 from jobs.sizing import C1_ONLY, SHORT_RUN_INPUT_ROWS
 
 
@@ -48,11 +54,20 @@ def test_the_demo_is_estimated_from_its_group_count() -> None:
 
 
 def test_the_launcher_is_told_the_options_or_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
     assert main(["audit", "--output", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().out.strip() == C1_ONLY  # the demo is short
     main(["audit", "--demo-groups", "100000"])
     assert capsys.readouterr().out.strip() == ""
+    # the launcher chose the heap: a run that is not short commits it at start
+    main(["--launcher-heap", "local[2]", "audit", "--demo-groups", "100000"])
+    assert capsys.readouterr().out.strip() == "-Xms2g"
+    main(["--launcher-heap", "local[2]", "audit", "--output", str(tmp_path / "out")])
+    assert capsys.readouterr().out.strip() == C1_ONLY
+    main(["--launcher-heap", "local-cluster[2,1,2048]", "audit", "--demo-groups", "100000"])
+    assert capsys.readouterr().out.strip() == ""  # its driver runs no task
     assert main(["report", "--output", str(tmp_path)]) == 0  # another job: nothing to say
     assert capsys.readouterr().out == ""
     # help, a mistake in the flags, the config file or the output root: nothing to start a
@@ -66,3 +81,17 @@ def test_the_launcher_is_told_the_options_or_nothing(
                  ["audit", "--snapshot", ""], ["audit", "--run-id", " "]):
         assert main(argv) == NOT_RUNNABLE, argv
         assert capsys.readouterr().out == "", argv
+
+
+def test_a_jvm_started_here_commits_only_the_heap_launch_conf_gives_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    large = SHORT_RUN_INPUT_ROWS // DEMO_ROWS_PER_GROUP + 1
+    assert new_jvm_options(AuditConfig(demo_groups=large, master="local[2]")) == "-Xms2g"
+    assert new_jvm_options(AuditConfig(master="local[2]")) == C1_ONLY  # the demo is short
+    users = AuditConfig(demo_groups=large, master="local[2]",
+                        spark_conf={"spark.driver.memory": "8g"})
+    assert new_jvm_options(users) == ""
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # spark-submit started the JVM
+    assert new_jvm_options(AuditConfig(demo_groups=large, master="local[2]")) == ""

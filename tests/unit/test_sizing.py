@@ -7,6 +7,7 @@ from __future__ import annotations
 from jobs.sizing import (
     BROADCAST_SUBSCRIPTIONS,
     C1_ONLY,
+    INITIAL_HEAP,
     MAX_PARTITIONS,
     ROWS_PER_TASK,
     SHORT_RUN_INPUT_ROWS,
@@ -17,6 +18,7 @@ from jobs.sizing import (
     local_heap_for,
     main,
     partitions_for,
+    tasks_heap,
     waves_for,
 )
 
@@ -48,6 +50,27 @@ def test_a_short_run_compiles_with_c1_alone_and_a_long_or_unknown_one_as_the_jvm
     assert java_options_for(SHORT_RUN_INPUT_ROWS) == ""
     assert java_options_for(1_798_561) == ""  # the 1M benchmark's inputs
     assert java_options_for(None) == ""
+
+
+def test_a_run_that_is_not_short_commits_the_launchers_heap_at_start() -> None:
+    """G1 grew a local driver's heap with the run's length (1.06-1.50x from 1M to 10M over
+    eleven runs); committed at start it is the same at every size. A short run keeps the
+    JVM's lazy heap, and a heap the launcher did not choose is not touched."""
+    assert INITIAL_HEAP == "-Xms"
+    assert java_options_for(1_798_561, "2g") == "-Xms2g"  # the 1M benchmark's inputs
+    assert java_options_for(None, "3g") == "-Xms3g"  # unknown: not short
+    assert java_options_for(66_639, "2g") == C1_ONLY  # the demo's: lazy, as before
+    assert java_options_for(SHORT_RUN_INPUT_ROWS, None) == ""
+
+
+def test_the_heap_to_commit_is_the_launchers_where_the_driver_runs_the_tasks(
+        monkeypatch) -> None:
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    assert tasks_heap("local[2]") == "2g" and tasks_heap("local") == "2g"
+    assert tasks_heap("local-cluster[2,1,2048]") is None  # its driver runs no task
+    assert tasks_heap("yarn") is None
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "6g")
+    assert tasks_heap("local[2]") == "6g"
 
 
 def test_subscriptions_are_broadcast_up_to_the_limit_and_left_to_spark_when_unknown() -> None:
