@@ -516,8 +516,8 @@ def spark_child(args) -> dict:
 
     from jobs.audit import run as run_audit
     from jobs.config import AuditConfig
-    from jobs.session import build_session
-    from jobs.sizing import java_options_for, launcher_heap, tasks_heap
+    from jobs.session import build_session, heap_to_commit
+    from jobs.sizing import java_options_for, launcher_heap
     from storage.delta import DeltaStore
 
     manifest = json.loads(Path(args.manifest).read_text())
@@ -534,8 +534,8 @@ def spark_child(args) -> dict:
     conf.update(users)
     # the driver's options as spark-submit.sh chooses them (jobs.launch): a run that is not
     # short commits the launcher's heap at start, unless --conf names the heap
-    heap = None if "spark.driver.memory" in users else tasks_heap(args.master)
-    java_options = java_options_for(input_rows(manifest["rows"]), heap)
+    java_options = java_options_for(input_rows(manifest["rows"]),
+                                    heap_to_commit(users, args.master))
     mem: dict = {"python_rss_start_mb": _mb(proc_status_kb(os.getpid(), "VmRSS"))}
     t = time.perf_counter()
     spark = build_session(app_name=f"benchmark-{manifest['size']}", master=args.master,
