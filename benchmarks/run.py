@@ -1154,6 +1154,9 @@ def main() -> None:
         return
 
     if args.report:
+        problem = unreadable_results(args.report)
+        if problem:
+            sys.exit(f"--report {args.report}: {problem}")
         report(args.report.resolve())
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -1182,6 +1185,24 @@ def main() -> None:
     path = RESULTS / f"{stamp}.json"
     path.write_text(json.dumps(results, indent=2, default=str))  # raw figures first
     report(path)
+
+
+def unreadable_results(path: Path) -> str | None:
+    """Why `path` is not a results file to re-print, or None. The results folder is not
+    in the repository: a run's file exists only where that run was made."""
+    if not path.is_file():
+        return ("no such file (benchmarks/results/ holds the runs made on this machine; "
+                "run `python -m benchmarks.run` to make one)")
+    try:
+        results = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"not a results file of this benchmark ({exc})"
+    if not isinstance(results, dict):
+        return "not a results file of this benchmark (not a JSON object)"
+    missing = [key for key in ("sizes", "load_before", "load_after") if key not in results]
+    if missing:
+        return f"not a results file of this benchmark (no {', '.join(map(repr, missing))})"
+    return None
 
 
 def report(path: Path) -> None:

@@ -153,3 +153,29 @@ def test_the_printed_ratios_keep_two_decimals() -> None:
     lines = table(results).splitlines()
     row = lines[lines.index("ratios") + 2].split()  # after the column names
     assert row[:3] == ["10M", "2.04", "-"]  # size, job/floor, 1st/floor (one run)
+
+
+def test_a_results_file_that_is_not_there_or_not_ours_is_told_not_raised(tmp_path) -> None:
+    """`--report` names a file under benchmarks/results/, which is not in the repository:
+    on a fresh clone the README's example file is missing, and that is said plainly."""
+    import subprocess
+
+    from benchmarks.run import unreadable_results
+
+    missing = tmp_path / "20261203T230356Z.json"
+    assert "no such file" in unreadable_results(missing)
+    garbled = tmp_path / "garbled.json"
+    garbled.write_text("{not json")
+    assert "not a results file" in unreadable_results(garbled)
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text('{"rows": 3}')
+    assert "no 'sizes', 'load_before', 'load_after'" in unreadable_results(foreign)
+    ours = tmp_path / "ours.json"
+    ours.write_text('{"sizes": {}, "load_before": [0, 0, 0], "load_after": [0, 0, 0]}')
+    assert unreadable_results(ours) is None
+
+    done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--report", str(missing)],
+                          capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"--report {missing}: no such file")
+    assert "Traceback" not in done.stderr
