@@ -113,12 +113,13 @@ if [[ ${#job_args[@]} -eq 0 ]]; then usage >&2; exit 2; fi
 if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
 # In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
 # assignment rows, so give it 1g per core that runs tasks, 2g-4g (jobs/sizing.py), unless
-# the user chose a size. A run that is not short commits that heap at start (jobs.launch).
+# the user chose a size, here or in the config file's spark.conf (step 5 learns that). A
+# run that is not short commits that heap at start (jobs.launch).
 launcher_heap=()
+choose_heap=0
 if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \
       && " ${spark_args[*]} " != *"spark.driver.memory="* ]]; then
-  heap="$(cd "$ROOT" && "$PY" -m jobs.sizing "$master")"  # REBALANCE_AUDIT_DRIVER_MEMORY wins
-  spark_args+=(--driver-memory "${heap:-4g}")
+  choose_heap=1
   launcher_heap=(--launcher-heap "$master")
 fi
 
@@ -155,22 +156,37 @@ else
   SUBMIT="$(dirname "$PY")/spark-submit"
   unset SPARK_HOME
 fi
-# The driver JVM's options, unless the user brings their own (--driver-java-options or
+# 5. The driver JVM's options, unless the user brings their own (--driver-java-options or
 # spark.driver.extraJavaOptions replace these): concise logs (Spark at WARN), and on a
 # local master the JIT and heap sized from the inputs' rows (jobs/launch.py: C1 alone for
 # a short run; else the launcher's heap committed at start, -Xms).
 # --help, or flags, settings or an output root the run would reject (jobs/launch.py
 # exits 3): the job prints the help or the message without a JVM. The question is asked
 # from the caller's folder, where the job resolves relative paths.
+# The lines after the options: the config file's settings that only a JVM not yet started
+# takes (spark.driver.memory, extraJavaOptions, ...). The JVM starts before the job reads
+# the config, so they go to spark-submit, before the command line's, which win.
 java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
+config_conf=()
 if [[ "$master" == local* ]]; then
   launch=0
-  jit="$(PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m jobs.launch \
-         "${launcher_heap[@]}" "${job_args[@]}" 2>/dev/null)" || launch=$?
+  answer="$(PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m jobs.launch \
+            "${launcher_heap[@]}" "${job_args[@]}" 2>/dev/null)" || launch=$?
   if [[ $launch -eq 3 ]]; then
     PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "${job_args[@]}"
   fi
+  mapfile -t answer_lines <<< "$answer"
+  jit="${answer_lines[0]:-}"
+  for setting in "${answer_lines[@]:1}"; do
+    [[ -n "$setting" ]] || continue
+    config_conf+=(--conf "$setting")
+    if [[ "$setting" == spark.driver.memory=* ]]; then choose_heap=0; fi
+  done
   java_options="$java_options${jit:+ $jit}"
+fi
+if [[ $choose_heap -eq 1 ]]; then
+  heap="$(cd "$ROOT" && "$PY" -m jobs.sizing "$master")"  # REBALANCE_AUDIT_DRIVER_MEMORY wins
+  spark_args+=(--driver-memory "${heap:-4g}")
 fi
 log_conf=()
 if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
@@ -178,5 +194,5 @@ if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
 fi
 # The job's defaults (jobs/session.py SESSION_DEFAULTS) are the job's own: it applies each
 # one the user's --conf or properties file leaves unset.
-exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" \
+exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${config_conf[@]}" \
   "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}"

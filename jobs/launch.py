@@ -7,10 +7,14 @@ itself. The same question tells the launcher when there is nothing to start a JV
 then lets `jobs.cli` print the help or the message at once.
 
 The options (`jobs.sizing.java_options_for`): a short run compiles with C1 alone; a larger
-one starts with its heap committed when the launcher chose the heap of a driver that runs
-the tasks (spark-submit.sh says so: `--launcher-heap MASTER` before the job's flags). The
-size is the inputs' rows from their Delta logs, as the run counts them (no scan, no JVM);
-unknown (a remote table, a log without statistics) counts as not short.
+one starts with its heap committed when the launcher chooses the heap of a driver that runs
+the tasks (spark-submit.sh says it may: `--launcher-heap MASTER` before the job's flags;
+a `spark.driver.memory` in the config file is the user's heap instead). The size is the
+inputs' rows from their Delta logs, as the run counts them (no scan, no JVM); unknown (a
+remote table, a log without statistics) counts as not short.
+
+The same answer carries the config file's settings that only a JVM not yet started takes,
+one `key=value` line each after the options: spark-submit.sh hands them to spark-submit.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from jobs.config import AuditConfig
-from jobs.sizing import java_options_for, tasks_heap
+from jobs.sizing import java_options_for
 
 # input rows of the generated demo per ordinary group (`jobs.demo`: 300 groups wrote
 # 66,639 rows, 3,000 wrote 668,164; the seed scenarios alone 432)
@@ -61,18 +65,22 @@ def new_jvm_options(config: AuditConfig) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the options for `audit [flags]` (nothing for another job); return
-    NOT_RUNNABLE, printing nothing, for `--help` and for what the run would reject before
-    it starts Spark: its flags, its config file, its output root (`jobs.cli.run_audit`
-    says what is wrong, in the same order)."""
+    """Print the options for `audit [flags]` (nothing for another job), then one line
+    `key=value` per setting of the config file's spark.conf that only a JVM not yet started
+    takes (`jobs.session.JVM_START_SETTINGS`: spark-submit.sh hands them to spark-submit,
+    and does not choose the heap when one is `spark.driver.memory`). Return NOT_RUNNABLE,
+    printing nothing, for `--help` and for what the run would reject before it starts
+    Spark: its flags, its config file, its output root (`jobs.cli.run_audit` says what is
+    wrong, in the same order)."""
     from jobs.cli import audit_config, build_parser
     from jobs.preflight import check_output_place
+    from jobs.session import heap_to_commit, start_settings
     from vocabulary.errors import AuditError
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    heap = None
-    if argv[:1] == [LAUNCHER_HEAP] and len(argv) > 1:  # spark-submit.sh chose the heap
-        heap, argv = tasks_heap(argv[1]), argv[2:]
+    master = None
+    if argv[:1] == [LAUNCHER_HEAP] and len(argv) > 1:  # spark-submit.sh may choose the heap
+        master, argv = argv[1], argv[2:]
     try:
         with contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
@@ -85,7 +93,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return NOT_RUNNABLE
     except Exception:  # anything else: the run meets it and says what it is
         return 0
+    # the config's own heap is the user's: no heap of the launcher's to commit
+    heap = heap_to_commit(config.spark_conf, master) if master else None
     print(java_options(config, heap))
+    for key, value in start_settings(config.spark_conf).items():
+        if "\n" not in value:  # a line each (one with a line break: the run warns)
+            print(f"{key}={value}")
     return 0
 
 

@@ -7,6 +7,7 @@ whatever the cluster: Arrow for pandas UDFs, the driver's interpreter for the wo
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Collection
@@ -18,6 +19,8 @@ from jobs.jvm_logs import quiet_known_warnings, quiet_task_failures
 from jobs.sizing import INITIAL_HEAP, launcher_heap, tasks_heap
 from storage.base import first_line
 from vocabulary.errors import ConfigError
+
+log = logging.getLogger("rebalance_audit")
 
 REQUIRED_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -73,6 +76,13 @@ LOG4J_CONF = Path(__file__).resolve().parent.parent / "conf" / "log4j2.propertie
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # a local driver, the only executor, gets the launcher's heap (`jobs.sizing.launcher_heap`)
 DRIVER_MEMORY = "spark.driver.memory"
+# Settings the driver's JVM takes only when it starts, each with spark-submit's flag for it.
+# Under spark-submit that JVM runs before the config file is read: spark-submit.sh hands a
+# local run's to spark-submit (`jobs.launch`); elsewhere the run warns (`build_session`).
+JVM_START_SETTINGS = {DRIVER_MEMORY: "--driver-memory",
+                      DRIVER_JAVA_OPTIONS: "--driver-java-options",
+                      "spark.driver.extraClassPath": "--driver-class-path",
+                      "spark.driver.extraLibraryPath": "--driver-library-path"}
 
 
 def build_session(
@@ -95,7 +105,12 @@ def build_session(
     if not submitted:
         builder = builder.master(master or "local[*]")
         conf = launch_conf(conf, master or "local[*]", java_options)
-    already = submitted_keys() if submitted else frozenset()
+    running = submitted_conf() if submitted else {}
+    late = too_late(conf, running)
+    for key, value in late.items():
+        log.warning("warning: %s", late_setting_note(key, value, running.get(key)))
+    conf = {k: v for k, v in (conf or {}).items() if k not in late}
+    already = frozenset(running)
     for key, value in session_conf(conf, console_progress, already).items():
         builder = builder.config(key, value)
     try:
@@ -178,15 +193,38 @@ def session_conf(conf: dict[str, str] | None, console_progress: bool,
     return {**REQUIRED_CONF, **defaults, **progress, **(conf or {})}
 
 
-def submitted_keys() -> frozenset[str]:
-    """The keys spark-submit was given (--conf, --properties-file, spark-defaults.conf): it
-    hands them to the driver JVM as system properties, which a SparkConf made through
-    that JVM loads. (Made before the gateway is up, a SparkConf is Python's alone and the
-    builder's settings would replace the submitted ones.)"""
+def submitted_conf() -> dict[str, str]:
+    """The settings spark-submit was given (--conf, its flags, --properties-file,
+    spark-defaults.conf): it hands them to the driver JVM as system properties, which a
+    SparkConf made through that JVM loads. (Made before the gateway is up, a SparkConf is
+    Python's alone and the builder's settings would replace the submitted ones.)"""
     from pyspark import SparkConf, SparkContext
 
     SparkContext._ensure_initialized()  # connects to spark-submit's JVM; no context yet
-    return frozenset(key for key, _ in SparkConf().getAll())
+    return dict(SparkConf().getAll())
+
+
+def start_settings(conf: dict[str, str] | None) -> dict[str, str]:
+    """The settings of `conf` that only a driver JVM not yet started takes."""
+    return {k: v for k, v in (conf or {}).items() if k in JVM_START_SETTINGS}
+
+
+def too_late(conf: dict[str, str] | None, running: dict[str, str]) -> dict[str, str]:
+    """The config's start-only settings a driver JVM spark-submit started does not have
+    (`running`: its submitted settings). Given to the session they would only make its
+    settings say what the JVM is not; nothing when no spark-submit started it."""
+    if not running:
+        return {}
+    return {k: v for k, v in start_settings(conf).items() if running.get(k) != v}
+
+
+def late_setting_note(key: str, value: str, running: str | None) -> str:
+    """Why a config file's start-only setting does not apply, and where to give it."""
+    now = f"with {key}={running}" if running is not None else "without it"
+    return (f"{key}={value} in the config file's spark.conf does not apply: spark-submit "
+            f"started the driver's JVM {now} before the config was read. Give it to "
+            f"spark-submit ({JVM_START_SETTINGS[key]} or --conf {key}=...); "
+            "./spark-submit.sh does so for a local run.")
 
 
 def launched_by_spark_submit() -> bool:

@@ -152,6 +152,35 @@ def test_the_launcher_gives_a_local_driver_a_heap_per_core(tmp_path: Path) -> No
     assert heaps("--master", "yarn") == []
 
 
+def test_the_config_files_driver_settings_reach_spark_submit(tmp_path: Path) -> None:
+    """spark-submit starts the driver's JVM before the job reads its config file: a local
+    run's spark.driver.memory and other start-only settings of the config's spark.conf go
+    to spark-submit (jobs.launch), and the config's heap is the user's: the launcher
+    neither chooses one nor commits it; the command line's own settings still win."""
+    home = _stand_in_spark(tmp_path)
+    config = tmp_path / "c.yaml"
+    config.write_text("spark:\n  conf:\n    spark.driver.memory: 7g\n"
+                      "    spark.driver.extraClassPath: /opt/extra.jar\n"
+                      "    spark.sql.shuffle.partitions: '12'\n")
+    out = str(tmp_path / "out")
+
+    def given(*args: str) -> list[str]:
+        proc = _launch(*args, "audit", "--config", str(config), "--output", out,
+                       "--demo-groups", "100000", SPARK_HOME=home)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    logs = f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}"
+    args = given("--master", "local[2]")
+    assert "--driver-memory" not in args
+    assert "spark.driver.memory=7g" in args and "spark.driver.extraClassPath=/opt/extra.jar" in args
+    assert f"spark.driver.extraJavaOptions={logs}" in args  # no -Xms: the heap is the user's
+    assert not any(a.startswith("spark.sql.shuffle.partitions") for a in args)  # the job's
+    # the command line's --conf comes after the config's, so spark-submit keeps it
+    args = given("--master", "local[2]", "--conf", "spark.driver.memory=9g")
+    assert args.index("spark.driver.memory=7g") < args.index("spark.driver.memory=9g")
+
+
 SHOW_JVM_ARGS = """
 from jobs.launch import new_jvm_options
 from jobs.config import AuditConfig
@@ -177,8 +206,8 @@ def test_a_jvm_started_from_plain_python_runs_as_the_launchers_does(tmp_path: Pa
 
 SHOW_CONF = """
 from jobs.session import SESSION_DEFAULTS, build_session
-conf = build_session().sparkContext.getConf()
-for key in SESSION_DEFAULTS:
+conf = build_session(conf={"spark.driver.memory": "3g"}).sparkContext.getConf()
+for key in [*SESSION_DEFAULTS, "spark.driver.memory"]:
     print(f"{key}={conf.get(key)}")
 """
 
@@ -193,11 +222,17 @@ def test_a_plain_spark_submit_gets_the_defaults_its_conf_leaves_unset(tmp_path: 
            "SPARK_HOME": str(Path(pyspark.__file__).parent)}
     env.pop("PYSPARK_GATEWAY_PORT", None)
     proc = subprocess.run([str(Path(sys.executable).parent / "spark-submit"), "--master",
-                           "local[1]", "--conf", f"{pool}=jemalloc", str(script)],
+                           "local[1]", "--driver-memory", "1g", "--conf", f"{pool}=jemalloc",
+                           str(script)],
                           capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    shown = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    assert shown == {**SESSION_DEFAULTS, pool: "jemalloc"}
+    shown = dict(line.split("=", 1) for line in proc.stdout.splitlines()
+                 if "=" in line and not line.startswith("warning: "))
+    # a heap in the config comes too late for a JVM spark-submit started: said, and the
+    # session's settings keep the heap the JVM has
+    assert shown == {**SESSION_DEFAULTS, pool: "jemalloc", "spark.driver.memory": "1g"}
+    assert ("warning: spark.driver.memory=3g in the config file's spark.conf does not apply: "
+            "spark-submit started the driver's JVM with spark.driver.memory=1g") in proc.stdout
 
 
 def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:

@@ -224,3 +224,18 @@ def test_releasing_the_runs_checkpoints_leaves_the_rdd_loggers_as_they_were(spar
     persisted.release()
     assert not stored().contains(rdd)
     assert _warns(spark, "org.apache.spark.rdd.MapPartitionsRDD")
+
+
+def test_a_start_only_setting_the_running_jvm_lacks_is_too_late() -> None:
+    """Under spark-submit (a running JVM's submitted settings), the config's start-only
+    settings that JVM does not have are the ones the run warns about and leaves out."""
+    from jobs.session import late_setting_note, too_late
+
+    conf = {DRIVER_MEMORY: "8g", "spark.driver.extraClassPath": "/x.jar",
+            "spark.sql.shuffle.partitions": "12"}
+    assert too_late(conf, {}) == {}  # no spark-submit: the JVM starts with them
+    assert too_late(conf, {DRIVER_MEMORY: "8g", "spark.driver.extraClassPath": "/x.jar"}) == {}
+    assert too_late(conf, {DRIVER_MEMORY: "2g", "spark.master": "local[2]"}) == {
+        DRIVER_MEMORY: "8g", "spark.driver.extraClassPath": "/x.jar"}
+    note = late_setting_note("spark.driver.extraClassPath", "/x.jar", None)
+    assert "started the driver's JVM without it" in note and "--driver-class-path" in note

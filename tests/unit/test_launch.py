@@ -83,6 +83,25 @@ def test_the_launcher_is_told_the_options_or_nothing(
         assert capsys.readouterr().out == "", argv
 
 
+def test_the_launcher_is_told_the_config_files_start_only_settings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line `key=value` after the options for each setting only a JVM not yet started
+    takes; a heap of the config's own is not the launcher's to commit."""
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    config = tmp_path / "c.yaml"
+    config.write_text("spark:\n  conf:\n    spark.driver.memory: 7g\n"
+                      "    spark.driver.extraJavaOptions: -Dx=1 -Dy=2\n"
+                      "    spark.executor.memory: 3g\n")
+    main(["--launcher-heap", "local[2]", "audit", "--config", str(config),
+          "--demo-groups", "100000"])
+    assert capsys.readouterr().out.splitlines() == [
+        "", "spark.driver.memory=7g", "spark.driver.extraJavaOptions=-Dx=1 -Dy=2"]
+    main(["audit", "--config", str(config), "--output", str(tmp_path / "out")])
+    assert capsys.readouterr().out.splitlines() == [
+        C1_ONLY, "spark.driver.memory=7g", "spark.driver.extraJavaOptions=-Dx=1 -Dy=2"]
+
+
 def test_a_jvm_started_here_commits_only_the_heap_launch_conf_gives_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
