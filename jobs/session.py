@@ -172,9 +172,9 @@ def heap_to_commit(conf: dict[str, str] | None, master: str | None) -> str | Non
 
 
 # the marks in the user's own driver options of a setting of the kind of each of ours:
-# the JIT's (any tiered-compilation flag) and the initial heap
+# the JIT's (any tiered-compilation flag) and the initial or least heap (-Xms sets both)
 _USERS_OWN = {"-XX:TieredStopAtLevel": ("Tiered",),
-              INITIAL_HEAP: (INITIAL_HEAP, "InitialHeapSize")}
+              INITIAL_HEAP: (INITIAL_HEAP, "InitialHeapSize", "MinHeapSize")}
 
 
 def _chosen_by_user(option: str, users: str) -> bool:

@@ -90,6 +90,9 @@ def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
     assert options({DRIVER_JAVA_OPTIONS: "-Xms1g"}, "local[2]", "-Xms2g") == f"{ours} -Xms1g"
     initial = {DRIVER_JAVA_OPTIONS: "-XX:InitialHeapSize=1g"}
     assert options(initial, "local[2]", "-Xms2g") == f"{ours} -XX:InitialHeapSize=1g"
+    # -Xms after it would raise the user's minimum heap to the launcher's whole heap
+    least = {DRIVER_JAVA_OPTIONS: "-XX:MinHeapSize=512m"}
+    assert options(least, "local[2]", "-Xms2g") == f"{ours} -XX:MinHeapSize=512m"
     assert options({DRIVER_JAVA_OPTIONS: "-Xss4m"}, "local[2]", "-Xms2g") == \
         f"{ours} -Xss4m -Xms2g"
 
