@@ -41,8 +41,9 @@ Passed to spark-submit (anywhere on the line):
   --properties-file F  --driver-java-options O  --principal P  --keytab K  --verbose
   --with-delta-package   add io.delta:delta-spark and its SQL extensions (Maven needed)
 
-Default master: local[*] with --driver-memory 1g per core, 2g-4g
-(REBALANCE_AUDIT_DRIVER_MEMORY), committed at start for a run of 1M input rows or more.
+Default master: local[*] with --driver-memory 1g per core, or more for inputs whose
+largest file asks for it, 2g-4g (REBALANCE_AUDIT_DRIVER_MEMORY), committed at start for a
+run of 1M input rows or more.
 Exit code: 0 success, 2 bad input or config, 1 failure.
 EOF
 }
@@ -114,7 +115,8 @@ if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master");
 # In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
 # assignment rows, so give it 1g per core that runs tasks, 2g-4g (jobs/sizing.py), unless
 # the user chose a size, here or in the config file's spark.conf (step 5 learns that). A
-# run that is not short commits that heap at start (jobs.launch).
+# run that is not short commits that heap at start (jobs.launch), and inputs whose largest
+# file asks for more get more (step 5: jobs.launch names it as spark.driver.memory).
 launcher_heap=()
 choose_heap=0
 if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \

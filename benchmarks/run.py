@@ -516,6 +516,7 @@ def spark_child(args) -> dict:
 
     from jobs.audit import run as run_audit
     from jobs.config import AuditConfig
+    from jobs.launch import largest_file_rows_of
     from jobs.session import build_session, heap_to_commit
     from jobs.sizing import java_options_for, launcher_heap
     from storage.delta import DeltaStore
@@ -524,18 +525,20 @@ def spark_child(args) -> dict:
     paths = manifest["paths"]
     out = Path(args.work) / "out"
     shutil.rmtree(out, ignore_errors=True)
-    # the driver heap spark-submit.sh gives local runs (Spark's 1g default dies near 10M);
-    # the input splits as the job sizes them (jobs.audit._size), for the IO floor too
+    # the driver heap spark-submit.sh gives local runs (Spark's 1g default dies near 10M;
+    # more when the inputs' largest file asks for it, jobs.sizing.local_heap_for); the
+    # input splits as the job sizes them (jobs.audit._size), for the IO floor too
+    file_rows = largest_file_rows_of(paths.values())
     conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
             "spark.sql.files.minPartitionNum": str(args.shuffle_partitions),
             "spark.ui.showConsoleProgress": "false",
-            "spark.driver.memory": launcher_heap(args.master) or "4g"}
+            "spark.driver.memory": launcher_heap(args.master, file_rows) or "4g"}
     users = dict(kv.split("=", 1) for kv in args.conf)
     conf.update(users)
     # the driver's options as spark-submit.sh chooses them (jobs.launch): a run that is not
     # short commits the launcher's heap at start, unless --conf names the heap
     java_options = java_options_for(input_rows(manifest["rows"]),
-                                    heap_to_commit(users, args.master))
+                                    heap_to_commit(users, args.master, file_rows))
     mem: dict = {"python_rss_start_mb": _mb(proc_status_kb(os.getpid(), "VmRSS"))}
     t = time.perf_counter()
     spark = build_session(app_name=f"benchmark-{manifest['size']}", master=args.master,

@@ -11,7 +11,9 @@ one starts with its heap committed when the launcher chooses the heap of a drive
 the tasks (spark-submit.sh says it may: `--launcher-heap MASTER` before the job's flags;
 a `spark.driver.memory` in the config file is the user's heap instead). The size is the
 inputs' rows from their Delta logs, as the run counts them (no scan, no JVM); unknown (a
-remote table, a log without statistics) counts as not short.
+remote table, a log without statistics) counts as not short. The heap is 1g per core, or
+more when the inputs' largest file asks for it (`jobs.sizing.local_heap_for`; its rows
+from the same logs): the answer then names it (below).
 
 The same answer carries the config file's settings that only a JVM not yet started takes,
 one `key=value` line each after the options: spark-submit.sh hands them to spark-submit.
@@ -22,10 +24,10 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from jobs.config import AuditConfig
-from jobs.sizing import java_options_for
+from jobs.sizing import java_options_for, launcher_heap
 
 # input rows of the generated demo per ordinary group (`jobs.demo`: 300 groups wrote
 # 66,639 rows, 3,000 wrote 668,164; the seed scenarios alone 432)
@@ -50,31 +52,54 @@ def input_row_estimate(config: AuditConfig) -> int | None:
     return None if None in counts else sum(counts)
 
 
+def largest_file_rows(config: AuditConfig) -> int | None:
+    """The rows of the inputs' largest data file (of the run's snapshots when it names
+    them), from their Delta logs; None for the demo or when no input's log tells."""
+    if config.is_demo:
+        return None
+    from jobs.read import InputPaths
+
+    return largest_file_rows_of(InputPaths.of(config).named().values(),
+                                list(config.snapshots) or None)
+
+
+def largest_file_rows_of(paths: Iterable[str], snapshots: list[str] | None = None
+                         ) -> int | None:
+    """The rows of the largest data file of these Delta tables (the known ones)."""
+    from storage.offline import log_largest_file_rows
+
+    known = [n for n in (log_largest_file_rows(p, snapshots) for p in paths) if n is not None]
+    return max(known) if known else None
+
+
 def java_options(config: AuditConfig, heap: str | None = None) -> str:
     return java_options_for(input_row_estimate(config), heap)
 
 
-def new_jvm_options(config: AuditConfig) -> str:
+def new_jvm_options(config: AuditConfig, file_rows: int | None = None) -> str:
     """`java_options` for a JVM this process would start, with the heap `launch_conf` gives
-    it (none when spark-submit started it: its options were chosen by the launcher)."""
+    it for inputs whose largest file holds `file_rows` (none when spark-submit started it:
+    its options were chosen by the launcher)."""
     from jobs.session import heap_to_commit, launched_by_spark_submit
 
     if launched_by_spark_submit():
         return ""
-    return java_options(config, heap_to_commit(config.spark_conf, config.master))
+    return java_options(config, heap_to_commit(config.spark_conf, config.master, file_rows))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the options for `audit [flags]` (nothing for another job), then one line
     `key=value` per setting of the config file's spark.conf that only a JVM not yet started
     takes (`jobs.session.JVM_START_SETTINGS`: spark-submit.sh hands them to spark-submit,
-    and does not choose the heap when one is `spark.driver.memory`). Return NOT_RUNNABLE,
-    printing nothing, for `--help` and for what the run would reject before it starts
+    and does not choose the heap when one is `spark.driver.memory`); when the launcher
+    chooses the heap and the inputs' largest file asks for more than 1g per core
+    (`jobs.sizing.local_heap_for`), that heap as `spark.driver.memory=...` too. Return
+    NOT_RUNNABLE, printing nothing, for `--help` and for what the run would reject before it starts
     Spark: its flags, its config file, its output root (`jobs.cli.run_audit` says what is
     wrong, in the same order)."""
     from jobs.cli import audit_config, build_parser
     from jobs.preflight import check_output_place
-    from jobs.session import heap_to_commit, start_settings
+    from jobs.session import DRIVER_MEMORY, heap_to_commit, start_settings
     from vocabulary.errors import AuditError
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -94,8 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception:  # anything else: the run meets it and says what it is
         return 0
     # the config's own heap is the user's: no heap of the launcher's to commit
-    heap = heap_to_commit(config.spark_conf, master) if master else None
+    heap = heap_to_commit(config.spark_conf, master, largest_file_rows(config)) if master else None
     print(java_options(config, heap))
+    if heap and heap != launcher_heap(master):
+        print(f"{DRIVER_MEMORY}={heap}")
     for key, value in start_settings(config.spark_conf).items():
         if "\n" not in value:  # a line each (one with a line break: the run warns)
             print(f"{key}={value}")

@@ -92,8 +92,11 @@ def build_session(
     log_level: str = "WARN",
     console_progress: bool = False,
     java_options: str = "",
+    largest_file_rows: int | None = None,
 ) -> SparkSession:
-    """Get or create the session; `master` only applies when spark-submit did not set one.
+    """Get or create the session; `master` only applies when spark-submit did not set one,
+    and a JVM started here gets `launch_conf` (`largest_file_rows`: the inputs' largest
+    file, which may ask for a larger local heap, `jobs.sizing.local_heap_for`).
     Spark's console progress bars stay off unless `console_progress` (the run prints one
     line per step instead, `jobs.progress`), and so do Spark's warnings about what the job
     does on purpose (`jobs.jvm_logs`)."""
@@ -104,7 +107,7 @@ def build_session(
     submitted = launched_by_spark_submit()
     if not submitted:
         builder = builder.master(master or "local[*]")
-        conf = launch_conf(conf, master or "local[*]", java_options)
+        conf = launch_conf(conf, master or "local[*]", java_options, largest_file_rows)
     running = submitted_conf() if submitted else {}
     late = too_late(conf, running)
     for key, value in late.items():
@@ -137,21 +140,22 @@ def _start_failure(exc: Exception, master: str | None, submitted: bool) -> str:
             "that Java 17 is on the PATH or in JAVA_HOME")
 
 
-def launch_conf(conf: dict[str, str] | None, master: str,
-                java_options: str = "") -> dict[str, str]:
+def launch_conf(conf: dict[str, str] | None, master: str, java_options: str = "",
+                largest_file_rows: int | None = None) -> dict[str, str]:
     """`conf` plus what spark-submit.sh gives a JVM it starts, for a JVM started from plain
     Python (`python -m jobs.cli`, notebooks, tests): the launcher's log4j2 file (not
     Spark's start-up banner and hostname and native-library warnings), and, on a local
     master, the loopback address to bind (`SPARK_LOCAL_IP`, as the launcher sets it), the
-    launcher's heap (`REBALANCE_AUDIT_DRIVER_MEMORY`, default 1g per core within 2g-4g,
-    `jobs.sizing.launcher_heap`) and `java_options` (`jobs.launch`: the JIT, and the
-    heap committed at start, sized from the inputs). A log configuration, heap, initial
-    heap or JIT setting of the user's wins; only a JVM not yet running takes any of it."""
+    launcher's heap (`REBALANCE_AUDIT_DRIVER_MEMORY`, default 1g per core or what the
+    inputs' `largest_file_rows` ask for, within 2g-4g, `jobs.sizing.launcher_heap`) and
+    `java_options` (`jobs.launch`: the JIT, and the heap committed at start, sized from
+    the inputs). A log configuration, heap, initial heap or JIT setting of the user's
+    wins; only a JVM not yet running takes any of it."""
     conf = dict(conf or {})
     local = master.startswith("local")
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        heap = launcher_heap(master)
+        heap = launcher_heap(master, largest_file_rows)
         if heap:
             conf.setdefault(DRIVER_MEMORY, heap)
     options = conf.get(DRIVER_JAVA_OPTIONS, "")
@@ -164,11 +168,14 @@ def launch_conf(conf: dict[str, str] | None, master: str,
     return conf
 
 
-def heap_to_commit(conf: dict[str, str] | None, master: str | None) -> str | None:
+def heap_to_commit(conf: dict[str, str] | None, master: str | None,
+                   largest_file_rows: int | None = None) -> str | None:
     """The heap a JVM started here may commit at start (`jobs.sizing.java_options_for`):
     the one `launch_conf` gives a driver that runs the tasks (`jobs.sizing.tasks_heap`),
     None when `conf` sets `spark.driver.memory` (the user's heap, the user's choice)."""
-    return None if DRIVER_MEMORY in (conf or {}) else tasks_heap(master or "local[*]")
+    if DRIVER_MEMORY in (conf or {}):
+        return None
+    return tasks_heap(master or "local[*]", largest_file_rows)
 
 
 # the marks in the user's own driver options of a setting of the kind of each of ours:

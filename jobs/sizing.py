@@ -25,7 +25,10 @@ The JIT: a local run of fewer than SHORT_RUN_INPUT_ROWS input rows starts its JV
 alone (`-XX:TieredStopAtLevel=1`, `jobs.launch`): such a run ends before C2's compiles,
 which take one of the cores, pay for themselves. Larger runs keep the JVM's default.
 The heap: a larger (or unknown) local run whose heap the launcher chose starts with that
-heap committed (`-Xms` = the heap, see `java_options_for`).
+heap committed (`-Xms` = the heap, see `java_options_for`). Its size is 1g per core, or
+more when the inputs' largest file asks for it (`heap_gb_for_file_rows`): a task that
+reads an input straight into a shuffle reads at least a Parquet row group, which Spark
+does not split, so its rows follow the files, not ROWS_PER_TASK.
 """
 
 from __future__ import annotations
@@ -93,14 +96,33 @@ def java_options_for(input_rows: int | None, heap: str | None = None) -> str:
 
 
 # The heap of a local driver, which runs every task: per core that runs tasks, within
-# bounds. A task's rows are bounded by ROWS_PER_TASK, so the heap a task needs does not
-# grow with the input; the JVM's resident memory follows its heap, which G1 grows to the
-# cap where Spark's sorts and shuffles may use it. Measured on 2 cores (local[2], the
-# benchmark's 1M and 10M): 2g runs 10M without spill (304 s; 4g's last run here 359 s),
-# the JVM peaking at 2.6 GB against 4.7 GB. At most 4g, the heap every local run had
-# before: more cores were not measured. Spark's own 1g default dies near 10M assignment
-# rows.
+# bounds. A task's rows are bounded by ROWS_PER_TASK where they come out of a shuffle, so
+# the heap such a task needs does not grow with the input; the JVM's resident memory
+# follows its heap, which G1 grows to the cap where Spark's sorts and shuffles may use it.
+# Measured on 2 cores (local[2], the benchmark's 1M and 10M): 2g runs 10M without spill
+# (304 s; 4g's last run here 359 s), the JVM peaking at 2.6 GB against 4.7 GB. At most 4g,
+# the heap every local run had before: more cores were not measured. Spark's own 1g
+# default dies near 10M assignment rows.
 HEAP_GB_PER_CORE, MIN_HEAP_GB, MAX_HEAP_GB = 1, 2, 4
+
+# A task that reads an input straight into a shuffle (the offsets rows into the report
+# pass's) holds a whole Parquet row group, up to a whole file, in its shuffle writer's
+# pages. At 100M the benchmark's offsets files hold 3,137,288 rows (one row group each):
+# on 2g and 2 cores each of the 32 tasks that read them filled its share of execution
+# memory (512 MiB of (2,048 - 300) x 0.6 / 2) and spilled 268-705 MB from memory, 4,998 MB
+# to disk in all (benchmarks/results/20261204T043639Z.json, Spark's event log); on 4g none
+# spilled (20261204T021626Z). So the heap gives every core's task BYTES_PER_FILE_ROW per
+# row of the largest file in its share, about 40% over the most a task spilled from memory
+# (705 MB for 3.1M rows, 225 bytes a row): 4g for that 100M, 2g (the cores' rule) at 10M.
+BYTES_PER_FILE_ROW = 320
+RESERVED_MB, MEMORY_FRACTION = 300, 0.6  # Spark's reserved heap, spark.memory.fraction
+
+
+def heap_gb_for_file_rows(largest_file_rows: int, cores: int) -> int:
+    """Whole gigabytes of heap in which each of `cores` tasks' share of Spark's execution
+    memory holds BYTES_PER_FILE_ROW for each row of the inputs' largest file."""
+    share_mb = largest_file_rows * BYTES_PER_FILE_ROW / 2**20
+    return math.ceil((RESERVED_MB + max(1, cores) * share_mb / MEMORY_FRACTION) / 1024)
 
 
 def local_cores(master: str, machine_cores: int | None = None) -> int | None:
@@ -114,16 +136,19 @@ def local_cores(master: str, machine_cores: int | None = None) -> int | None:
     return max(1, machine if inside == "*" else int(inside) if inside.isdigit() else machine)
 
 
-def local_heap_for(master: str, machine_cores: int | None = None) -> str | None:
+def local_heap_for(master: str, machine_cores: int | None = None,
+                   largest_file_rows: int | None = None) -> str | None:
     """The driver heap (`spark.driver.memory`) for a local master, None for any other:
-    HEAP_GB_PER_CORE per core of `local_cores`, within MIN_HEAP_GB-MAX_HEAP_GB;
-    `local-cluster[...]` keeps MAX_HEAP_GB."""
+    HEAP_GB_PER_CORE per core of `local_cores`, or `heap_gb_for_file_rows` when the
+    inputs' largest file (its rows, when known) asks for more, within
+    MIN_HEAP_GB-MAX_HEAP_GB; `local-cluster[...]` keeps MAX_HEAP_GB."""
     if master.startswith("local-cluster"):
         return f"{MAX_HEAP_GB}g"
     cores = local_cores(master, machine_cores)
     if cores is None:
         return None
-    return f"{min(MAX_HEAP_GB, max(MIN_HEAP_GB, HEAP_GB_PER_CORE * cores))}g"
+    files = heap_gb_for_file_rows(largest_file_rows, cores) if largest_file_rows else 0
+    return f"{min(MAX_HEAP_GB, max(MIN_HEAP_GB, HEAP_GB_PER_CORE * cores, files))}g"
 
 
 # the user's driver heap for every launch of the job (spark-submit.sh, plain Python, the
@@ -131,16 +156,20 @@ def local_heap_for(master: str, machine_cores: int | None = None) -> str | None:
 DRIVER_MEMORY_ENV = "REBALANCE_AUDIT_DRIVER_MEMORY"
 
 
-def launcher_heap(master: str) -> str | None:
+def launcher_heap(master: str, largest_file_rows: int | None = None) -> str | None:
     """The heap the launcher gives the driver when the user's launch names none:
-    DRIVER_MEMORY_ENV when set, else `local_heap_for(master)`."""
-    return os.environ.get(DRIVER_MEMORY_ENV) or local_heap_for(master)
+    DRIVER_MEMORY_ENV when set, else `local_heap_for` (with the rows of the inputs'
+    largest file, when known)."""
+    return (os.environ.get(DRIVER_MEMORY_ENV)
+            or local_heap_for(master, largest_file_rows=largest_file_rows))
 
 
-def tasks_heap(master: str) -> str | None:
-    """`launcher_heap(master)` where the driver runs the tasks (`local_cores`): the heap
+def tasks_heap(master: str, largest_file_rows: int | None = None) -> str | None:
+    """`launcher_heap` where the driver runs the tasks (`local_cores`): the heap
     `java_options_for` commits at start; None for any other master."""
-    return launcher_heap(master) if local_cores(master) is not None else None
+    if local_cores(master) is None:
+        return None
+    return launcher_heap(master, largest_file_rows)
 
 
 def main(argv: list[str] | None = None) -> int:

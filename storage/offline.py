@@ -64,6 +64,20 @@ def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:
     """Rows of a local Delta table's current version, from its log's file statistics (no
     scan, no Spark): those of `snapshots` when given and the table is partitioned by
     snapshot_id. None when it is not a local Delta table or a file has no statistics."""
+    records = _file_records(path, snapshots)
+    return None if records is None else int(pc.sum(records).as_py() or 0)
+
+
+def log_largest_file_rows(path: str, snapshots: list[str] | None = None) -> int | None:
+    """The rows of the largest data file of `log_row_count`'s (0 for none): a bound on the
+    rows one task reads from the table, since Spark does not split a Parquet row group."""
+    records = _file_records(path, snapshots)
+    return None if records is None else int(pc.max(records).as_py() or 0)
+
+
+def _file_records(path: str, snapshots: list[str] | None) -> pa.ChunkedArray | None:
+    """The log's `numRecords` of each data file of the current version (of `snapshots`),
+    None when it is not a local Delta table or a file has no statistics."""
     from deltalake import DeltaTable
 
     try:
@@ -74,7 +88,7 @@ def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:
         adds = _of_snapshots(adds, snapshots)
     if "num_records" not in adds.column_names or adds.column("num_records").null_count:
         return None
-    return int(pc.sum(adds.column("num_records")).as_py() or 0)
+    return adds.column("num_records")
 
 
 def _of_snapshots(adds: pa.Table, snapshots: list) -> pa.Table:

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 from jobs.cli import JOBS, main
 from jobs.session import SESSION_DEFAULTS
@@ -179,6 +180,25 @@ def test_the_config_files_driver_settings_reach_spark_submit(tmp_path: Path) -> 
     # the command line's --conf comes after the config's, so spark-submit keeps it
     args = given("--master", "local[2]", "--conf", "spark.driver.memory=9g")
     assert args.index("spark.driver.memory=7g") < args.index("spark.driver.memory=9g")
+
+
+def test_a_large_input_file_gets_the_heap_it_asks_for(tmp_path: Path) -> None:
+    """A task reads at least a Parquet row group: when the inputs' largest file (its rows
+    in the Delta log) asks for more than 1g per core, spark-submit gets that heap from the
+    launcher, committed at start (jobs.sizing.local_heap_for: 3g for 1.8M rows on 2 cores)."""
+    home = _stand_in_spark(tmp_path)
+    rows = 1_800_000
+    queues, members = str(tmp_path / "q"), str(tmp_path / "m")
+    write_deltalake(queues, pa.table({"snapshot_id": pa.array(["s1"] * rows),
+                                      "queue_id": pa.array(range(rows), pa.int64())}))
+    write_deltalake(members, pa.table({"snapshot_id": ["s1"], "client_id": ["c"]}))
+    proc = _launch("--master", "local[2]", "audit", "--queues", queues, "--members", members,
+                   "--output", str(tmp_path / "out"), SPARK_HOME=home)
+    assert proc.returncode == 0, proc.stderr
+    args = proc.stdout.splitlines()
+    assert "spark.driver.memory=3g" in args and "--driver-memory" not in args
+    options = next(a for a in args if a.startswith("spark.driver.extraJavaOptions="))
+    assert options.endswith(" -Xms3g")
 
 
 SHOW_JVM_ARGS = """

@@ -13,9 +13,11 @@ from jobs.launch import (
     DEMO_ROWS_PER_GROUP,
     NOT_RUNNABLE,
     input_row_estimate,
+    largest_file_rows,
     main,
     new_jvm_options,
 )
+from jobs.session import DRIVER_MEMORY, launch_conf
 from jobs.sizing import C1_ONLY, SHORT_RUN_INPUT_ROWS
 
 
@@ -44,6 +46,43 @@ def test_a_run_limited_to_snapshots_counts_only_their_rows(tmp_path: Path) -> No
     assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("s1",))) == 37
     assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("s2",))) == 500
     assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("none",))) == 0
+    # the largest file's rows, which bound what one task reads (a row group is not split)
+    assert largest_file_rows(AuditConfig(queues=q, members=m)) == 500
+    assert largest_file_rows(AuditConfig(queues=q, members=m, snapshots=("s1",))) == 30
+    assert largest_file_rows(AuditConfig(queues=q, members=m, snapshots=("none",))) == 0
+    # the known tables still bound their own tasks; none known, or the demo: no bound
+    assert largest_file_rows(AuditConfig(queues="s3://b/q", members=m)) == 7
+    assert largest_file_rows(AuditConfig(queues="s3://b/q", members="s3://b/m")) is None
+    assert largest_file_rows(AuditConfig()) is None
+
+
+def test_the_launcher_is_told_the_heap_a_large_file_asks_for(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the launcher chooses the heap and the largest file asks for more than 1g per
+    core, the answer names that heap (spark-submit.sh then gives it to spark-submit) and
+    a JVM started here gets it too."""
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")  # launch_conf sets it for a local JVM
+    q, m = _table(tmp_path / "q", 30), _table(tmp_path / "m", 7)
+    run = ["audit", "--queues", q, "--members", m, "--output", str(tmp_path / "out")]
+    main(["--launcher-heap", "local[2]", *run])
+    assert capsys.readouterr().out.splitlines() == [C1_ONLY]  # 30 rows: 1g per core
+    monkeypatch.setattr("jobs.sizing.BYTES_PER_FILE_ROW", 2**25)  # 1 GiB for 30 rows
+    main(["--launcher-heap", "local[2]", *run])
+    assert capsys.readouterr().out.splitlines() == [C1_ONLY, "spark.driver.memory=4g"]
+    main(run)  # spark-submit's own heap (the user's --driver-memory): not the launcher's
+    assert capsys.readouterr().out.splitlines() == [C1_ONLY]
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "3g")  # the user's heap wins
+    main(["--launcher-heap", "local[2]", *run])
+    assert capsys.readouterr().out.splitlines() == [C1_ONLY]
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY")
+    config = AuditConfig(queues=q, members=m, master="local[2]")
+    assert launch_conf(None, "local[2]", "", largest_file_rows(config))[DRIVER_MEMORY] == "4g"
+    monkeypatch.setattr("jobs.launch.input_row_estimate", lambda _config: 10**7)
+    assert new_jvm_options(config, largest_file_rows(config)) == "-Xms4g"
+    assert new_jvm_options(config) == "-Xms2g"
 
 
 def test_the_demo_is_estimated_from_its_group_count() -> None:

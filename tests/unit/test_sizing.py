@@ -12,6 +12,7 @@ from jobs.sizing import (
     ROWS_PER_TASK,
     SHORT_RUN_INPUT_ROWS,
     broadcasts_subscriptions,
+    heap_gb_for_file_rows,
     java_options_for,
     launcher_heap,
     local_cores,
@@ -112,3 +113,26 @@ def test_the_users_heap_wins_over_the_heap_per_core(monkeypatch, capsys) -> None
     monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "5g")
     assert launcher_heap("local[2]") == "5g" and launcher_heap("local[16]") == "5g"
     assert main(["local[2]"]) == 0 and capsys.readouterr().out == "5g\n"
+
+
+def test_the_inputs_largest_file_raises_a_local_heap_within_the_bounds(monkeypatch) -> None:
+    """A task reads at least a Parquet row group: the heap leaves every core's task room
+    for the largest file's rows (jobs.sizing, measured on the benchmark's 100M inputs)."""
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    assert local_heap_for("local[2]", largest_file_rows=3_137_288) == "4g"  # 100M spilled on 2g
+    assert local_heap_for("local[2]", largest_file_rows=315_044) == "2g"  # 10M: no spill on 2g
+    assert local_heap_for("local[2]", largest_file_rows=None) == "2g"  # unknown: per core
+    assert local_heap_for("local[2]", largest_file_rows=0) == "2g"
+    assert local_heap_for("local[1]", largest_file_rows=3_137_288) == "2g"  # one task's share
+    assert local_heap_for("local[2]", largest_file_rows=50_000_000) == "4g"  # at most 4g
+    assert local_heap_for("local[16]", largest_file_rows=315_044) == "4g"
+    assert local_heap_for("local-cluster[2,1,2048]", largest_file_rows=10**8) == "4g"
+    assert local_heap_for("yarn", largest_file_rows=10**8) is None
+    # the share each task gets: (heap - 300 MB) x 0.6 / cores, in whole gigabytes
+    assert heap_gb_for_file_rows(3_137_288, 2) == 4 and heap_gb_for_file_rows(315_044, 2) == 1
+    assert heap_gb_for_file_rows(1_718_000, 2) == 2 and heap_gb_for_file_rows(1_719_000, 2) == 3
+    assert launcher_heap("local[2]", 3_137_288) == "4g"
+    assert tasks_heap("local[2]", 3_137_288) == "4g"
+    assert tasks_heap("local-cluster[2,1,2048]", 3_137_288) is None
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", "3g")  # the user's heap wins
+    assert launcher_heap("local[2]", 3_137_288) == "3g"
