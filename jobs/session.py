@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -222,7 +223,30 @@ def too_late(conf: dict[str, str] | None, running: dict[str, str]) -> dict[str, 
     settings say what the JVM is not; nothing when no spark-submit started it."""
     if not running:
         return {}
-    return {k: v for k, v in start_settings(conf).items() if running.get(k) != v}
+    return {k: v for k, v in start_settings(conf).items()
+            if not _same_setting(k, v, running.get(k))}
+
+
+def _same_setting(key: str, value: str, running: str | None) -> bool:
+    """Equal as the JVM takes them: a heap by its size (`8g`, `8G` and `8192m` are one
+    heap), anything else as written."""
+    if key == DRIVER_MEMORY and running is not None:
+        sizes = heap_mib(value), heap_mib(running)
+        if None not in sizes:
+            return sizes[0] == sizes[1]
+    return value == running
+
+
+def heap_mib(value: str) -> float | None:
+    """A `spark.driver.memory` value in MiB, as Spark reads it (a number alone is MiB;
+    k, m, g, t, p with or without b; b alone is bytes); None when it is not a size."""
+    size = re.fullmatch(r"(\d+)([kmgtp]?)(b?)", value.strip().lower())
+    if size is None:
+        return None
+    number, unit, in_bytes = int(size[1]), size[2], size[3]
+    if not unit:
+        return number / 2**20 if in_bytes else float(number)
+    return number * 1024 ** ("kmgtp".index(unit) + 1) / 2**20
 
 
 def late_setting_note(key: str, value: str, running: str | None) -> str:

@@ -240,5 +240,11 @@ def test_a_start_only_setting_the_running_jvm_lacks_is_too_late() -> None:
     assert too_late(conf, {DRIVER_MEMORY: "8g", "spark.driver.extraClassPath": "/x.jar"}) == {}
     assert too_late(conf, {DRIVER_MEMORY: "2g", "spark.master": "local[2]"}) == {
         DRIVER_MEMORY: "8g", "spark.driver.extraClassPath": "/x.jar"}
+    # a heap is compared by its size, as the JVM takes it
+    same_jar = {"spark.driver.extraClassPath": "/x.jar"}
+    for written in ("8G", "8192m", "8192", "8gb", " 8g ", str(8 * 2**30) + "b"):
+        assert too_late(conf, {DRIVER_MEMORY: written, **same_jar}) == {}, written
+    for other in ("8m", "8", "9g", "eight"):
+        assert too_late(conf, {DRIVER_MEMORY: other, **same_jar}) == {DRIVER_MEMORY: "8g"}
     note = late_setting_note("spark.driver.extraClassPath", "/x.jar", None)
     assert "started the driver's JVM without it" in note and "--driver-class-path" in note
