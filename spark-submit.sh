@@ -167,7 +167,8 @@ fi
 # from the caller's folder, where the job resolves relative paths.
 # The lines after the options: the config file's settings that only a JVM not yet started
 # takes (spark.driver.memory, extraJavaOptions, ...). The JVM starts before the job reads
-# the config, so they go to spark-submit, before the command line's, which win.
+# the config, so they go to spark-submit, before the command line's, which win. The
+# config's driver options come merged with these (jobs.session.driver_java_options).
 java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
 config_conf=()
 if [[ "$master" == local* ]]; then

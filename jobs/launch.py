@@ -17,6 +17,10 @@ from the same logs): the answer then names it (below).
 
 The same answer carries the config file's settings that only a JVM not yet started takes,
 one `key=value` line each after the options: spark-submit.sh hands them to spark-submit.
+The config's driver options come merged with the launcher's (`jobs.session.
+driver_java_options`: the log4j2 file, the JIT, the heap committed at start, each unless
+the user's name one of its kind), as a JVM started from plain Python gets them; given
+alone they would replace the launcher's.
 """
 
 from __future__ import annotations
@@ -91,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the options for `audit [flags]` (nothing for another job), then one line
     `key=value` per setting of the config file's spark.conf that only a JVM not yet started
     takes (`jobs.session.JVM_START_SETTINGS`: spark-submit.sh hands them to spark-submit,
-    and does not choose the heap when one is `spark.driver.memory`); when the launcher
+    and does not choose the heap when one is `spark.driver.memory`; driver options merged
+    with the launcher's); when the launcher
     chooses the heap and the inputs' largest file asks for more than 1g per core
     (`jobs.sizing.local_heap_for`), that heap as `spark.driver.memory=...` too. Return
     NOT_RUNNABLE, printing nothing, for `--help` and for what the run would reject before it starts
@@ -99,7 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     wrong, in the same order)."""
     from jobs.cli import audit_config, build_parser
     from jobs.preflight import check_output_place
-    from jobs.session import DRIVER_MEMORY, heap_to_commit, start_settings
+    from jobs.session import (
+        DRIVER_JAVA_OPTIONS,
+        DRIVER_MEMORY,
+        driver_java_options,
+        heap_to_commit,
+        start_settings,
+    )
     from vocabulary.errors import AuditError
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -120,10 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     # the config's own heap is the user's: no heap of the launcher's to commit
     heap = heap_to_commit(config.spark_conf, master, largest_file_rows(config)) if master else None
-    print(java_options(config, heap))
+    ours = java_options(config, heap)
+    print(ours)
     if heap and heap != launcher_heap(master):
         print(f"{DRIVER_MEMORY}={heap}")
     for key, value in start_settings(config.spark_conf).items():
+        if key == DRIVER_JAVA_OPTIONS:  # they replace the launcher's: merged as a JVM
+            value = driver_java_options(value, ours)  # started here merges them
         if "\n" not in value:  # a line each (one with a line break: the run warns)
             print(f"{key}={value}")
     return 0

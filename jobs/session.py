@@ -159,14 +159,24 @@ def launch_conf(conf: dict[str, str] | None, master: str, java_options: str = ""
         heap = launcher_heap(master, largest_file_rows)
         if heap:
             conf.setdefault(DRIVER_MEMORY, heap)
-    options = conf.get(DRIVER_JAVA_OPTIONS, "")
-    if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
-        ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
-        conf[DRIVER_JAVA_OPTIONS] = f"{ours} {options}".strip()
-    for option in java_options.split() if local else ():
-        if not _chosen_by_user(option, options):
-            conf[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {option}".strip()
+    options = driver_java_options(conf.get(DRIVER_JAVA_OPTIONS, ""),
+                                  java_options if local else "")
+    if options:
+        conf[DRIVER_JAVA_OPTIONS] = options
     return conf
+
+
+def driver_java_options(users: str, java_options: str) -> str:
+    """The user's own driver options with the launcher's added where the user chose none
+    of their kind: the log4j2 file first, then `java_options` (the JIT, the heap committed
+    at start). spark-submit.sh gives a config file's options so too (`jobs.launch`)."""
+    options = users.strip()
+    if LOG4J_CONF.is_file() and "log4j2.configurationFile" not in options:
+        options = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF} {options}".strip()
+    for option in java_options.split():
+        if not _chosen_by_user(option, users):
+            options = f"{options} {option}".strip()
+    return options
 
 
 def heap_to_commit(conf: dict[str, str] | None, master: str | None,

@@ -162,6 +162,7 @@ def test_the_config_files_driver_settings_reach_spark_submit(tmp_path: Path) -> 
     config = tmp_path / "c.yaml"
     config.write_text("spark:\n  conf:\n    spark.driver.memory: 7g\n"
                       "    spark.driver.extraClassPath: /opt/extra.jar\n"
+                      "    spark.driver.extraJavaOptions: -Dx=1\n"
                       "    spark.sql.shuffle.partitions: '12'\n")
     out = str(tmp_path / "out")
 
@@ -175,7 +176,10 @@ def test_the_config_files_driver_settings_reach_spark_submit(tmp_path: Path) -> 
     args = given("--master", "local[2]")
     assert "--driver-memory" not in args
     assert "spark.driver.memory=7g" in args and "spark.driver.extraClassPath=/opt/extra.jar" in args
-    assert f"spark.driver.extraJavaOptions={logs}" in args  # no -Xms: the heap is the user's
+    # the config's driver options, the last given (spark-submit keeps the last), come
+    # merged with the launcher's; no -Xms: the heap is the user's
+    options = [a for a in args if a.startswith("spark.driver.extraJavaOptions=")]
+    assert options[-1] == f"spark.driver.extraJavaOptions={logs} -Dx=1"
     assert not any(a.startswith("spark.sql.shuffle.partitions") for a in args)  # the job's
     # the command line's --conf comes after the config's, so spark-submit keeps it
     args = given("--master", "local[2]", "--conf", "spark.driver.memory=9g")

@@ -17,7 +17,7 @@ from jobs.launch import (
     main,
     new_jvm_options,
 )
-from jobs.session import DRIVER_MEMORY, launch_conf
+from jobs.session import DRIVER_MEMORY, LOG4J_CONF, launch_conf
 from jobs.sizing import C1_ONLY, SHORT_RUN_INPUT_ROWS
 
 
@@ -132,13 +132,24 @@ def test_the_launcher_is_told_the_config_files_start_only_settings(
     config.write_text("spark:\n  conf:\n    spark.driver.memory: 7g\n"
                       "    spark.driver.extraJavaOptions: -Dx=1 -Dy=2\n"
                       "    spark.executor.memory: 3g\n")
+    logs = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
     main(["--launcher-heap", "local[2]", "audit", "--config", str(config),
           "--demo-groups", "100000"])
     assert capsys.readouterr().out.splitlines() == [
-        "", "spark.driver.memory=7g", "spark.driver.extraJavaOptions=-Dx=1 -Dy=2"]
+        "", "spark.driver.memory=7g", f"spark.driver.extraJavaOptions={logs} -Dx=1 -Dy=2"]
+    # the config's driver options would replace the launcher's: they come merged
     main(["audit", "--config", str(config), "--output", str(tmp_path / "out")])
     assert capsys.readouterr().out.splitlines() == [
-        C1_ONLY, "spark.driver.memory=7g", "spark.driver.extraJavaOptions=-Dx=1 -Dy=2"]
+        C1_ONLY, "spark.driver.memory=7g",
+        f"spark.driver.extraJavaOptions={logs} -Dx=1 -Dy=2 {C1_ONLY}"]
+    # ... except where the user's name one of their kind
+    config.write_text("spark:\n  conf:\n    spark.driver.extraJavaOptions: "
+                      "-Dlog4j2.configurationFile=mine -XX:-TieredCompilation -Xms1g\n")
+    main(["--launcher-heap", "local[2]", "audit", "--config", str(config),
+          "--demo-groups", "100000"])
+    assert capsys.readouterr().out.splitlines() == [
+        "-Xms2g", "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=mine "
+        "-XX:-TieredCompilation -Xms1g"]
 
 
 def test_a_jvm_started_here_commits_only_the_heap_launch_conf_gives_it(
