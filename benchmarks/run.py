@@ -516,7 +516,7 @@ def spark_child(args) -> dict:
 
     from jobs.audit import run as run_audit
     from jobs.config import AuditConfig
-    from jobs.launch import largest_file_rows_of
+    from jobs.launch import input_size_of
     from jobs.session import build_session, heap_to_commit
     from jobs.sizing import java_options_for, launcher_heap
     from storage.delta import DeltaStore
@@ -528,7 +528,7 @@ def spark_child(args) -> dict:
     # the driver heap spark-submit.sh gives local runs (Spark's 1g default dies near 10M;
     # more when the inputs' largest file asks for it, jobs.sizing.local_heap_for); the
     # input splits as the job sizes them (jobs.audit._size), for the IO floor too
-    file_rows = largest_file_rows_of(paths.values())
+    file_rows = input_size_of(paths.values()).largest_file_rows
     conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
             "spark.sql.files.minPartitionNum": str(args.shuffle_partitions),
             "spark.ui.showConsoleProgress": "false",

@@ -35,7 +35,7 @@ from jobs.held import (
     published_meanwhile,
     replaced_by_none,
 )
-from jobs.launch import largest_file_rows, new_jvm_options
+from jobs.launch import input_size, new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_place, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
@@ -132,11 +132,11 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     steps = Steps(hook or faults.reached)
     with steps.step("session") as line:
         if spark is None:
-            file_rows = largest_file_rows(config)
+            size = input_size(config)  # each input's log read once, before the JVM
             spark = build_session(master=config.master, conf=config.spark_conf,
                                   console_progress=config.spark_progress,
-                                  java_options=new_jvm_options(config, file_rows),
-                                  largest_file_rows=file_rows)
+                                  java_options=new_jvm_options(config, size),
+                                  largest_file_rows=size.largest_file_rows)
         store = DeltaStore(spark, config.engine)
         steps.describe = spark.sparkContext.setJobDescription
         line.detail = f"{store.engine} Delta engine, output {output}"

@@ -29,6 +29,7 @@ import contextlib
 import io
 import sys
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from jobs.config import AuditConfig
 from jobs.sizing import java_options_for, launcher_heap
@@ -43,52 +44,64 @@ LAUNCHER_HEAP = "--launcher-heap"
 NOT_RUNNABLE = 3
 
 
-def input_row_estimate(config: AuditConfig) -> int | None:
-    """The rows the run will read (queues, members, offsets, observed; of its snapshots
-    when it names them), or None."""
-    if config.is_demo:
-        return DEMO_ROWS_PER_GROUP * max(config.demo_groups, 1)
-    from jobs.read import InputPaths
-    from storage.offline import log_row_count
+class InputSize(NamedTuple):
+    """What the launcher knows of the run's inputs before the JVM starts: `rows`, all
+    inputs' (None when one's log does not tell), and `largest_file_rows`, the rows of the
+    largest data file among the inputs whose log tells (None when none does)."""
 
-    snapshots = list(config.snapshots) or None
-    counts = [log_row_count(path, snapshots) for path in InputPaths.of(config).named().values()]
-    return None if None in counts else sum(counts)
+    rows: int | None
+    largest_file_rows: int | None
+
+
+def input_size(config: AuditConfig) -> InputSize:
+    """`InputSize` from the inputs' Delta logs (queues, members, offsets, observed; of the
+    run's snapshots when it names them), each log read once; the demo's rows from its
+    group count, and no file bound."""
+    if config.is_demo:
+        return InputSize(DEMO_ROWS_PER_GROUP * max(config.demo_groups, 1), None)
+    from jobs.read import InputPaths
+
+    return input_size_of(InputPaths.of(config).named().values(),
+                         list(config.snapshots) or None)
+
+
+def input_size_of(paths: Iterable[str], snapshots: list[str] | None = None) -> InputSize:
+    """`InputSize` of these Delta tables."""
+    from storage.offline import log_file_rows
+
+    logs = [log_file_rows(path, snapshots) for path in paths]
+    known = [rows for rows in logs if rows is not None]
+    return InputSize(sum(rows.total for rows in known) if len(known) == len(logs) else None,
+                     max(rows.largest for rows in known) if known else None)
+
+
+def input_row_estimate(config: AuditConfig) -> int | None:
+    """The rows the run will read, or None (`input_size`)."""
+    return input_size(config).rows
 
 
 def largest_file_rows(config: AuditConfig) -> int | None:
-    """The rows of the inputs' largest data file (of the run's snapshots when it names
-    them), from their Delta logs; None for the demo or when no input's log tells."""
-    if config.is_demo:
-        return None
-    from jobs.read import InputPaths
-
-    return largest_file_rows_of(InputPaths.of(config).named().values(),
-                                list(config.snapshots) or None)
+    """The rows of the inputs' largest data file, or None (`input_size`)."""
+    return input_size(config).largest_file_rows
 
 
-def largest_file_rows_of(paths: Iterable[str], snapshots: list[str] | None = None
-                         ) -> int | None:
-    """The rows of the largest data file of these Delta tables (the known ones)."""
-    from storage.offline import log_largest_file_rows
-
-    known = [n for n in (log_largest_file_rows(p, snapshots) for p in paths) if n is not None]
-    return max(known) if known else None
+def java_options(config: AuditConfig, heap: str | None = None,
+                 size: InputSize | None = None) -> str:
+    rows = (size or input_size(config)).rows
+    return java_options_for(rows, heap)
 
 
-def java_options(config: AuditConfig, heap: str | None = None) -> str:
-    return java_options_for(input_row_estimate(config), heap)
-
-
-def new_jvm_options(config: AuditConfig, file_rows: int | None = None) -> str:
+def new_jvm_options(config: AuditConfig, size: InputSize | None = None) -> str:
     """`java_options` for a JVM this process would start, with the heap `launch_conf` gives
-    it for inputs whose largest file holds `file_rows` (none when spark-submit started it:
-    its options were chosen by the launcher)."""
+    it for inputs of `size` (read from their logs when not given; none when spark-submit
+    started it: its options were chosen by the launcher)."""
     from jobs.session import heap_to_commit, launched_by_spark_submit
 
     if launched_by_spark_submit():
         return ""
-    return java_options(config, heap_to_commit(config.spark_conf, config.master, file_rows))
+    size = size or input_size(config)
+    heap = heap_to_commit(config.spark_conf, config.master, size.largest_file_rows)
+    return java_options(config, heap, size)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,8 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception:  # anything else: the run meets it and says what it is
         return 0
     # the config's own heap is the user's: no heap of the launcher's to commit
-    heap = heap_to_commit(config.spark_conf, master, largest_file_rows(config)) if master else None
-    ours = java_options(config, heap)
+    size = input_size(config)
+    heap = heap_to_commit(config.spark_conf, master, size.largest_file_rows) if master else None
+    ours = java_options(config, heap, size)
     print(ours)
     if heap and heap != launcher_heap(master):
         print(f"{DRIVER_MEMORY}={heap}")

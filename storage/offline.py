@@ -21,6 +21,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import pandas as pd
@@ -60,19 +61,29 @@ def local_path(path: str) -> str:
     return os.path.abspath(without_file_scheme(path))
 
 
-def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:
-    """Rows of a local Delta table's current version, from its log's file statistics (no
-    scan, no Spark): those of `snapshots` when given and the table is partitioned by
+class LogFileRows(NamedTuple):
+    """A local Delta table's rows by its log's file statistics: `total` of the current
+    version, `largest` of one data file (0 for none), a bound on the rows one task reads
+    from the table, since Spark does not split a Parquet row group."""
+
+    total: int
+    largest: int
+
+
+def log_file_rows(path: str, snapshots: list[str] | None = None) -> LogFileRows | None:
+    """`LogFileRows` of the table's current version (no scan, no Spark; one read of the
+    log for both figures): of `snapshots` when given and the table is partitioned by
     snapshot_id. None when it is not a local Delta table or a file has no statistics."""
     records = _file_records(path, snapshots)
-    return None if records is None else int(pc.sum(records).as_py() or 0)
+    if records is None:
+        return None
+    return LogFileRows(int(pc.sum(records).as_py() or 0), int(pc.max(records).as_py() or 0))
 
 
-def log_largest_file_rows(path: str, snapshots: list[str] | None = None) -> int | None:
-    """The rows of the largest data file of `log_row_count`'s (0 for none): a bound on the
-    rows one task reads from the table, since Spark does not split a Parquet row group."""
-    records = _file_records(path, snapshots)
-    return None if records is None else int(pc.max(records).as_py() or 0)
+def log_row_count(path: str, snapshots: list[str] | None = None) -> int | None:
+    """`log_file_rows`' total alone."""
+    rows = log_file_rows(path, snapshots)
+    return None if rows is None else rows.total
 
 
 def _file_records(path: str, snapshots: list[str] | None) -> pa.ChunkedArray | None:

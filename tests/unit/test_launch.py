@@ -12,7 +12,9 @@ from jobs.config import AuditConfig
 from jobs.launch import (
     DEMO_ROWS_PER_GROUP,
     NOT_RUNNABLE,
+    InputSize,
     input_row_estimate,
+    input_size,
     largest_file_rows,
     main,
     new_jvm_options,
@@ -80,9 +82,36 @@ def test_the_launcher_is_told_the_heap_a_large_file_asks_for(
     monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY")
     config = AuditConfig(queues=q, members=m, master="local[2]")
     assert launch_conf(None, "local[2]", "", largest_file_rows(config))[DRIVER_MEMORY] == "4g"
-    monkeypatch.setattr("jobs.launch.input_row_estimate", lambda _config: 10**7)
-    assert new_jvm_options(config, largest_file_rows(config)) == "-Xms4g"
-    assert new_jvm_options(config) == "-Xms2g"
+    not_short = InputSize(10**7, largest_file_rows(config))
+    assert new_jvm_options(config, not_short) == "-Xms4g"
+    assert new_jvm_options(config, not_short._replace(largest_file_rows=None)) == "-Xms2g"
+    assert new_jvm_options(config) == C1_ONLY  # 37 rows: short, no heap committed
+
+
+def test_each_inputs_log_is_read_once_before_the_jvm(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows and the largest file come from one read of each log, for the launcher's
+    answer and for a JVM started here alike."""
+    import storage.offline
+
+    monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    q, m = _table(tmp_path / "q", 30), _table(tmp_path / "m", 7)
+    o = _table(tmp_path / "o", 12)
+    reads: list[str] = []
+    real = storage.offline._file_records
+    monkeypatch.setattr(storage.offline, "_file_records",
+                        lambda path, snapshots: reads.append(path) or real(path, snapshots))
+    run = ["audit", "--queues", q, "--members", m, "--offsets", o,
+           "--output", str(tmp_path / "out")]
+    assert main(["--launcher-heap", "local[2]", *run]) == 0
+    assert sorted(reads) == sorted([q, m, o])
+    reads.clear()
+    config = AuditConfig(queues=q, members=m, offsets=o, master="local[2]")
+    assert input_size(config) == InputSize(49, 30)
+    assert sorted(reads) == sorted([q, m, o])
+    assert capsys.readouterr().out.splitlines() == [C1_ONLY]
 
 
 def test_the_demo_is_estimated_from_its_group_count() -> None:
