@@ -75,20 +75,11 @@ def input_size_of(paths: Iterable[str], snapshots: list[str] | None = None) -> I
                      max(rows.largest for rows in known) if known else None)
 
 
-def input_row_estimate(config: AuditConfig) -> int | None:
-    """The rows the run will read, or None (`input_size`)."""
-    return input_size(config).rows
-
-
-def largest_file_rows(config: AuditConfig) -> int | None:
-    """The rows of the inputs' largest data file, or None (`input_size`)."""
-    return input_size(config).largest_file_rows
-
-
 def java_options(config: AuditConfig, heap: str | None = None,
                  size: InputSize | None = None) -> str:
-    rows = (size or input_size(config)).rows
-    return java_options_for(rows, heap)
+    """`jobs.sizing.java_options_for` the run's input rows (`size`, read from the logs
+    when not given) and the launcher's `heap`."""
+    return java_options_for((size or input_size(config)).rows, heap)
 
 
 def new_jvm_options(config: AuditConfig, size: InputSize | None = None) -> str:

@@ -13,9 +13,7 @@ from jobs.launch import (
     DEMO_ROWS_PER_GROUP,
     NOT_RUNNABLE,
     InputSize,
-    input_row_estimate,
     input_size,
-    largest_file_rows,
     main,
     new_jvm_options,
 )
@@ -33,29 +31,25 @@ def _table(path: Path, rows: int, snapshot: str = "s1") -> str:
 def test_the_estimate_is_the_inputs_rows_from_their_logs(tmp_path: Path) -> None:
     q, m = _table(tmp_path / "q", 30), _table(tmp_path / "m", 7)
     o = _table(tmp_path / "o", 12)
-    assert input_row_estimate(AuditConfig(queues=q, members=m)) == 37
-    assert input_row_estimate(AuditConfig(queues=q, members=m, offsets=o)) == 49
-    # a table that is not there, or not local: unknown, so the JVM's default
-    assert input_row_estimate(AuditConfig(queues=q, members=str(tmp_path / "none"))) is None
-    assert input_row_estimate(AuditConfig(queues="s3://b/q", members=m)) is None
+    assert input_size(AuditConfig(queues=q, members=m)) == (37, 30)
+    assert input_size(AuditConfig(queues=q, members=m, offsets=o)) == (49, 30)
+    # a table that is not there, or not local: its rows unknown, so the JVM's default; the
+    # known tables still bound their own tasks
+    assert input_size(AuditConfig(queues=q, members=str(tmp_path / "none"))) == (None, 30)
+    assert input_size(AuditConfig(queues="s3://b/q", members=m)) == (None, 7)
+    assert input_size(AuditConfig(queues="s3://b/q", members="s3://b/m")) == (None, None)
 
 
 def test_a_run_limited_to_snapshots_counts_only_their_rows(tmp_path: Path) -> None:
+    """The rows, and the largest file's, which bound what one task reads (a Parquet row
+    group is not split), of the run's snapshots."""
     q = _table(tmp_path / "q", 30)
     _table(tmp_path / "q", 500, snapshot="s2")
     m = _table(tmp_path / "m", 7)
-    assert input_row_estimate(AuditConfig(queues=q, members=m)) == 537
-    assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("s1",))) == 37
-    assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("s2",))) == 500
-    assert input_row_estimate(AuditConfig(queues=q, members=m, snapshots=("none",))) == 0
-    # the largest file's rows, which bound what one task reads (a row group is not split)
-    assert largest_file_rows(AuditConfig(queues=q, members=m)) == 500
-    assert largest_file_rows(AuditConfig(queues=q, members=m, snapshots=("s1",))) == 30
-    assert largest_file_rows(AuditConfig(queues=q, members=m, snapshots=("none",))) == 0
-    # the known tables still bound their own tasks; none known, or the demo: no bound
-    assert largest_file_rows(AuditConfig(queues="s3://b/q", members=m)) == 7
-    assert largest_file_rows(AuditConfig(queues="s3://b/q", members="s3://b/m")) is None
-    assert largest_file_rows(AuditConfig()) is None
+    assert input_size(AuditConfig(queues=q, members=m)) == (537, 500)
+    assert input_size(AuditConfig(queues=q, members=m, snapshots=("s1",))) == (37, 30)
+    assert input_size(AuditConfig(queues=q, members=m, snapshots=("s2",))) == (500, 500)
+    assert input_size(AuditConfig(queues=q, members=m, snapshots=("none",))) == (0, 0)
 
 
 def test_the_launcher_is_told_the_heap_a_large_file_asks_for(
@@ -81,8 +75,9 @@ def test_the_launcher_is_told_the_heap_a_large_file_asks_for(
     assert capsys.readouterr().out.splitlines() == [C1_ONLY]
     monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY")
     config = AuditConfig(queues=q, members=m, master="local[2]")
-    assert launch_conf(None, "local[2]", "", largest_file_rows(config))[DRIVER_MEMORY] == "4g"
-    not_short = InputSize(10**7, largest_file_rows(config))
+    file_rows = input_size(config).largest_file_rows
+    assert launch_conf(None, "local[2]", "", file_rows)[DRIVER_MEMORY] == "4g"
+    not_short = InputSize(10**7, file_rows)
     assert new_jvm_options(config, not_short) == "-Xms4g"
     assert new_jvm_options(config, not_short._replace(largest_file_rows=None)) == "-Xms2g"
     assert new_jvm_options(config) == C1_ONLY  # 37 rows: short, no heap committed
@@ -115,10 +110,10 @@ def test_each_inputs_log_is_read_once_before_the_jvm(
 
 
 def test_the_demo_is_estimated_from_its_group_count() -> None:
-    assert input_row_estimate(AuditConfig()) == 300 * DEMO_ROWS_PER_GROUP
-    assert input_row_estimate(AuditConfig(demo_groups=0)) == DEMO_ROWS_PER_GROUP
+    assert input_size(AuditConfig()) == (300 * DEMO_ROWS_PER_GROUP, None)  # no file bound
+    assert input_size(AuditConfig(demo_groups=0)).rows == DEMO_ROWS_PER_GROUP
     big = AuditConfig(demo_groups=SHORT_RUN_INPUT_ROWS // DEMO_ROWS_PER_GROUP + 1)
-    assert input_row_estimate(big) > SHORT_RUN_INPUT_ROWS
+    assert input_size(big).rows > SHORT_RUN_INPUT_ROWS
 
 
 def test_the_launcher_is_told_the_options_or_nothing(
