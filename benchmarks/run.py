@@ -293,18 +293,21 @@ class SparkUI:
             return "other"
 
         # every completed stage once, attributed to the first job that lists it
-        owned: dict[int, tuple[dict, str]] = {}
+        owned: dict[int, tuple[dict, str, str]] = {}
         for job in jobs:
             for sid in job["stageIds"]:
                 if sid not in owned and stages.get(sid, {}).get("status") == "COMPLETE":
-                    owned[sid] = (stages[sid], step_of(job))
+                    owned[sid] = (stages[sid], step_of(job), job_description(job))
         per_step: dict[str, dict] = {}
+        per_description: dict[str, dict] = {}
         for job in jobs:
             per_step.setdefault(step_of(job), {"jobs": 0})["jobs"] += 1
-        for stage, name in owned.values():
-            agg = per_step.setdefault(name, {"jobs": 0})
-            for key, value in _stage_figures(stage).items():
-                agg[key] = round(agg.get(key, 0) + value, 1)
+            per_description.setdefault(job_description(job), {"jobs": 0})["jobs"] += 1
+        for stage, name, description in owned.values():
+            for agg in (per_step.setdefault(name, {"jobs": 0}),
+                        per_description.setdefault(description, {"jobs": 0})):
+                for key, value in _stage_figures(stage).items():
+                    agg[key] = round(agg.get(key, 0) + value, 1)
         job_ids = {j["jobId"] for j in jobs}
         python: dict[str, float] = {}
         sql_count = 0
@@ -322,18 +325,27 @@ class SparkUI:
                         "stages_run": len(owned),
                         "stages_skipped": len({s for j in jobs for s in j["stageIds"]}
                                               - set(owned))}
-        for stage, _ in owned.values():
+        for stage, _, _ in owned.values():
             for key, value in _stage_figures(stage).items():
                 totals[key] = round(totals.get(key, 0) + value, 1)
         slowest = sorted(owned.values(), key=lambda x: _stage_seconds(x[0]), reverse=True)
         totals["python_udf_nodes"] = python
         totals["per_step"] = per_step
+        totals["per_job_description"] = per_description
         totals["slowest_stages"] = [
-            {"stage": s["stageId"], "step": name, "wall_s": round(_stage_seconds(s), 1),
-             **_stage_figures(s), "name": s.get("name", "")[:70]}
-            for s, name in slowest[:top]
+            {"stage": s["stageId"], "step": name, "job": description,
+             "wall_s": round(_stage_seconds(s), 1), **_stage_figures(s),
+             "name": s.get("name", "")[:70]}
+            for s, name, description in slowest[:top]
         ]
         return totals
+
+
+def job_description(job: dict) -> str:
+    """What the job did, as the run named it (`jobs.progress`: "audit: write assignments",
+    one per table written), else Spark's call site: a stage's table without guessing it
+    from commit order and task counts."""
+    return job.get("description") or job.get("name", "")
 
 
 def _stage_seconds(stage: dict) -> float:

@@ -179,3 +179,51 @@ def test_a_results_file_that_is_not_there_or_not_ours_is_told_not_raised(tmp_pat
     assert done.returncode == 1
     assert done.stderr.startswith(f"--report {missing}: no such file")
     assert "Traceback" not in done.stderr
+
+
+def test_the_slowest_stages_name_the_job_the_run_described() -> None:
+    """Each stage carries its job's description ("audit: write assignments", as the run
+    sets it), and the figures add up per description too: a write stage's table is read
+    off the result file, not guessed from commit order. The payloads have the shape of
+    Spark 4.2's REST API answers (/jobs, /stages, /sql) for a job group."""
+    from benchmarks.run import SparkUI, _parse_time
+
+    def at(second: int) -> str:
+        return f"2026-12-04T12:00:{second:02d}.000GMT"
+
+    jobs = [{"jobId": 0, "jobGroup": "audit", "stageIds": [0], "submissionTime": at(0),
+             "name": "count at steps.py:1", "description": "audit: read queues"},
+            {"jobId": 1, "jobGroup": "audit", "stageIds": [1, 2], "submissionTime": at(5),
+             "name": "save at write.py:2", "description": "audit: write assignments"},
+            {"jobId": 2, "jobGroup": "audit", "stageIds": [2, 3], "submissionTime": at(9),
+             "name": "collect at summary.py:3"},
+            {"jobId": 3, "jobGroup": "io_floor", "stageIds": [4], "submissionTime": at(20),
+             "name": "save at run.py:4", "description": "floor"}]
+
+    def stage(sid: int, start: int, end: int, tasks: int, status: str = "COMPLETE") -> dict:
+        return {"stageId": sid, "status": status, "submissionTime": at(start),
+                "completionTime": at(end), "numCompleteTasks": tasks,
+                "executorRunTime": 1000 * (end - start), "name": f"stage {sid}"}
+
+    stages = [stage(0, 0, 4, 2), stage(1, 5, 6, 1), stage(2, 6, 9, 3), stage(3, 9, 10, 1),
+              stage(4, 20, 30, 9)]
+
+    class Recorded(SparkUI):
+        def __init__(self) -> None:
+            self.base = ""
+
+        def _get(self, path: str):
+            return {"/jobs": jobs, "/stages": stages}.get(path, [])
+
+    t0 = _parse_time(at(0))
+    summary = Recorded().summary("audit", [("read", t0, t0 + 4.5), ("write", t0 + 4.5, t0 + 9.5)])
+    assert [(s["stage"], s["step"], s["job"], s["wall_s"]) for s in summary["slowest_stages"]] \
+        == [(0, "read", "audit: read queues", 4.0),
+            (2, "write", "audit: write assignments", 3.0),
+            (1, "write", "audit: write assignments", 1.0),
+            (3, "write", "collect at summary.py:3", 1.0)]  # no description: the call site
+    per = summary["per_job_description"]
+    assert (per["audit: write assignments"]["stages"], per["audit: write assignments"]["tasks"],
+            per["audit: write assignments"]["jobs"]) == (2, 4, 1)
+    assert set(per) == {"audit: read queues", "audit: write assignments",
+                        "collect at summary.py:3"}  # the other group's job is not counted
