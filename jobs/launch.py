@@ -75,24 +75,17 @@ def input_size_of(paths: Iterable[str], snapshots: list[str] | None = None) -> I
                      max(rows.largest for rows in known) if known else None)
 
 
-def java_options(config: AuditConfig, heap: str | None = None,
-                 size: InputSize | None = None) -> str:
-    """`jobs.sizing.java_options_for` the run's input rows (`size`, read from the logs
-    when not given) and the launcher's `heap`."""
-    return java_options_for((size or input_size(config)).rows, heap)
-
-
 def new_jvm_options(config: AuditConfig, size: InputSize | None = None) -> str:
-    """`java_options` for a JVM this process would start, with the heap `launch_conf` gives
-    it for inputs of `size` (read from their logs when not given; none when spark-submit
-    started it: its options were chosen by the launcher)."""
+    """The options (`jobs.sizing.java_options_for`) of a JVM this process would start, with
+    the heap `launch_conf` gives it for inputs of `size` (read from their logs when not
+    given); none when spark-submit started it: the launcher chose its options."""
     from jobs.session import heap_to_commit, launched_by_spark_submit
 
     if launched_by_spark_submit():
         return ""
     size = size or input_size(config)
     heap = heap_to_commit(config.spark_conf, config.master, size.largest_file_rows)
-    return java_options(config, heap, size)
+    return java_options_for(size.rows, heap)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the config's own heap is the user's: no heap of the launcher's to commit
     size = input_size(config)
     heap = heap_to_commit(config.spark_conf, master, size.largest_file_rows) if master else None
-    ours = java_options(config, heap, size)
+    ours = java_options_for(size.rows, heap)
     print(ours)
     if heap and heap != launcher_heap(master):
         print(f"{DRIVER_MEMORY}={heap}")
