@@ -35,7 +35,7 @@ from jobs.held import (
     published_meanwhile,
     replaced_by_none,
 )
-from jobs.launch import input_size, new_jvm_options
+from jobs.launch import InputSize, input_size, new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import check_output_place, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
@@ -43,7 +43,7 @@ from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope, groups_not_observed, groups_without_lag
-from jobs.session import build_session
+from jobs.session import build_session, launched_by_spark_submit
 from jobs.sizing import partitions_for
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
@@ -132,7 +132,10 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     steps = Steps(hook or faults.reached)
     with steps.step("session") as line:
         if spark is None:
-            size = input_size(config)  # each input's log read once, before the JVM
+            # each input's log read once, for a JVM this process starts; spark-submit's
+            # is running, sized by the launcher, and takes neither figure
+            size = (InputSize(None, None) if launched_by_spark_submit()
+                    else input_size(config))
             spark = build_session(master=config.master, conf=config.spark_conf,
                                   console_progress=config.spark_progress,
                                   java_options=new_jvm_options(config, size),

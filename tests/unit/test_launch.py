@@ -109,6 +109,42 @@ def test_each_inputs_log_is_read_once_before_the_jvm(
     assert capsys.readouterr().out.splitlines() == [C1_ONLY]
 
 
+def test_a_run_spark_submit_started_reads_no_input_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under spark-submit the JVM is running (the launcher read the logs to size it), so
+    `jobs.audit.run` does not read them again for a heap and options nothing would take;
+    from plain Python it reads each input's log once."""
+    import jobs.audit
+    import storage.offline
+
+    q, m = _table(tmp_path / "q", 30), _table(tmp_path / "m", 7)
+    reads: list[str] = []
+    real = storage.offline._file_records
+    monkeypatch.setattr(storage.offline, "_file_records",
+                        lambda path, snapshots: reads.append(path) or real(path, snapshots))
+    started: list[dict] = []
+
+    class Started(Exception):
+        pass
+
+    def build_session(**kwargs):
+        started.append(kwargs)
+        raise Started
+
+    monkeypatch.setattr(jobs.audit, "build_session", build_session)
+    config = AuditConfig(queues=q, members=m, master="local[2]",
+                         output=str(tmp_path / "out"))
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")
+    with pytest.raises(Started):
+        jobs.audit.run(config)
+    assert reads == []
+    assert (started[0]["java_options"], started[0]["largest_file_rows"]) == ("", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT")
+    with pytest.raises(Started):
+        jobs.audit.run(config)
+    assert sorted(reads) == sorted([q, m]) and started[1]["largest_file_rows"] == 30
+
+
 def test_the_demo_is_estimated_from_its_group_count() -> None:
     assert input_size(AuditConfig()) == (300 * DEMO_ROWS_PER_GROUP, None)  # no file bound
     assert input_size(AuditConfig(demo_groups=0)).rows == DEMO_ROWS_PER_GROUP
