@@ -14,7 +14,13 @@ import tempfile
 from pathlib import Path
 
 from storage.base import TableError
-from storage.paths import delta_table_holding, is_local, without_file_scheme
+from storage.paths import (
+    delta_table_holding,
+    is_local,
+    lies_within,
+    place_of,
+    without_file_scheme,
+)
 from vocabulary.contracts import CONTRACTS, OUTPUT_TABLES, REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
 
 log = logging.getLogger(__name__)
@@ -60,24 +66,24 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
     """The output root must not lie inside a Delta table (an input's or any other): a
     VACUUM of that table deletes every file its log does not name, the audit's tables
     with them. No input may be one of the tables the run writes (it would replace what
-    it reads). Local paths; remote ones are left to the native engine."""
-    if not is_local(output):
-        return
-    root = Path(without_file_scheme(output)).absolute()
+    it reads). Remote locations are compared by name (`storage.paths.place_of`): a remote
+    root inside a Delta table that is not an input is left to whoever runs VACUUM there."""
+    vacuum = ("a VACUUM of that table would delete the audit's tables with the files its "
+              "log does not name; point --output at a folder of its own")
     if (table := delta_table_holding(output)) is not None:
-        where = "is" if Path(table) == root else "is inside"
-        raise TableError(
-            f"output root {output} {where} the Delta table at {table}: a VACUUM of that "
-            "table would delete the audit's tables with the files its log does not name; "
-            "point --output at a folder of its own")
-    written = {name: root / name for name in tables}
-    for flag, path in inputs.items():
-        if path is None or not is_local(path):
-            continue
-        given = Path(without_file_scheme(path)).absolute()
-        for name, table in written.items():
-            if given == table or table in given.parents:
-                where = "is" if given == table else "lies in"
+        where = "is" if place_of(table) == place_of(output) else "is inside"
+        raise TableError(f"output root {output} {where} the Delta table at {table}: {vacuum}")
+    given = {flag: path for flag, path in inputs.items() if path is not None}
+    for flag, path in given.items():
+        if lies_within(output, path):
+            where = "is" if place_of(path) == place_of(output) else "is inside"
+            raise TableError(f"output root {output} {where} the --{flag} table at {path}: "
+                             f"{vacuum}")
+    for flag, path in given.items():
+        for name in tables:
+            table = f"{output}/{name}"
+            if lies_within(path, table):
+                where = "is" if place_of(path) == place_of(table) else "lies in"
                 raise TableError(f"--{flag} {path} {where} the {name} table this run writes "
                                  f"under --output {output}: it would replace what it reads; "
                                  "point --output elsewhere")

@@ -4,6 +4,12 @@ without starting a JVM."""
 
 from __future__ import annotations
 
+import posixpath
+from urllib.parse import urlsplit
+
+# schemes that name the same store by another connector: one place for `place_of`
+SAME_STORE = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}
+
 
 def is_local(location: str) -> bool:
     """Whether `location` names this machine's filesystem."""
@@ -28,3 +34,24 @@ def delta_table_holding(location: str) -> str | None:
         if (folder / "_delta_log").is_dir():
             return str(folder)
     return None
+
+
+def place_of(location: str) -> tuple[str, ...]:
+    """`location` as comparable parts: the store (scheme and authority, lower case, one
+    name for connectors of the same store) and the path's segments ("." and ".." resolved,
+    no empty ones). `file:` URLs and local paths give the same parts; no filesystem access,
+    so remote locations compare too."""
+    if is_local(location):
+        path = posixpath.normpath(posixpath.abspath(without_file_scheme(location)))
+        return ("file", *(part for part in path.split("/") if part))
+    url = urlsplit(location)
+    scheme = url.scheme.lower()
+    path = posixpath.normpath("/" + url.path) if url.path else "/"
+    return (f"{SAME_STORE.get(scheme, scheme)}://{url.netloc.lower()}",
+            *(part for part in path.split("/") if part))
+
+
+def lies_within(inner: str, outer: str) -> bool:
+    """Whether location `inner` is `outer` or lies inside it (`place_of`)."""
+    a, b = place_of(inner), place_of(outer)
+    return a[:len(b)] == b
