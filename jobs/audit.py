@@ -37,7 +37,7 @@ from jobs.held import (
 )
 from jobs.launch import InputSize, input_size, new_jvm_options
 from jobs.persist import Persisted
-from jobs.preflight import check_output_place, check_tables
+from jobs.preflight import check_output_place, check_root_apart, check_tables
 from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
@@ -184,6 +184,7 @@ def beyond_its_type(exc: BaseException) -> InputError | None:
 def _audit(ctx: _Run) -> RunResult:
     names = [*OUTPUT_TABLES, RUNS]
     with ctx.steps.step("preflight") as line:
+        check_root_apart(ctx.spark, ctx.output)
         cleaned = check_tables(ctx.store, ctx.output, names, ctx.started_clock)
         for item in cleaned:
             log.info("removed debris of a killed run: %s", item)

@@ -12,6 +12,7 @@ import logging
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from storage.base import TableError
 from storage.paths import (
@@ -22,6 +23,9 @@ from storage.paths import (
     without_file_scheme,
 )
 from vocabulary.contracts import CONTRACTS, OUTPUT_TABLES, REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -66,19 +70,14 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
     """The output root must not lie inside a Delta table (an input's or any other): a
     VACUUM of that table deletes every file its log does not name, the audit's tables
     with them. No input may be one of the tables the run writes (it would replace what
-    it reads). Remote locations are compared by name (`storage.paths.place_of`): a remote
-    root inside a Delta table that is not an input is left to whoever runs VACUUM there."""
-    vacuum = ("a VACUUM of that table would delete the audit's tables with the files its "
-              "log does not name; point --output at a folder of its own")
+    it reads). Remote locations are compared by name (`storage.paths.place_of`); the run
+    itself looks for any table above a remote root (`check_root_apart`)."""
     if (table := delta_table_holding(output)) is not None:
-        where = "is" if place_of(table) == place_of(output) else "is inside"
-        raise TableError(f"output root {output} {where} the Delta table at {table}: {vacuum}")
+        raise in_table(output, table)
     given = {flag: path for flag, path in inputs.items() if path is not None}
     for flag, path in given.items():
         if lies_within(output, path):
-            where = "is" if place_of(path) == place_of(output) else "is inside"
-            raise TableError(f"output root {output} {where} the --{flag} table at {path}: "
-                             f"{vacuum}")
+            raise in_table(output, path, f"the --{flag} table")
     for flag, path in given.items():
         for name in tables:
             table = f"{output}/{name}"
@@ -87,6 +86,24 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
                 raise TableError(f"--{flag} {path} {where} the {name} table this run writes "
                                  f"under --output {output}: it would replace what it reads; "
                                  "point --output elsewhere")
+
+
+def check_root_apart(spark: SparkSession, output: str) -> None:
+    """The run's own look, through its session's filesystem, for a Delta table holding the
+    output root: `check_apart` could only compare remote roots by name (with the inputs),
+    this finds any table above it (`storage.remote.delta_table_above`)."""
+    from storage.remote import delta_table_above
+
+    if (table := delta_table_above(spark, output)) is not None:
+        raise in_table(output, table)
+
+
+def in_table(output: str, table: str, what: str = "the Delta table") -> TableError:
+    """Why an output root inside a Delta table is refused."""
+    where = "is" if place_of(table) == place_of(output) else "is inside"
+    return TableError(f"output root {output} {where} {what} at {table}: a VACUUM of that "
+                      "table would delete the audit's tables with the files its log does "
+                      "not name; point --output at a folder of its own")
 
 
 # the columns a run reads back from these tables before it writes them (the rejects it

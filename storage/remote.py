@@ -1,0 +1,33 @@
+"""Locations seen through the session's Hadoop filesystems (`s3a://`, `abfss://`,
+`hdfs://`, `file:`): what `storage.paths` answers for local paths without a JVM, for the
+places only a running Spark can look at."""
+
+from __future__ import annotations
+
+import logging
+
+from py4j.protocol import Py4JError
+from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+def delta_table_above(spark: SparkSession, location: str) -> str | None:
+    """The Delta table folder (one holding `_delta_log`) that `location` is or lies inside,
+    or None. Also None when the store does not answer (no filesystem for the scheme, a
+    prefix this user may not list): the check stands aside rather than stop a run it
+    cannot judge, and says so in the log. One existence check per folder up to the root."""
+    context = spark.sparkContext
+    hadoop_path = context._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+    try:
+        path = hadoop_path(location)
+        fs = path.getFileSystem(context._jsc.hadoopConfiguration())  # type: ignore[union-attr]
+        folder = fs.makeQualified(path)
+        while folder is not None:
+            if fs.exists(hadoop_path(folder, "_delta_log")):
+                return str(folder.toString())
+            folder = folder.getParent()
+    except Py4JError as exc:
+        log.info("could not tell whether %s lies in a Delta table: %s", location,
+                 str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    return None
