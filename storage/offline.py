@@ -219,20 +219,21 @@ class OfflineStore:
         if actions.empty:
             return self.spark.createDataFrame([], schema)
         files = actions["path"].map(unquote)  # the log's paths are URL-quoted
-        uris = [os.path.join(location, f) for f in files]
+        local_files = [os.path.join(location, f) for f in files]
+        uris = [spark_path(f) for f in local_files]
         reader = self.spark.read.schema(data_schema)
         if not partition_cols:
             return filter_snapshots(reader.parquet(*uris).select(*schema.fieldNames()),
                                     snapshots)
         if _values_in_folders(files, actions, partition_cols, schema):
             # the partition values are Spark's own partition discovery's, read off the folders
-            data = (self.spark.read.schema(schema).option("basePath", location)
+            data = (self.spark.read.schema(schema).option("basePath", spark_path(location))
                     .parquet(*uris).select(*schema.fieldNames()))
             return data if pruned else filter_snapshots(data, snapshots)
         files = [
-            (hadoop_uri(uri), *[_python_value(actions[f"partition.{c}"].iloc[i])
-                                for c in partition_cols])
-            for i, uri in enumerate(uris)
+            (hadoop_uri(file), *[_python_value(actions[f"partition.{c}"].iloc[i])
+                                 for c in partition_cols])
+            for i, file in enumerate(local_files)
         ]
         part_schema = StructType(
             [StructField("__file", StringType(), False), *(schema[c] for c in partition_cols)]
@@ -271,7 +272,7 @@ class OfflineStore:
                               .option("compression", "snappy"))
                     if rows_per_file:
                         writer = writer.option("maxRecordsPerFile", rows_per_file)
-                    writer.parquet(str(staging))
+                    writer.parquet(spark_path(str(staging)))
                 with locks.exclusive(locks.commit_lock(root)):
                     return self._commit(staging, root, path, name, partition_by, arrow_schema,
                                         replace, since, run_id)
@@ -423,6 +424,13 @@ _URI_PATH_LEGAL = set(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
     "_-!.~'()*" ",;:$&+=" "/@"
 )
+
+
+def spark_path(path: str) -> str:
+    """A local absolute path as Spark must be given it, a `file:` URL: a bare path resolves
+    against the session's default filesystem (`fs.defaultFS`, HDFS on a Hadoop gateway
+    whatever the master), where the data would go while delta-rs keeps the log here."""
+    return "file://" + path
 
 
 def hadoop_uri(path: str) -> str:

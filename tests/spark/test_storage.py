@@ -207,3 +207,44 @@ def test_hadoop_uri_matches_spark_file_path(spark, tmp_path: Path) -> None:
     files = sorted(str(p) for p in (folder / "f").glob("*.parquet"))
     seen = {r[0] for r in spark.read.parquet(*files).select("_metadata.file_path").collect()}
     assert seen == {hadoop_uri(f) for f in files}
+
+
+@pytest.fixture
+def default_fs_elsewhere(spark):
+    """The session's default filesystem set to a scheme no filesystem serves, as HDFS is
+    on a Hadoop gateway (HADOOP_CONF_DIR), whatever the master: any bare path Spark
+    resolved against it would fail here, and go to HDFS there."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    before = conf.get("fs.defaultFS")
+    conf.set("fs.defaultFS", "nosuchfs://cluster/")
+    yield
+    if before is None:
+        conf.unset("fs.defaultFS")
+    else:
+        conf.set("fs.defaultFS", before)
+
+
+def test_offline_tables_stay_here_whatever_the_default_filesystem(
+        spark, store, tmp_path: Path, default_fs_elsewhere) -> None:
+    """The offline engine hands Spark `file:` URLs: its data files are written and read
+    where delta-rs keeps the log (a bare path sent the parquet to the default filesystem
+    while the commit looked for it in the local staging folder)."""
+    from deltalake import write_deltalake
+
+    df = _frame(spark, AWKWARD + PLAIN)
+    path = str(tmp_path / "t")
+    store.write(df, path, "t", ["snapshot_id"])
+    store.write(_frame(spark, ["0001"], offset=100), path, "t", ["snapshot_id"],
+                replace=["0001"])
+    back = store.read(path, "t")
+    assert back.count() == len(AWKWARD + PLAIN)
+    assert [r.n for r in store.read(path, "t", snapshots=["0001"]).collect()] == [100]
+    assert [r.n for r in store.read(path, "t", snapshots=["x:y"]).collect()] == [2]
+    flat = str(tmp_path / "u")
+    store.write(_frame(spark, ["a", "b"]), flat, "u", [])
+    assert store.read(flat, "u").count() == 2
+    other = str(tmp_path / "rs")  # delta-rs' folder names: the read joins on each file
+    write_deltalake(other, pa.table({"snapshot_id": ["s1", "é"], "n": pa.array([1, 2])}),
+                    partition_by=["snapshot_id"])
+    assert sorted(tuple(r) for r in store.read(other, "t").select("snapshot_id", "n")
+                  .collect()) == [("s1", 1), ("é", 2)]
