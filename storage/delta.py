@@ -48,9 +48,24 @@ def resolve_engine(spark: SparkSession, requested: str) -> str:
             "not there. Start with ./spark-submit.sh --with-delta-package (needs a reachable "
             "Maven repository), put delta-spark's jars on the cluster, or use engine 'offline'."
         )
-    if requested == "auto":
-        return "native" if available else "offline"
-    return requested
+    resolved = ("native" if available else "offline") if requested == "auto" else requested
+    master = spark.sparkContext.master
+    if resolved == "offline" and not shares_the_drivers_disk(master):
+        raise TableError(
+            f"storage engine 'offline' writes this machine's disk, and master {master} runs "
+            "tasks on other machines: the files they write would never reach the tables "
+            "here. Put delta-spark's jars on the cluster (engine 'native'; "
+            "./spark-submit.sh --with-delta-package fetches them where Maven is reachable) "
+            "or run on a local master (local[*], local-cluster[...])."
+        )
+    return resolved
+
+
+def shares_the_drivers_disk(master: str) -> bool:
+    """Whether every task of `master` writes the driver's own disk, as the offline engine
+    needs (its commit moves the files the tasks wrote): `local[...]` runs them in the
+    driver, `local-cluster[...]` in executors on this machine."""
+    return master.startswith("local")
 
 
 def DeltaStore(spark: SparkSession, engine: str = "auto") -> Store:
