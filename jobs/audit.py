@@ -184,7 +184,7 @@ def beyond_its_type(exc: BaseException) -> InputError | None:
 def _audit(ctx: _Run) -> RunResult:
     names = [*OUTPUT_TABLES, RUNS]
     with ctx.steps.step("preflight") as line:
-        check_root_apart(ctx.spark, ctx.output)
+        check_root_apart(ctx.spark, ctx.output, ctx.store.engine)
         cleaned = check_tables(ctx.store, ctx.output, names, ctx.started_clock)
         for item in cleaned:
             log.info("removed debris of a killed run: %s", item)

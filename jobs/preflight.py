@@ -88,13 +88,26 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
                                  "point --output elsewhere")
 
 
-def check_root_apart(spark: SparkSession, output: str) -> None:
+def check_root_apart(spark: SparkSession, output: str, engine: str) -> None:
     """The run's own look, through its session's filesystem, for a Delta table holding the
     output root: `check_apart` could only compare remote roots by name (with the inputs),
-    this finds any table above it (`storage.remote.delta_table_above`)."""
-    from storage.remote import delta_table_above
+    this finds any table above it (`storage.remote.delta_table_above`). The native engine
+    also refuses a bare root its session would send to another filesystem (a Hadoop
+    gateway's HDFS): this job's checks, locks and report.html would use the local disk."""
+    from storage.remote import default_filesystem_for, delta_table_above
 
-    if (table := delta_table_above(spark, output)) is not None:
+    if engine == "native" and (elsewhere := default_filesystem_for(spark, output)):
+        local = os.path.abspath(output)
+        raise TableError(
+            f"output root {output} is a bare path, which this session resolves against its "
+            f"default filesystem {elsewhere}: the tables would go there while this job's "
+            "checks, publish lock and report.html use this machine's disk. Name the place: "
+            f"--output {elsewhere.rstrip('/')}/... for the cluster's storage, or "
+            f"--output file:{local} for this machine's")
+    # a bare root that got this far is this machine's (offline: `storage.offline.spark_path`)
+    bare = is_local(output) and not output.startswith("file:")
+    if (table := delta_table_above(spark, f"file:{os.path.abspath(output)}" if bare
+                                   else output)) is not None:
         raise in_table(output, table)
 
 

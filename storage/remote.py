@@ -31,3 +31,16 @@ def delta_table_above(spark: SparkSession, location: str) -> str | None:
         log.info("could not tell whether %s lies in a Delta table: %s", location,
                  str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
     return None
+
+
+def default_filesystem_for(spark: SparkSession, location: str) -> str | None:
+    """The session's default filesystem (`fs.defaultFS`, e.g. `hdfs://nn:8020` on a Hadoop
+    gateway) when `location` is a bare path that Spark resolves against it and it is not
+    this machine's disk; else None. Reads the configuration only: no filesystem is opened."""
+    if "://" in location or location.startswith("file:"):
+        return None
+    context = spark.sparkContext
+    uri = context._jvm.org.apache.hadoop.fs.FileSystem.getDefaultUri(  # type: ignore[union-attr]
+        context._jsc.hadoopConfiguration())  # type: ignore[union-attr]
+    scheme = uri.getScheme()
+    return None if scheme in (None, "file") else str(uri.toString())

@@ -1,7 +1,8 @@
 """A run looks through its session's filesystem for a Delta table holding its output root:
 the pre-JVM check compares remote roots only by name, with the inputs
 (`storage.remote.delta_table_above`, `jobs.preflight.check_root_apart`). Here on `file:`
-URLs, through the same Hadoop filesystem calls an `s3a://` root goes through."""
+URLs, through the same Hadoop filesystem calls an `s3a://` root goes through. And a bare
+root the session would send to another filesystem is named (`default_filesystem_for`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 import jobs.preflight
 from jobs.audit import run
 from jobs.config import AuditConfig
+from jobs.preflight import check_root_apart
 from storage.base import TableError
-from storage.remote import delta_table_above
+from storage.remote import default_filesystem_for, delta_table_above
 from tests.support.delta_inputs import write_inputs
 from tests.support.outputs import member_rows, queue_rows
 
@@ -54,3 +56,34 @@ def test_the_run_refuses_a_root_its_filesystem_shows_inside_a_table(spark, tmp_p
                                          r"the Delta table at file:.*/lake/events: a VACUUM"):
         run(config, spark=spark)
     assert sorted(p.name for p in output.iterdir()) == []
+
+
+def test_a_bare_path_names_the_default_filesystem_only_when_it_is_elsewhere(
+        spark, default_fs_elsewhere) -> None:
+    assert default_filesystem_for(spark, "out/audit") == "nosuchfs://cluster/"
+    assert default_filesystem_for(spark, "/data/audit") == "nosuchfs://cluster/"
+    assert default_filesystem_for(spark, "file:/data/audit") is None
+    assert default_filesystem_for(spark, "s3a://bkt/audit") is None
+
+
+def test_on_this_machines_filesystem_a_bare_path_is_local(spark) -> None:
+    assert default_filesystem_for(spark, "/data/audit") is None
+
+
+def test_native_refuses_a_bare_root_its_session_sends_elsewhere(spark, tmp_path,
+                                                                default_fs_elsewhere) -> None:
+    """The native engine would write the tables to the default filesystem while the
+    checks, the publish lock and report.html use the local disk: refused, with both
+    spellings that name the place. The offline engine writes such a root here
+    (`storage.offline.spark_path`), and its look for a table above it is the local one."""
+    root = str(tmp_path / "audit")
+    with pytest.raises(TableError, match=(
+            rf"output root {root} is a bare path, which this session resolves against its "
+            r"default filesystem nosuchfs://cluster/.*--output nosuchfs://cluster/\.\.\. "
+            rf"for the cluster's storage, or --output file:{root} for this machine's")):
+        check_root_apart(spark, root, "native")
+    check_root_apart(spark, root, "offline")
+    check_root_apart(spark, f"file:{root}", "native")
+    table = _table(tmp_path / "events")
+    with pytest.raises(TableError, match=r"is inside the Delta table at file:.*/events"):
+        check_root_apart(spark, str(table / "audit"), "offline")

@@ -209,21 +209,6 @@ def test_hadoop_uri_matches_spark_file_path(spark, tmp_path: Path) -> None:
     assert seen == {hadoop_uri(f) for f in files}
 
 
-@pytest.fixture
-def default_fs_elsewhere(spark):
-    """The session's default filesystem set to a scheme no filesystem serves, as HDFS is
-    on a Hadoop gateway (HADOOP_CONF_DIR), whatever the master: any bare path Spark
-    resolved against it would fail here, and go to HDFS there."""
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    before = conf.get("fs.defaultFS")
-    conf.set("fs.defaultFS", "nosuchfs://cluster/")
-    yield
-    if before is None:
-        conf.unset("fs.defaultFS")
-    else:
-        conf.set("fs.defaultFS", before)
-
-
 def test_offline_tables_stay_here_whatever_the_default_filesystem(
         spark, store, tmp_path: Path, default_fs_elsewhere) -> None:
     """The offline engine hands Spark `file:` URLs: its data files are written and read
