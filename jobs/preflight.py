@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING
 from storage.base import TableError
 from storage.paths import (
     delta_table_holding,
+    is_bare,
     is_local,
     lies_within,
     place_of,
+    spark_path,
     without_file_scheme,
 )
 from vocabulary.contracts import CONTRACTS, OUTPUT_TABLES, REJECTS_SCHEMA, RUNS, RUNS_SCHEMA
@@ -104,10 +106,9 @@ def check_root_apart(spark: SparkSession, output: str, engine: str) -> None:
             "checks, publish lock and report.html use this machine's disk. Name the place: "
             f"--output {elsewhere.rstrip('/')}/... for the cluster's storage, or "
             f"--output file:{local} for this machine's")
-    # a bare root that got this far is this machine's (offline: `storage.offline.spark_path`)
-    bare = is_local(output) and not output.startswith("file:")
-    if (table := delta_table_above(spark, f"file:{os.path.abspath(output)}" if bare
-                                   else output)) is not None:
+    # a bare root that got this far is this machine's (the offline engine's `spark_path`)
+    here = spark_path(os.path.abspath(output)) if is_bare(output) else output
+    if (table := delta_table_above(spark, here)) is not None:
         raise in_table(output, table)
 
 

@@ -43,7 +43,7 @@ from storage.base import (
     filter_snapshots,
     first_line,
 )
-from storage.paths import is_local, without_file_scheme
+from storage.paths import is_local, spark_path, without_file_scheme
 
 log = logging.getLogger(__name__)
 
@@ -424,13 +424,6 @@ _URI_PATH_LEGAL = set(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
     "_-!.~'()*" ",;:$&+=" "/@"
 )
-
-
-def spark_path(path: str) -> str:
-    """A local absolute path as Spark must be given it, a `file:` URL: a bare path resolves
-    against the session's default filesystem (`fs.defaultFS`, HDFS on a Hadoop gateway
-    whatever the master), where the data would go while delta-rs keeps the log here."""
-    return "file://" + path
 
 
 def hadoop_uri(path: str) -> str:

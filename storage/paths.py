@@ -16,6 +16,19 @@ def is_local(location: str) -> bool:
     return location.startswith("file:") or "://" not in location
 
 
+def is_bare(location: str) -> bool:
+    """Whether `location` is a path with no scheme at all (`/audit`, `out/x`): local to
+    this module, but resolved by Spark against its session's default filesystem."""
+    return is_local(location) and not location.startswith("file:")
+
+
+def spark_path(path: str) -> str:
+    """A local absolute path as Spark must be given it, a `file:` URL: a bare path resolves
+    against the session's default filesystem (`fs.defaultFS`, HDFS on a Hadoop gateway
+    whatever the master), not this machine's disk."""
+    return "file://" + path
+
+
 def without_file_scheme(location: str) -> str:
     """The path a `file://` or `file:` URL names; any other location unchanged."""
     return location.removeprefix("file://").removeprefix("file:")

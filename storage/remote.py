@@ -9,6 +9,9 @@ import logging
 from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
+from storage.base import first_line
+from storage.paths import is_bare
+
 log = logging.getLogger(__name__)
 
 
@@ -29,7 +32,7 @@ def delta_table_above(spark: SparkSession, location: str) -> str | None:
             folder = folder.getParent()
     except Py4JError as exc:
         log.info("could not tell whether %s lies in a Delta table: %s", location,
-                 str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+                 first_line(exc))
     return None
 
 
@@ -37,7 +40,7 @@ def default_filesystem_for(spark: SparkSession, location: str) -> str | None:
     """The session's default filesystem (`fs.defaultFS`, e.g. `hdfs://nn:8020` on a Hadoop
     gateway) when `location` is a bare path that Spark resolves against it and it is not
     this machine's disk; else None. Reads the configuration only: no filesystem is opened."""
-    if "://" in location or location.startswith("file:"):
+    if not is_bare(location):
         return None
     context = spark.sparkContext
     uri = context._jvm.org.apache.hadoop.fs.FileSystem.getDefaultUri(  # type: ignore[union-attr]

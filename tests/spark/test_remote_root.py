@@ -75,7 +75,7 @@ def test_native_refuses_a_bare_root_its_session_sends_elsewhere(spark, tmp_path,
     """The native engine would write the tables to the default filesystem while the
     checks, the publish lock and report.html use the local disk: refused, with both
     spellings that name the place. The offline engine writes such a root here
-    (`storage.offline.spark_path`), and its look for a table above it is the local one."""
+    (`storage.paths.spark_path`), and its look for a table above it is the local one."""
     root = str(tmp_path / "audit")
     with pytest.raises(TableError, match=(
             rf"output root {root} is a bare path, which this session resolves against its "
