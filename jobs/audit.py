@@ -37,7 +37,12 @@ from jobs.held import (
 )
 from jobs.launch import InputSize, input_size, new_jvm_options
 from jobs.persist import Persisted
-from jobs.preflight import check_output_place, check_root_apart, check_tables
+from jobs.preflight import (
+    check_inputs_apart,
+    check_output_place,
+    check_root_apart,
+    check_tables,
+)
 from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
@@ -185,6 +190,8 @@ def _audit(ctx: _Run) -> RunResult:
     names = [*OUTPUT_TABLES, RUNS]
     with ctx.steps.step("preflight") as line:
         check_root_apart(ctx.spark, ctx.output, ctx.store.engine)
+        check_inputs_apart(ctx.spark, ctx.output, InputPaths.of(ctx.config).named(), names,
+                           ctx.store.engine)
         cleaned = check_tables(ctx.store, ctx.output, names, ctx.started_clock)
         for item in cleaned:
             log.info("removed debris of a killed run: %s", item)

@@ -82,12 +82,8 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
             raise in_table(output, path, f"the --{flag} table")
     for flag, path in given.items():
         for name in tables:
-            table = f"{output}/{name}"
-            if lies_within(path, table):
-                where = "is" if place_of(path) == place_of(table) else "lies in"
-                raise TableError(f"--{flag} {path} {where} the {name} table this run writes "
-                                 f"under --output {output}: it would replace what it reads; "
-                                 "point --output elsewhere")
+            if lies_within(path, f"{output}/{name}"):
+                raise replaces_input(flag, path, name, output)
 
 
 def check_root_apart(spark: SparkSession, output: str, engine: str) -> None:
@@ -106,15 +102,59 @@ def check_root_apart(spark: SparkSession, output: str, engine: str) -> None:
             "checks, publish lock and report.html use this machine's disk. Name the place: "
             f"--output {elsewhere.rstrip('/')}/... for the cluster's storage, or "
             f"--output file:{local} for this machine's")
-    # a bare root that got this far is this machine's (the offline engine's `spark_path`)
-    here = spark_path(os.path.abspath(output)) if is_bare(output) else output
-    if (table := delta_table_above(spark, here)) is not None:
+    if (table := delta_table_above(spark, as_read_by(output, engine))) is not None:
         raise in_table(output, table)
 
 
-def in_table(output: str, table: str, what: str = "the Delta table") -> TableError:
+def check_inputs_apart(spark: SparkSession, output: str, inputs: dict[str, str | None],
+                       tables: list[str], engine: str) -> None:
+    """`check_apart` again on the places the session's filesystem names
+    (`storage.remote.qualified`): `hdfs:///lake/out/runs`, `hdfs://nn:8020/lake/out/runs`
+    and, for the native engine on a Hadoop gateway, `/lake/out/runs` are three names of
+    one table there, and only there. A location the store will not name is left to the
+    read (logged)."""
+    from storage.remote import qualified
+
+    root = qualified(spark, as_read_by(output, engine))
+    if root is None:
+        return
+    for flag, path in inputs.items():
+        if path is None or (place := qualified(spark, as_read_by(path, engine))) is None:
+            continue
+        if lies_within(root, place):
+            raise in_table(f"{output} ({root})", f"{path} ({place})", f"the --{flag} table",
+                           same=place_of(root) == place_of(place))
+        for name in tables:
+            if lies_within(place, f"{root}/{name}"):
+                raise replaces_input(flag, f"{path} ({place})", name, f"{output} ({root})",
+                                     same=place_of(place) == place_of(f"{root}/{name}"))
+
+
+def as_read_by(location: str, engine: str) -> str:
+    """`location` as the engine hands it to Spark: the offline engine reads and writes a
+    bare path on this machine's disk (`storage.paths.spark_path`); the native engine
+    leaves it to the session's default filesystem."""
+    if engine == "offline" and is_bare(location):
+        return spark_path(os.path.abspath(location))
+    return location
+
+
+def replaces_input(flag: str, path: str, name: str, output: str,
+                   same: bool | None = None) -> TableError:
+    """Why an input that is (or lies in) a table the run writes is refused."""
+    if same is None:
+        same = place_of(path) == place_of(f"{output}/{name}")
+    return TableError(f"--{flag} {path} {'is' if same else 'lies in'} the {name} table this "
+                      f"run writes under --output {output}: it would replace what it reads; "
+                      "point --output elsewhere")
+
+
+def in_table(output: str, table: str, what: str = "the Delta table",
+             same: bool | None = None) -> TableError:
     """Why an output root inside a Delta table is refused."""
-    where = "is" if place_of(table) == place_of(output) else "is inside"
+    if same is None:
+        same = place_of(table) == place_of(output)
+    where = "is" if same else "is inside"
     return TableError(f"output root {output} {where} {what} at {table}: a VACUUM of that "
                       "table would delete the audit's tables with the files its log does "
                       "not name; point --output at a folder of its own")

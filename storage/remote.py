@@ -36,6 +36,21 @@ def delta_table_above(spark: SparkSession, location: str) -> str | None:
     return None
 
 
+def qualified(spark: SparkSession, location: str) -> str | None:
+    """`location` as its session's filesystem names it, or None when the store does not
+    answer (logged, as in `delta_table_above`): scheme, authority and absolute path, so
+    `hdfs:///x`, `/x` on a gateway whose default filesystem is `hdfs://nn:8020` and
+    `hdfs://nn:8020/x` all give `hdfs://nn:8020/x`. One filesystem lookup, no listing."""
+    context = spark.sparkContext
+    try:
+        path = context._jvm.org.apache.hadoop.fs.Path(location)  # type: ignore[union-attr]
+        fs = path.getFileSystem(context._jsc.hadoopConfiguration())  # type: ignore[union-attr]
+        return str(fs.makeQualified(path).toString())
+    except Py4JError as exc:
+        log.info("could not tell where %s is: %s", location, first_line(exc))
+        return None
+
+
 def default_filesystem_for(spark: SparkSession, location: str) -> str | None:
     """The session's default filesystem (`fs.defaultFS`, e.g. `hdfs://nn:8020` on a Hadoop
     gateway) when `location` is a bare path that Spark resolves against it and it is not

@@ -2,7 +2,10 @@
 the pre-JVM check compares remote roots only by name, with the inputs
 (`storage.remote.delta_table_above`, `jobs.preflight.check_root_apart`). Here on `file:`
 URLs, through the same Hadoop filesystem calls an `s3a://` root goes through. And a bare
-root the session would send to another filesystem is named (`default_filesystem_for`)."""
+root the session would send to another filesystem is named (`default_filesystem_for`).
+The inputs are compared with the tables the run writes on the names the session's
+filesystem gives them (`check_inputs_apart`), here on Hadoop's `viewfs://`: a real
+filesystem with an authority and a default, as HDFS is on a gateway."""
 
 from __future__ import annotations
 
@@ -14,9 +17,9 @@ import pytest
 import jobs.preflight
 from jobs.audit import run
 from jobs.config import AuditConfig
-from jobs.preflight import check_root_apart
+from jobs.preflight import check_apart, check_inputs_apart, check_root_apart
 from storage.base import TableError
-from storage.remote import default_filesystem_for, delta_table_above
+from storage.remote import default_filesystem_for, delta_table_above, qualified
 from tests.support.delta_inputs import write_inputs
 from tests.support.outputs import member_rows, queue_rows
 
@@ -87,3 +90,88 @@ def test_native_refuses_a_bare_root_its_session_sends_elsewhere(spark, tmp_path,
     table = _table(tmp_path / "events")
     with pytest.raises(TableError, match=r"is inside the Delta table at file:.*/events"):
         check_root_apart(spark, str(table / "audit"), "offline")
+
+
+OUTPUT_TABLES = ["assignments", "rejects", "runs"]
+
+
+@pytest.fixture
+def lake_on_viewfs(spark, tmp_path):
+    """The session's default filesystem set to `viewfs://cluster/`, whose `/lake` is
+    `tmp_path/lake`: as on a Hadoop gateway, `/lake/x`, `viewfs:///lake/x` and
+    `viewfs://cluster/lake/x` are three names of one place."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    settings = {"fs.defaultFS": "viewfs://cluster/",
+                "fs.viewfs.mounttable.cluster.link./lake": f"file://{lake}",
+                "fs.viewfs.impl.disable.cache": "true"}
+    before = {key: conf.get(key) for key in settings}
+    for key, value in settings.items():
+        conf.set(key, value)
+    yield lake
+    for key, value in before.items():
+        if value is None:
+            conf.unset(key)
+        else:
+            conf.set(key, value)
+
+
+def test_one_place_has_one_name_on_the_sessions_filesystem(spark, lake_on_viewfs,
+                                                           caplog) -> None:
+    names = {qualified(spark, spelling) for spelling in
+             ("/lake/out/runs", "viewfs:///lake/out/runs", "viewfs://cluster/lake/out/runs")}
+    assert names == {"viewfs://cluster/lake/out/runs"}
+    with caplog.at_level(logging.INFO, logger="storage.remote"):
+        assert qualified(spark, "nosuchfs://bucket/audit") is None
+    assert "could not tell where nosuchfs://bucket/audit is" in caplog.text
+
+
+def test_an_input_that_is_an_output_table_under_another_name_is_refused(
+        spark, lake_on_viewfs) -> None:
+    """By name alone (`check_apart`, before the JVM) `viewfs:///lake/out/runs` is not the
+    runs table under `viewfs://cluster/lake/out`; the session's filesystem says it is."""
+    output = "viewfs://cluster/lake/out"
+    inputs = {"queues": "viewfs:///lake/out/runs", "members": "/lake/in/members"}
+    check_apart(output, inputs, OUTPUT_TABLES)
+    with pytest.raises(TableError, match=(
+            r"--queues viewfs:///lake/out/runs \(viewfs://cluster/lake/out/runs\) is the "
+            r"runs table this run writes under --output viewfs://cluster/lake/out "
+            r"\(viewfs://cluster/lake/out\): it would replace what it reads")):
+        check_inputs_apart(spark, output, inputs, OUTPUT_TABLES, "native")
+    # the native engine reads a bare path from the default filesystem
+    bare = {"queues": "/lake/in/queues", "members": "/lake/out/rejects/day=1"}
+    with pytest.raises(TableError, match=r"--members /lake/out/rejects/day=1 \(viewfs://"
+                                         r"cluster/lake/out/rejects/day=1\) lies in the "
+                                         r"rejects table"):
+        check_inputs_apart(spark, output, bare, OUTPUT_TABLES, "native")
+    # the offline engine reads it from this machine's disk, where /lake is another place
+    check_inputs_apart(spark, f"file:{lake_on_viewfs}/out", bare, OUTPUT_TABLES, "offline")
+    # and an output root inside an input named another way
+    with pytest.raises(TableError, match=(
+            r"output root viewfs:///lake/in/queues/audit \(viewfs://cluster/lake/in/queues/"
+            r"audit\) is inside the --queues table at /lake/in/queues \(viewfs://cluster/"
+            r"lake/in/queues\)")):
+        check_inputs_apart(spark, "viewfs:///lake/in/queues/audit", bare, OUTPUT_TABLES,
+                           "native")
+
+
+def test_a_store_that_does_not_name_a_location_leaves_it_to_the_read(spark) -> None:
+    check_inputs_apart(spark, "nosuchfs://bucket/out", {"queues": "nosuchfs://bucket/out/runs"},
+                       OUTPUT_TABLES, "native")
+
+
+def test_the_run_compares_its_inputs_with_its_tables_before_it_writes(spark, tmp_path,
+                                                                     monkeypatch) -> None:
+    """With the by-name check standing aside (as it does for spellings only the store can
+    tell apart), the run's own comparison refuses an input that is one of its tables."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
+                         members=member_rows(["A"]))
+    output = tmp_path / "out"
+    monkeypatch.setattr(jobs.preflight, "check_apart", lambda *_args: None)
+    config = AuditConfig(queues=paths["queues"], members=f"{output}/rejects",
+                         output=str(output), engine="offline", run_id="r")
+    with pytest.raises(TableError, match=r"--members .*/out/rejects \(file:.*/out/rejects\) "
+                                         r"is the rejects table this run writes"):
+        run(config, spark=spark)
+    assert sorted(p.name for p in output.iterdir()) == []
