@@ -73,7 +73,8 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
     VACUUM of that table deletes every file its log does not name, the audit's tables
     with them. No input may be one of the tables the run writes (it would replace what
     it reads). Remote locations are compared by name (`storage.paths.place_of`); the run
-    itself looks for any table above a remote root (`check_root_apart`)."""
+    itself looks for any table above a remote root (`check_root_apart`) and compares the
+    inputs again on the names its session's filesystem gives them (`check_inputs_apart`)."""
     if (table := delta_table_holding(output)) is not None:
         raise in_table(output, table)
     given = {flag: path for flag, path in inputs.items() if path is not None}
