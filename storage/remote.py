@@ -20,12 +20,9 @@ def delta_table_above(spark: SparkSession, location: str) -> str | None:
     or None. Also None when the store does not answer (no filesystem for the scheme, a
     prefix this user may not list): the check stands aside rather than stop a run it
     cannot judge, and says so in the log. One existence check per folder up to the root."""
-    context = spark.sparkContext
-    hadoop_path = context._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+    hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
     try:
-        path = hadoop_path(location)
-        fs = path.getFileSystem(context._jsc.hadoopConfiguration())  # type: ignore[union-attr]
-        folder = fs.makeQualified(path)
+        fs, folder = _filesystem_and_path(spark, location)
         while folder is not None:
             if fs.exists(hadoop_path(folder, "_delta_log")):
                 return str(folder.toString())
@@ -41,14 +38,20 @@ def qualified(spark: SparkSession, location: str) -> str | None:
     answer (logged, as in `delta_table_above`): scheme, authority and absolute path, so
     `hdfs:///x`, `/x` on a gateway whose default filesystem is `hdfs://nn:8020` and
     `hdfs://nn:8020/x` all give `hdfs://nn:8020/x`. One filesystem lookup, no listing."""
-    context = spark.sparkContext
     try:
-        path = context._jvm.org.apache.hadoop.fs.Path(location)  # type: ignore[union-attr]
-        fs = path.getFileSystem(context._jsc.hadoopConfiguration())  # type: ignore[union-attr]
-        return str(fs.makeQualified(path).toString())
+        return str(_filesystem_and_path(spark, location)[1].toString())
     except Py4JError as exc:
         log.info("could not tell where %s is: %s", location, first_line(exc))
         return None
+
+
+def _filesystem_and_path(spark: SparkSession, location: str):
+    """The session's Hadoop filesystem for `location` and the location qualified by it
+    (a JVM `FileSystem` and `Path`); raises Py4JError when the store does not answer."""
+    context = spark.sparkContext
+    path = context._jvm.org.apache.hadoop.fs.Path(location)  # type: ignore[union-attr]
+    fs = path.getFileSystem(context._jsc.hadoopConfiguration())  # type: ignore[union-attr]
+    return fs, fs.makeQualified(path)
 
 
 def default_filesystem_for(spark: SparkSession, location: str) -> str | None:

@@ -21,6 +21,7 @@ from jobs.preflight import check_apart, check_inputs_apart, check_root_apart
 from storage.base import TableError
 from storage.remote import default_filesystem_for, delta_table_above, qualified
 from tests.support.delta_inputs import write_inputs
+from tests.support.hadoop import hadoop_settings
 from tests.support.outputs import member_rows, queue_rows
 
 
@@ -100,21 +101,12 @@ def lake_on_viewfs(spark, tmp_path):
     """The session's default filesystem set to `viewfs://cluster/`, whose `/lake` is
     `tmp_path/lake`: as on a Hadoop gateway, `/lake/x`, `viewfs:///lake/x` and
     `viewfs://cluster/lake/x` are three names of one place."""
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
     lake = tmp_path / "lake"
     lake.mkdir()
-    settings = {"fs.defaultFS": "viewfs://cluster/",
-                "fs.viewfs.mounttable.cluster.link./lake": f"file://{lake}",
-                "fs.viewfs.impl.disable.cache": "true"}
-    before = {key: conf.get(key) for key in settings}
-    for key, value in settings.items():
-        conf.set(key, value)
-    yield lake
-    for key, value in before.items():
-        if value is None:
-            conf.unset(key)
-        else:
-            conf.set(key, value)
+    with hadoop_settings(spark, {"fs.defaultFS": "viewfs://cluster/",
+                                 "fs.viewfs.mounttable.cluster.link./lake": f"file://{lake}",
+                                 "fs.viewfs.impl.disable.cache": "true"}):
+        yield lake
 
 
 def test_one_place_has_one_name_on_the_sessions_filesystem(spark, lake_on_viewfs,
