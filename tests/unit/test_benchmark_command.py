@@ -92,9 +92,11 @@ def _metered_tree(folder: Path, child: str) -> dict:
     return meter.result
 
 
-# ~0.6 s of CPU here; `; true` keeps bash from exec'ing its last command in place (a
-# process that execs into another program is no longer the executor it was)
-_BUSY = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3; true"
+# ~0.6 s of CPU here, then a second alive and idle: the meter samples every 0.1 s, and in
+# one full CI run (stop 79) it saw no sample of a stand-in that idled 0.3 s. `; true` keeps
+# bash from exec'ing its last command in place (a process that execs into another program
+# is no longer the executor it was)
+_BUSY = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 1.0; true"
 
 
 def test_executor_jvms_are_measured_apart_from_the_python_workers(tmp_path: Path) -> None:
