@@ -37,9 +37,18 @@ def qualified(spark: SparkSession, location: str) -> str | None:
     """`location` as its session's filesystem names it, or None when the store does not
     answer (logged, as in `delta_table_above`): scheme, authority and absolute path, so
     `hdfs:///x`, `/x` on a gateway whose default filesystem is `hdfs://nn:8020` and
-    `hdfs://nn:8020/x` all give `hdfs://nn:8020/x`. One filesystem lookup, no listing."""
+    `hdfs://nn:8020/x` all give `hdfs://nn:8020/x`. The authority is the filesystem's
+    canonical one (`FileSystem.getCanonicalUri`), so HDFS's `hdfs://nn/x` (its default
+    port left out) and another host name of the namenode give that name too; an HA
+    nameservice keeps its logical name. One filesystem lookup, no listing."""
     try:
-        return str(_filesystem_and_path(spark, location)[1].toString())
+        fs, path = _filesystem_and_path(spark, location)
+        canonical = fs.getCanonicalUri().getAuthority()
+        if canonical is None or canonical == path.toUri().getAuthority():
+            return str(path.toString())
+        hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+        return str(hadoop_path(path.toUri().getScheme(), canonical,
+                               path.toUri().getPath()).toString())
     except Py4JError as exc:
         log.info("could not tell where %s is: %s", location, first_line(exc))
         return None

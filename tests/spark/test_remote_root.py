@@ -5,7 +5,8 @@ URLs, through the same Hadoop filesystem calls an `s3a://` root goes through. An
 root the session would send to another filesystem is named (`default_filesystem_for`).
 The inputs are compared with the tables the run writes on the names the session's
 filesystem gives them (`check_inputs_apart`), here on Hadoop's `viewfs://`: a real
-filesystem with an authority and a default, as HDFS is on a gateway."""
+filesystem with an authority and a default, as HDFS is on a gateway, and on HDFS's own
+filesystem class, which names a location without calling a namenode."""
 
 from __future__ import annotations
 
@@ -146,6 +147,54 @@ def test_an_input_that_is_an_output_table_under_another_name_is_refused(
             r"lake/in/queues\)")):
         check_inputs_apart(spark, "viewfs:///lake/in/queues/audit", bare, OUTPUT_TABLES,
                            "native")
+
+
+NAMENODE_SPELLINGS = ("hdfs://localhost/lake/out/runs", "hdfs://localhost:8020/lake/out/runs",
+                      "hdfs://127.0.0.1:8020/lake/out/runs")
+
+
+def test_hdfs_gives_a_namenode_one_name_with_its_port(spark) -> None:
+    """On HDFS's own filesystem class (`DistributedFileSystem`, in Spark's Hadoop client),
+    which names a location without calling its namenode (none runs here; nothing is
+    listed): its default port left out or spelled out, and another name of its host, are
+    one name."""
+    names = {qualified(spark, spelling) for spelling in NAMENODE_SPELLINGS}
+    assert len(names) == 1
+    (name,) = names
+    assert name.startswith("hdfs://") and name.endswith(":8020/lake/out/runs")
+    with hadoop_settings(spark, {"fs.defaultFS": "hdfs://localhost/"}):
+        assert qualified(spark, "/lake/out/runs") == name
+    # an HA nameservice is a logical name, with no port: it is kept
+    with hadoop_settings(spark, HA_NAMESERVICE):
+        assert qualified(spark, "hdfs://lakens/lake/../lake/out/runs") == \
+            "hdfs://lakens/lake/out/runs"
+
+
+HA_NAMESERVICE = {
+    "dfs.nameservices": "lakens", "dfs.ha.namenodes.lakens": "nn1,nn2",
+    "dfs.namenode.rpc-address.lakens.nn1": "localhost:8020",
+    "dfs.namenode.rpc-address.lakens.nn2": "127.0.0.1:8021",
+    "dfs.client.failover.proxy.provider.lakens":
+        "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"}
+
+
+def test_an_output_table_under_another_namenode_spelling_is_refused(spark) -> None:
+    """`hdfs://localhost/...` and `hdfs://localhost:8020/...` differ by name (`check_apart`
+    passes them); the session's filesystem says they are one table."""
+    output = "hdfs://localhost:8020/lake/out"
+    for spelling in NAMENODE_SPELLINGS[::2]:
+        inputs = {"queues": spelling, "members": "hdfs://localhost/lake/in/members"}
+        check_apart(output, inputs, OUTPUT_TABLES)
+        with pytest.raises(TableError, match=(
+                rf"--queues {spelling} \(hdfs://.*:8020/lake/out/runs\) is the runs table "
+                rf"this run writes under --output {output} \(hdfs://.*:8020/lake/out\)")):
+            check_inputs_apart(spark, output, inputs, OUTPUT_TABLES, "native")
+    bare_in_output = (r"--members /lake/out/rejects/day=1 \(hdfs://.*:8020/lake/out/rejects/"
+                      r"day=1\) lies in the rejects table")
+    with (hadoop_settings(spark, {"fs.defaultFS": "hdfs://localhost/"}),
+          pytest.raises(TableError, match=bare_in_output)):
+        check_inputs_apart(spark, output, {"members": "/lake/out/rejects/day=1"},
+                           OUTPUT_TABLES, "native")
 
 
 def test_a_store_that_does_not_name_a_location_leaves_it_to_the_read(spark) -> None:
