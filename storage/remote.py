@@ -43,12 +43,11 @@ def qualified(spark: SparkSession, location: str) -> str | None:
     nameservice keeps its logical name. One filesystem lookup, no listing."""
     try:
         fs, path = _filesystem_and_path(spark, location)
-        canonical = fs.getCanonicalUri().getAuthority()
-        if canonical is None or canonical == path.toUri().getAuthority():
+        canonical, uri = fs.getCanonicalUri().getAuthority(), path.toUri()
+        if canonical is None or canonical == uri.getAuthority():
             return str(path.toString())
         hadoop_path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-        return str(hadoop_path(path.toUri().getScheme(), canonical,
-                               path.toUri().getPath()).toString())
+        return str(hadoop_path(uri.getScheme(), canonical, uri.getPath()).toString())
     except Py4JError as exc:
         log.info("could not tell where %s is: %s", location, first_line(exc))
         return None

@@ -149,27 +149,10 @@ def test_an_input_that_is_an_output_table_under_another_name_is_refused(
                            "native")
 
 
-NAMENODE_SPELLINGS = ("hdfs://localhost/lake/out/runs", "hdfs://localhost:8020/lake/out/runs",
-                      "hdfs://127.0.0.1:8020/lake/out/runs")
-
-
-def test_hdfs_gives_a_namenode_one_name_with_its_port(spark) -> None:
-    """On HDFS's own filesystem class (`DistributedFileSystem`, in Spark's Hadoop client),
-    which names a location without calling its namenode (none runs here; nothing is
-    listed): its default port left out or spelled out, and another name of its host, are
-    one name."""
-    names = {qualified(spark, spelling) for spelling in NAMENODE_SPELLINGS}
-    assert len(names) == 1
-    (name,) = names
-    assert name.startswith("hdfs://") and name.endswith(":8020/lake/out/runs")
-    with hadoop_settings(spark, {"fs.defaultFS": "hdfs://localhost/"}):
-        assert qualified(spark, "/lake/out/runs") == name
-    # an HA nameservice is a logical name, with no port: it is kept
-    with hadoop_settings(spark, HA_NAMESERVICE):
-        assert qualified(spark, "hdfs://lakens/lake/../lake/out/runs") == \
-            "hdfs://lakens/lake/out/runs"
-
-
+# one table, named with HDFS's default port, without it, and by another name of its host
+RUNS_ON_HDFS = "hdfs://localhost:8020/lake/out/runs"
+OTHER_NAMES_OF_IT = ("hdfs://localhost/lake/out/runs", "hdfs://127.0.0.1:8020/lake/out/runs")
+# an HA nameservice: a logical name, with no port, that the filesystem keeps
 HA_NAMESERVICE = {
     "dfs.nameservices": "lakens", "dfs.ha.namenodes.lakens": "nn1,nn2",
     "dfs.namenode.rpc-address.lakens.nn1": "localhost:8020",
@@ -178,11 +161,27 @@ HA_NAMESERVICE = {
         "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider"}
 
 
+def test_hdfs_gives_a_namenode_one_name_with_its_port(spark) -> None:
+    """On HDFS's own filesystem class (`DistributedFileSystem`, in Spark's Hadoop client),
+    which names a location without calling its namenode (none runs here; nothing is
+    listed): its default port left out or spelled out, and another name of its host, are
+    one name."""
+    names = {qualified(spark, spelling) for spelling in (RUNS_ON_HDFS, *OTHER_NAMES_OF_IT)}
+    assert len(names) == 1
+    (name,) = names
+    assert name.startswith("hdfs://") and name.endswith(":8020/lake/out/runs")
+    with hadoop_settings(spark, {"fs.defaultFS": "hdfs://localhost/"}):
+        assert qualified(spark, "/lake/out/runs") == name
+    with hadoop_settings(spark, HA_NAMESERVICE):
+        assert qualified(spark, "hdfs://lakens/lake/../lake/out/runs") == \
+            "hdfs://lakens/lake/out/runs"
+
+
 def test_an_output_table_under_another_namenode_spelling_is_refused(spark) -> None:
     """`hdfs://localhost/...` and `hdfs://localhost:8020/...` differ by name (`check_apart`
     passes them); the session's filesystem says they are one table."""
     output = "hdfs://localhost:8020/lake/out"
-    for spelling in NAMENODE_SPELLINGS[::2]:
+    for spelling in OTHER_NAMES_OF_IT:
         inputs = {"queues": spelling, "members": "hdfs://localhost/lake/in/members"}
         check_apart(output, inputs, OUTPUT_TABLES)
         with pytest.raises(TableError, match=(
