@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -286,10 +287,12 @@ def overview(data: ReportData) -> str:
             f'<div><h2 id="churn">Churn timeline</h2>{right}</div></div>')
 
 
-def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
+def findings_section(overview: FindingsOverview, worst: pd.DataFrame,
+                     output: str | None = None) -> str:
     """Every shown group counted per finding, by cluster, with its worst groups (linked to
-    their card when the page details them) and what the code means: the cards below stop
-    at `--top`, this table does not."""
+    their card when the page details them; else how to render one, for the output root
+    `output`) and what the code means: the cards below stop at `--top`, this table does
+    not."""
     total = overview.total()
     if not overview.counts:  # the groups section below says no group has findings
         return ""
@@ -297,6 +300,9 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
     cards = {tuple(r): i for i, r in enumerate(
         worst[["snapshot_id", "cluster", "consumer_group"]].itertuples(index=False), start=1)}
     several_clusters = len(overview.groups) > 1
+    # named groups without a card: first those of findings no card shows (a finding whose
+    # groups weigh little in the severity, BROKER_UNSUPPORTED_STRATEGY say), then the rest
+    unlinked: list[tuple[bool, Example]] = []
 
     def example(e: Example) -> str:
         name = esc(e.consumer_group) + (f" ({esc(e.cluster)})" if several_clusters else "")
@@ -311,6 +317,9 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
                             key=lambda nc: (-nc[0], str(nc[1])))
         groups = sum(n for n, _ in by_cluster)
         named = [e for e in overview.examples if e.finding == code]
+        carded = any((e.snapshot_id, e.cluster, e.consumer_group) in cards for e in named)
+        unlinked += [(carded, e) for e in named
+                     if (e.snapshot_id, e.cluster, e.consumer_group) not in cards]
         more = f" and {groups - len(named):,} more" if groups > len(named) else ""
         cells = [f'<td class="t"><span class="finding">{esc(code)}</span></td>',
                  f"<td>{groups:,}</td>", f"<td>{_share(groups, total)}</td>"]
@@ -330,7 +339,22 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame) -> str:
             "snapshot; a group may have several findings. Ordered by each finding's worst "
             "group, as the cards below.</p>"
             f'<div class="wide"><table><thead><tr>{head_cells}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
+            + _without_card([e for _, e in sorted(unlinked, key=lambda ce: ce[0])],
+                            len(worst), output))
+
+
+def _without_card(unlinked: list[Example], cards: int, output: str | None) -> str:
+    """How to see a named group that has no card (it ranks below the page's `--top`), with
+    a command for the first of `unlinked`."""
+    if not unlinked:
+        return ""
+    e = unlinked[0]
+    command = shlex.join(["spark-submit.sh", "report", "--output", output or "ROOT",
+                          "--snapshot", e.snapshot_id, "--group", e.consumer_group])
+    return (f'<p class="muted">A group named without a link ranks below the {cards:,} '
+            "with a card (<code>report --top N</code> shows more); "
+            f"<code>{esc(command)}</code> renders a page with its card.</p>")
 
 
 def _by_worst_group(examples: list[Example]) -> list[str]:
@@ -439,7 +463,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                    and not data.rejects.empty else "") + "</nav>")
     body.append(warnings_section(data.warnings))
     body.append(overview(data))
-    body.append(findings_section(findings, worst))
+    body.append(findings_section(findings, worst, data.output))
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')

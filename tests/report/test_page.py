@@ -286,6 +286,35 @@ def test_the_findings_overview_names_the_worst_few_counts_the_rest_and_each_clus
     assert table.count('href="#g') == 2
 
 
+def test_a_finding_no_card_shows_gets_the_command_that_renders_its_group():
+    """BROKER_UNSUPPORTED_STRATEGY weighs nothing in the severity: with one card, the idle
+    group has it and the broker group is named without a link; the page says how to
+    render the broker group's card (the finding no card shows, though it sorts last)."""
+    from reports.html.page import findings_section
+    from reports.html.select import findings_overview, groups_needing_attention
+
+    rows = pd.DataFrame([
+        frames.balance_row("s2", "g-idle", None, idle=2, findings=["IDLE_CLIENTS"]),
+        frames.balance_row("s2", "g-idle2", None, idle=1, findings=["IDLE_CLIENTS"]),
+        frames.balance_row("s2", "g broker's", None, findings=["BROKER_UNSUPPORTED_STRATEGY"]),
+    ])
+    page = body(render(data(group_balance=rows, output="/out/audit root"), top=1))
+    assert list(_findings_rows(page)) == ["IDLE_CLIENTS", "BROKER_UNSUPPORTED_STRATEGY"]
+    note = page.split('id="findings"')[1].split("</table></div>")[1].split("</p>")[0]
+    assert note == (
+        '<p class="muted">A group named without a link ranks below the 1 with a card '
+        "(<code>report --top N</code> shows more); <code>spark-submit.sh report --output "
+        "&#x27;/out/audit root&#x27; --snapshot s2 --group &#x27;g broker&#x27;&quot;&#x27;&quot;"
+        "&#x27;s&#x27;</code> renders a page with its card.")
+    # every named group on a card: no note
+    assert "ranks below" not in body(render(data(group_balance=rows), top=3))
+    # every finding on a card, one group left out: the command names that group
+    two = rows.iloc[:2]
+    overview = findings_overview(two)
+    section = findings_section(overview, groups_needing_attention(two, 1), "/out")
+    assert "--output /out --snapshot s2 --group g-idle2</code>" in section
+
+
 def test_a_finding_of_one_group_among_many_is_not_rounded_to_none():
     healthy = [frames.balance_row("s2", f"ok{i}", None) for i in range(300)]
     lone = frames.balance_row("s2", "g-lone", None, findings=["LAG_SKEW"])
