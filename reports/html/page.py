@@ -300,13 +300,17 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame,
     cards = {tuple(r): i for i, r in enumerate(
         worst[["snapshot_id", "cluster", "consumer_group"]].itertuples(index=False), start=1)}
     several_clusters = len(overview.groups) > 1
-    # named groups without a card: first those of findings no card shows (a finding whose
-    # groups weigh little in the severity, BROKER_UNSUPPORTED_STRATEGY say), then the rest
-    unlinked: list[tuple[bool, Example]] = []
+    # named groups without a card: those of findings no card shows (a finding whose groups
+    # weigh little in the severity, BROKER_UNSUPPORTED_STRATEGY say), and the others
+    of_uncarded_findings: list[Example] = []
+    left_out: list[Example] = []
+
+    def card_of(e: Example) -> int | None:
+        return cards.get((e.snapshot_id, e.cluster, e.consumer_group))
 
     def example(e: Example) -> str:
         name = esc(e.consumer_group) + (f" ({esc(e.cluster)})" if several_clusters else "")
-        card = cards.get((e.snapshot_id, e.cluster, e.consumer_group))
+        card = card_of(e)
         if card:  # the whole name on hover: a long one is cut short with an ellipsis
             return f'<a class="name" title="{name}" href="#g{card}">{name}</a>'
         return f'<span class="name" title="{name}">{name}</span>'
@@ -317,9 +321,8 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame,
                             key=lambda nc: (-nc[0], str(nc[1])))
         groups = sum(n for n, _ in by_cluster)
         named = [e for e in overview.examples if e.finding == code]
-        carded = any((e.snapshot_id, e.cluster, e.consumer_group) in cards for e in named)
-        unlinked += [(carded, e) for e in named
-                     if (e.snapshot_id, e.cluster, e.consumer_group) not in cards]
+        missing = [e for e in named if not card_of(e)]
+        (left_out if len(missing) < len(named) else of_uncarded_findings).extend(missing)
         more = f" and {groups - len(named):,} more" if groups > len(named) else ""
         cells = [f'<td class="t"><span class="finding">{esc(code)}</span></td>',
                  f"<td>{groups:,}</td>", f"<td>{_share(groups, total)}</td>"]
@@ -340,16 +343,15 @@ def findings_section(overview: FindingsOverview, worst: pd.DataFrame,
             "group, as the cards below.</p>"
             f'<div class="wide"><table><thead><tr>{head_cells}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>"
-            + _without_card([e for _, e in sorted(unlinked, key=lambda ce: ce[0])],
-                            len(worst), output))
+            + _without_card(next(iter(of_uncarded_findings + left_out), None), len(worst),
+                            output))
 
 
-def _without_card(unlinked: list[Example], cards: int, output: str | None) -> str:
+def _without_card(e: Example | None, cards: int, output: str | None) -> str:
     """How to see a named group that has no card (it ranks below the page's `--top`), with
-    a command for the first of `unlinked`."""
-    if not unlinked:
+    the command that renders `e`'s; nothing when every named group has a card (`e` None)."""
+    if e is None:
         return ""
-    e = unlinked[0]
     command = shlex.join(["spark-submit.sh", "report", "--output", output or "ROOT",
                           "--snapshot", e.snapshot_id, "--group", e.consumer_group])
     return (f'<p class="muted">A group named without a link ranks below the {cards:,} '
