@@ -143,9 +143,12 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     absent = [s for s in asked if s not in clusters]
     notes.extend(Note(None, None, None, f"snapshot {s} is in none of the inputs")
                  for s in absent)
-    if not queues and members:
+    if not queues and not members:
+        notes.append(Note(None, None, None, "the queues and members inputs have no usable "
+                                            "rows at all: nothing to audit"))
+    elif not queues:
         notes.append(Note(None, None, None, "the queues input has no usable rows at all"))
-    if not members and queues:
+    elif not members:
         notes.append(Note(None, None, None, "the members input has no usable rows at all"))
     usable_clusters: dict[str, set] = defaultdict(set)
     for s, c in (*queues, *members):

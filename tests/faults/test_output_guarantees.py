@@ -215,6 +215,22 @@ def test_empty_members_is_a_warning_or_a_strict_failure(spark, tmp_path) -> None
     assert list(rejects["source_table"]) == ["members"]
 
 
+def test_both_inputs_empty_is_a_warning_or_a_strict_failure(spark, tmp_path) -> None:
+    """Two empty inputs are no less a mistake than one (a capture that found nothing,
+    a path to last week's empty folder): the run says so, and --strict fails it."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows([]),
+                         members=member_rows([]))
+    out = tmp_path / "out"
+    args = ["audit", "--queues", paths["queues"], "--members", paths["members"],
+            "--output", str(out), "--engine", "offline"]
+    assert main([*args, "--strict"]) == 2
+    assert table(out, "runs").empty
+    result = audit(spark, paths, out, "lenient")
+    assert result.snapshots == [] and result.not_audited == []
+    assert any("queues and members inputs have no usable rows at all" in w
+               for w in result.warnings), result.warnings
+
+
 # ---------------------------------------------------------------- concurrent writers
 @pytest.mark.parametrize("existing", [False, True], ids=["new-tables", "existing-tables"])
 def test_two_runs_of_one_snapshot_cannot_duplicate(spark, inputs, tmp_path, existing) -> None:
