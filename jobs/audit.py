@@ -49,14 +49,17 @@ from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope, groups_not_observed, groups_without_lag
 from jobs.session import build_session, launched_by_spark_submit
-from jobs.sizing import partitions_for
+from jobs.sizing import partitions_for, waves_for
+from jobs.validate import reject_rows
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
+    UNMATCHED_OFFSETS,
     assignment_rows,
     pass_counts,
     side_rows,
+    unpack,
 )
 from reports.assignments import assignments_report, snapshot_times
 from reports.attention import (
@@ -208,15 +211,17 @@ def _audit(ctx: _Run) -> RunResult:
                 line.detail = (f"churn of the first snapshot(s) compared with "
                                f"{', '.join(prior.snapshots)} from the output"
                                if prior.snapshots else "no earlier snapshot in the output")
-            tables, counts, lag_unknown = _assign_and_report(
+            tables, counts, lag_unknown, unmatched = _assign_and_report(
                 ctx, inputs, times, prior, has_sticky, existing, attempt_persist,
                 scope.subscriptions)
             with ctx.steps.step("reports", "report rejects") as line:
-                counts["rejects"] = count_rows(rejects)
+                run_rejects = rejects if unmatched is None else rejects.unionByName(
+                    _stamp(unmatched, ctx.run_id))
+                counts["rejects"] = count_rows(run_rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
             with ctx.steps.step("write", "published") as line:
                 late = groups_without_lag(lag_unknown, scope.missing_from.get("offsets", set()))
-                writes = _write(ctx, scope, tables, rejects, counts, times, captured,
+                writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
                 line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
@@ -345,6 +350,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     beside the pass's count of groups whose lag is unknown per (snapshot, cluster)
     (`groups_without_lag`).
 
+    The offsets rows no queue row took come back as `rejects` rows (None when there are
+    none): the pass counted them, so a run without any pays no job for them.
+
     The pass's tables are counted by the pass itself and read from its packed rows when
     written (a decode per bucket); those the summary reads again (SUMMARIZED) are stored
     by the scan that writes them. The other tables are materialized and counted here.
@@ -369,6 +377,11 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         pass_rows = {name: sum(c.values()) for name, c in counts.items()}
         counts["rebalance_churn"] = counts.pop("churn")
         compared = counts.pop(COMPARISON)  # counted only if written (below)
+        unmatched, left = None, sum(counts.pop(UNMATCHED_OFFSETS).values())
+        if left:
+            cores = ctx.spark.sparkContext.defaultParallelism
+            unmatched = reject_rows(unpack(side, UNMATCHED_OFFSETS, waves_for(left, cores)),
+                                    "offsets", F.col("reason"))
         if simulates_more(inputs, config.what_if):
             counts.pop("what_if")  # filtered by the groups' findings after the pass
         line.detail = ("kernels and per-group reports, "
@@ -400,7 +413,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                 tables[name] = _stamp(persist(reports[name]), ctx.run_id)
                 counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
-    return tables, counts, lag_unknown
+    return tables, counts, lag_unknown, unmatched
 
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,

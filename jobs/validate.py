@@ -204,14 +204,18 @@ def _split(
         scored = (others.unionByName(persist(suspects)) if few
                   else persist(others.unionByName(suspects)))
     good = scored.where(F.col("_final").isNull()).select(*cols)
-    bad = scored.where(F.col("_final").isNotNull()).select(
+    return good, reject_rows(scored.where(F.col("_final").isNotNull()), table, F.col("_final"))
+
+
+def reject_rows(rows: DataFrame, table: str, reason: Column) -> DataFrame:
+    """`rejects` rows (REJECTS_SCHEMA's columns) of `rows` of input `table`: the row as it
+    came in (its contract columns, nulls kept, as JSON) and `reason`."""
+    return rows.select(
         F.col("snapshot_id"), F.col("cluster"), F.lit(table).alias("source_table"),
-        # the row as it came in: contract columns only, nulls kept
         F.to_json(F.struct(*[F.col(c.name) for c in CONTRACTS[table]]),
                   {"ignoreNullFields": "false"}).alias("row_json"),
-        F.col("_final").alias("reason"),
+        reason.alias("reason"),
     )
-    return good, bad
 
 
 def _repeated_hashes(rows: DataFrame, key_hash: Column,

@@ -31,31 +31,49 @@ Kernel = Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]
 OFFSET_ROW = "_offset_row"
 OFFSETS = ["committed_offset", "consumed_offset"]
 _OFFSET_KEYS = [*GROUP_KEYS, "topic", "queue_id"]
+# the offsets rows no queue row took (`split_offsets`): rows of `rejects` (source offsets)
+UNMATCHED_SCHEMA = pa.schema([*((name, pa.string()) for name in
+                                [*GROUP_KEYS, "topic", "broker_name"]),
+                              ("queue_id", pa.int32()), ("committed_offset", pa.int64()),
+                              ("consumed_offset", pa.int64()), ("reason", pa.string())])
+OFFSETS_NOT_READ = ("no queue the group reads in this snapshot has this topic, broker_name "
+                    "and queue_id (a topic no member subscribes, a queue the queues table "
+                    "lacks or marks unreadable): its offsets are not used")
+GROUP_NOT_AUDITED = ("the group has no queue to audit in this snapshot (no usable member "
+                     "row, or none subscribing a topic the queues table has): its offsets "
+                     "are not used")
 
 
 def attach_offsets(rows: pa.Table) -> pa.Table:
     """The queue rows of `rows` (OFFSET_ROW false) with the OFFSETS of the offsets row
     (OFFSET_ROW true) of the same group, topic, broker and queue; null when there is none.
-    A table without OFFSET_ROW is returned as it is.
+    A table without OFFSET_ROW is returned as it is (`split_offsets`)."""
+    return split_offsets(rows)[0]
+
+
+def split_offsets(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """`attach_offsets`' queue rows, and the offsets rows that no queue row took
+    (UNMATCHED_COLUMNS: their keys, offsets and why), which the run writes to `rejects`.
 
     A left join, broker_name null-safe (Kafka has none); a row with another key null
     matches nothing. Offsets keys are unique (validation rejects repeated ones); were one
     repeated, its first row would be taken, not the queue row doubled."""
     if OFFSET_ROW not in rows.column_names:
-        return rows
+        return rows, UNMATCHED_SCHEMA.empty_table()
     is_offset = rows[OFFSET_ROW].fill_null(False)
     queues = rows.filter(pc.invert(is_offset)).drop_columns([OFFSET_ROW, *OFFSETS])
     offsets = rows.filter(is_offset)
-    source = _first_offsets_row(rows, is_offset.to_numpy(zero_copy_only=False))
-    take = pa.array(source, mask=source < 0)
+    source, taken = _first_offsets_row(rows, is_offset.to_numpy(zero_copy_only=False))
+    take_ = pa.array(source, mask=source < 0)
     for name in OFFSETS:
-        queues = queues.append_column(name, offsets[name].take(take))
-    return queues
+        queues = queues.append_column(name, offsets[name].take(take_))
+    return queues, _unmatched(offsets, taken, queues)
 
 
-def _first_offsets_row(rows: pa.Table, is_offset: np.ndarray) -> np.ndarray:
+def _first_offsets_row(rows: pa.Table, is_offset: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Per queue row (in order), the index among the offsets rows of the first with the
-    same key (-1 when none).
+    same key (-1 when none); and per offsets row whether some queue row has its key.
 
     The key columns are coded together (`rebalance_udfs.key_codes`: a null broker is a
     value of its own; a row with another key null matches nothing) and the codes matched
@@ -71,7 +89,25 @@ def _first_offsets_row(rows: pa.Table, is_offset: np.ndarray) -> np.ndarray:
     row_of_code = np.full(n, -1, np.int64)
     row_of_code[offsets_code[first]] = offsets_rows[first]
     queue = ~is_offset
-    return np.where(usable[queue], row_of_code[code[queue]], -1)
+    queue_codes = np.zeros(n, dtype=bool)
+    queue_codes[code[queue & usable]] = True
+    taken = usable[is_offset] & queue_codes[code[is_offset]]
+    return np.where(usable[queue], row_of_code[code[queue]], -1), taken
+
+
+def _unmatched(offsets: pa.Table, taken: np.ndarray, queues: pa.Table) -> pa.Table:
+    """The offsets rows no queue row took, with the reason: their group has queue rows in
+    the snapshot (the topic, broker or queue is not one it reads), or none at all."""
+    left = offsets.filter(pa.array(~taken)).select(UNMATCHED_SCHEMA.names[:-1])
+    if not left.num_rows:
+        return UNMATCHED_SCHEMA.empty_table()
+    group_keys = [*GROUP_KEYS]
+    both = pa.concat_tables([queues.select(group_keys), left.select(group_keys)])
+    code, n = key_codes(*(both[name] for name in group_keys))
+    has_queues = np.zeros(n, dtype=bool)
+    has_queues[code[:queues.num_rows]] = True
+    reason = np.where(has_queues[code[queues.num_rows:]], OFFSETS_NOT_READ, GROUP_NOT_AUDITED)
+    return left.append_column("reason", pa.array(reason, pa.string())).cast(UNMATCHED_SCHEMA)
 
 
 def run_kernel(queues: pa.Table, key_columns: Sequence[str], members: pd.DataFrame,

@@ -50,10 +50,11 @@ from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
     OFFSET_ROW,
-    attach_offsets,
+    UNMATCHED_SCHEMA,
     claimed_rows,
     gather_assigned,
     kernel_claims,
+    split_offsets,
     subscribed_rows,
 )
 from rebalance_udfs.spark.assign import kernel_member_frame, queue_rows
@@ -76,19 +77,23 @@ from vocabulary.schemas import (
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
 COMPARISON, COUNTS = "strategy_comparison", "counts"
+# the offsets rows no queue row took (`rebalance_udfs.spark.arrow.split_offsets`): rows of
+# `rejects`, not a table of their own
+UNMATCHED_OFFSETS = "unmatched_offsets"
 # counted beside the tables when the pass has offsets: groups with queues and no known lag,
 # and the first NAMED of them by name per (snapshot, cluster), one counts row each
 LAG_UNKNOWN, LAG_NAMED, NAMED = "lag_unknown_groups", "lag_unknown_named", 5
-CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS], start=1)}
+CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS,
+                                                 UNMATCHED_OFFSETS], start=1)}
 COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
                               T.StructField("snapshot_id", T.StringType()),
                               T.StructField("cluster", T.StringType()),
                               T.StructField("rows", T.LongType(), False),
                               T.StructField("consumer_group", T.StringType())])
-SPARK_SCHEMAS = dict(zip([*TABLES, COMPARISON, COUNTS],
+SPARK_SCHEMAS = dict(zip([*TABLES, COMPARISON, COUNTS, UNMATCHED_OFFSETS],
                          (LOAD_FIGURES, BALANCE_FIGURES_WITH_LINE, WHAT_IF_SCHEMA,
                           CHURN_TOTALS_SCHEMA, from_arrow_schema(COMPARISON_ROWS),
-                          COUNTS_SCHEMA), strict=True))
+                          COUNTS_SCHEMA, from_arrow_schema(UNMATCHED_SCHEMA)), strict=True))
 PACKED_SCHEMA = T.StructType([*ASSIGNED_SCHEMA.fields,
                               T.StructField(TABLE, T.ByteType(), False),
                               T.StructField(BLOB, T.BinaryType(), True)])
@@ -241,7 +246,7 @@ def pass_counts(packed: DataFrame) -> tuple[dict[str, Counts], dict[Key, LagUnkn
     included, and the groups whose lag stays unknown (only when the pass had offsets):
     a few rows per bucket to the driver."""
     out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON,
-                                                    LAG_UNKNOWN)}
+                                                    UNMATCHED_OFFSETS, LAG_UNKNOWN)}
     named: dict[Key, list[str]] = {}
     cores = packed.sparkSession.sparkContext.defaultParallelism
     totals = unpack(packed, COUNTS, cores).groupBy(
@@ -292,7 +297,7 @@ def _reported(what_if: str, history: History | None, assign: Assign,
         queues, prior_rows = split_prior(queues, prior_columns)
         members, prior_clients = split_prior(members, CLIENT_ROW_COLUMNS)
         has_offsets = OFFSET_ROW in queues.column_names
-        queues = attach_offsets(queues)
+        queues, unmatched = split_offsets(queues)
         frame = kernel_member_frame(members)
         assigned, rows = assign(queues, frame, prior_rows)
         if prior_rows is not None:
@@ -301,6 +306,7 @@ def _reported(what_if: str, history: History | None, assign: Assign,
                                prior_clients if prior_load else None)
         if comparison is not None:
             tables[COMPARISON] = bucket_comparison(queues, frame, members, comparison)
+        tables[UNMATCHED_OFFSETS] = unmatched
         return pack(assigned, tables, lag_expected=has_offsets)
     return body
 

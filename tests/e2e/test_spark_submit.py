@@ -14,6 +14,7 @@ from deltalake import DeltaTable, write_deltalake
 
 from jobs.cli import JOBS, main
 from jobs.session import SESSION_DEFAULTS
+from rebalance_udfs.spark.arrow import GROUP_NOT_AUDITED
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +59,12 @@ def test_demo_run_writes_the_tables_and_flags_the_seed_skew(tmp_path: Path) -> N
     assert set(churn["snapshot_id"]) == {"demo-0002", "demo-0003"}  # each vs the one before
     assert (churn["clients_joined"].str.len() > 0).any()
     rejects = DeltaTable(str(out / "rejects")).to_pandas()
-    assert set(rejects["reason"].str.split(" ").str[0]) == {"unknown"}
+    # the demo's bad row (a misspelt strategy) and, its group left with no usable member,
+    # that group's offsets rows
+    by_table = rejects.groupby("source_table")["reason"]
+    assert set(by_table.get_group("members").str.split(" ").str[0]) == {"unknown"}
+    assert set(by_table.get_group("offsets")) == {GROUP_NOT_AUDITED}
+    assert set(rejects["row_json"].str.contains('"consumer_group":"GID_typo"')) == {True}
 
 
 def _stand_in_spark(tmp_path: Path) -> str:

@@ -1,5 +1,6 @@
-"""`attach_offsets`: the queue rows of a bucket with their offsets row's offsets, against a
-row-by-row reference (a left join, the broker null-safe, the first offsets row of a key)."""
+"""`attach_offsets` / `split_offsets`: the queue rows of a bucket with their offsets row's
+offsets, and the offsets rows no queue row takes, against a row-by-row reference (a left
+join, the broker null-safe, the first offsets row of a key)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rebalance_udfs.spark.arrow import OFFSET_ROW, OFFSETS, attach_offsets
+from rebalance_udfs.spark.arrow import (
+    GROUP_NOT_AUDITED,
+    OFFSET_ROW,
+    OFFSETS,
+    OFFSETS_NOT_READ,
+    UNMATCHED_SCHEMA,
+    attach_offsets,
+    split_offsets,
+)
 
 KEYS = ["snapshot_id", "cluster", "consumer_group", "topic", "broker_name", "queue_id"]
 
@@ -71,3 +80,48 @@ def test_no_offsets_rows_and_no_offset_marker() -> None:
     assert got.num_rows == 50 and got["committed_offset"].null_count == 50
     without = rows.drop_columns([OFFSET_ROW])
     assert attach_offsets(without) is without
+
+
+def _unmatched_reference(rows: pa.Table) -> list[tuple]:
+    """Offsets rows whose key no queue row has (a null key other than the broker matches
+    nothing), with their reason: whether their group has queue rows at all."""
+    records = rows.to_pylist()
+
+    def usable(r: dict) -> bool:
+        return all(r[k] is not None for k in KEYS if k != "broker_name")
+
+    queue_keys = {tuple(r[k] for k in KEYS) for r in records
+                  if not r[OFFSET_ROW] and usable(r)}
+    queue_groups = {tuple(r[k] for k in KEYS[:3]) for r in records if not r[OFFSET_ROW]}
+    return [(*(r[k] for k in KEYS), *(r[k] for k in OFFSETS),
+             OFFSETS_NOT_READ if tuple(r[k] for k in KEYS[:3]) in queue_groups
+             else GROUP_NOT_AUDITED)
+            for r in records
+            if r[OFFSET_ROW] and not (usable(r) and tuple(r[k] for k in KEYS) in queue_keys)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_offsets_rows_no_queue_row_takes_come_back_with_their_reason(seed: int) -> None:
+    rows = _rows(seed, 600)
+    queues, unmatched = split_offsets(pa.Table.from_batches(rows.to_batches(max_chunksize=97)))
+    assert queues.equals(attach_offsets(rows))
+    assert unmatched.schema == UNMATCHED_SCHEMA
+    got = list(zip(*(unmatched[c].to_pylist() for c in UNMATCHED_SCHEMA.names), strict=True))
+    assert got == _unmatched_reference(rows)
+    assert {r[-1] for r in got} == {OFFSETS_NOT_READ, GROUP_NOT_AUDITED}  # both drawn
+
+
+def test_a_group_without_queue_rows_and_a_queue_it_does_not_read() -> None:
+    def row(group: str, queue: int, offset: bool) -> dict:
+        return {"snapshot_id": "s", "cluster": "c", "consumer_group": group, "topic": "T",
+                "broker_name": "b", "queue_id": queue, "payload": 0,
+                "committed_offset": 5 if offset else None, "consumed_offset": None,
+                OFFSET_ROW: offset}
+    rows = pa.Table.from_pylist([row("g", 0, False), row("g", 0, True), row("g", 9, True),
+                                 row("gone", 0, True)])
+    queues, unmatched = split_offsets(rows)
+    assert queues["committed_offset"].to_pylist() == [5]
+    assert list(zip(unmatched["consumer_group"].to_pylist(), unmatched["queue_id"].to_pylist(),
+                    unmatched["reason"].to_pylist(), strict=True)) == [
+        ("g", 9, OFFSETS_NOT_READ), ("gone", 0, GROUP_NOT_AUDITED)]
+    assert split_offsets(rows.drop_columns([OFFSET_ROW]))[1].num_rows == 0
