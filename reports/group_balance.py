@@ -113,7 +113,13 @@ def _recommendation() -> Column:
                                          "run the same strategy, parameters and subscriptions."))),
         F.when(has("UNCONSUMED_QUEUES"), F.concat(
             n("unconsumed_queues"), F.lit(" queue(s) are consumed by nobody and their backlog "
-                                          "grows; fix the causes named below."))),
+                                          "grows; "),
+            F.when(has("DUPLICATE_CLIENT_ID") | has("MIXED_STRATEGIES")
+                   | has("INCONSISTENT_SUBSCRIPTION"), F.lit("fix the causes named below."))
+            .otherwise(F.lit("no client's own strategy takes them (MACHINE_ROOM rooms or "
+                             "CONFIG lists that leave them out, or a client id the client "
+                             "refuses, such as an empty one): their assignments rows have "
+                             "status UNCONSUMED.")))),
         F.when(has("DUPLICATE_CLIENT_ID"), F.concat(
             F.lit("Client id(s) "), F.array_join(F.col("duplicate_ids"), ", "),
             F.lit(" are used by several processes: give every process a unique instanceName."))),
@@ -166,7 +172,8 @@ def _recommendation() -> Column:
                    n("idle_clients"), F.lit(" client(s) claim no queue."))),
         F.when(F.size(F.coalesce(F.col("_empty_topics"), F.array())) > 0, F.concat(
             F.lit("No readable queue in topic(s) "), F.array_join(F.col("_empty_topics"), ", "),
-            F.lit(": nothing to allocate there (check the topic's read permission)."))),
+            F.lit(": nothing to allocate there (the queues table has no readable row of "
+                  "it: a topic it lacks, or one without read permission)."))),
     ]
     sentences.append(F.when(has("OBSERVED_DRIFT"), _drift_sentence()))
     text = F.concat_ws(" ", *sentences)

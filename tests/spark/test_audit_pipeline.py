@@ -94,8 +94,16 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
           "queue_id": q} for q in range(6)]
         + [{"snapshot_id": "s1", "cluster": "c", "topic": "U", "broker_name": "broker-a",
             "queue_id": q} for q in range(2)]
+        + [{"snapshot_id": "s1", "cluster": "c", "topic": "R", "broker_name": f"{room}@b",
+            "queue_id": q} for room in ("r1", "r2") for q in range(2)]
     )
+    rooms = {"strategy_params": {"rooms": "r1"}}
     members = pd.DataFrame([
+        # GID_rooms's strategy takes room r1's queues only; GID_missing reads a topic the
+        # queues table lacks: two groups with nothing wrong in their members but queues
+        {**_member("m1", "R", "MACHINE_ROOM", group="GID_rooms"), **rooms},
+        {**_member("m2", "R", "MACHINE_ROOM", group="GID_rooms"), **rooms},
+        _member("x", "V", "AVG", group="GID_missing"),
         _member("c1", "T", "AVG"), _member("c2", "T", "AVG_BY_CIRCLE"),
         _member("c3", "U", "AVG"),
         _member("c4", "T", "AVG", addr="10.0.0.4:1"), _member("c4", "T", "AVG", addr="10.0.0.5:1"),
@@ -131,6 +139,18 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
         "DUPLICATE_CLIENT_ID", "UNCONSUMED_QUEUES", "CONTENDED_QUEUES"]
     assert (whole["unconsumed_queues"], whole["contended_queues"], whole["clients"]) == (5, 1, 4)
     assert "c4" in whole["recommendation"] and "instanceName" in whole["recommendation"]
+    assert "5 queue(s) are consumed by nobody and their backlog grows; fix the causes named " \
+        "below." in whole["recommendation"]
+    # unconsumed with no cause among the findings: the sentence names the causes left
+    rooms = balance[(balance["consumer_group"] == "GID_rooms") & balance["topic"].isna()]
+    assert rooms.iloc[0]["unconsumed_queues"] == 2
+    assert "2 queue(s) are consumed by nobody and their backlog grows; no client's own " \
+        "strategy takes them (MACHINE_ROOM rooms" in rooms.iloc[0]["recommendation"]
+    assert "named below" not in rooms.iloc[0]["recommendation"]
+    missing = balance[(balance["consumer_group"] == "GID_missing") & balance["topic"].isna()]
+    assert "No readable queue in topic(s) V: nothing to allocate there (the queues table " \
+        "has no readable row of it: a topic it lacks, or one without read permission)." \
+        in missing.iloc[0]["recommendation"]
     b = balance[(balance["consumer_group"] == "GID_bcast") & balance["topic"].isna()].iloc[0]
     assert b["subscribing_clients"] == 0 and b["unconsumed_queues"] == 0
     assert list(b["findings"]) == []
