@@ -28,12 +28,14 @@ from jobs.demo import write_demo_inputs
 from jobs.held import (
     Held,
     clusters_left_out,
+    followers_of_replaced,
     held_runs,
     lag_known,
     lag_replaced_by_none,
     outdated_followers,
     published_meanwhile,
     replaced_by_none,
+    replaced_rows_changed,
 )
 from jobs.launch import InputSize, input_size, new_jvm_options
 from jobs.persist import Persisted
@@ -203,6 +205,8 @@ def _audit(ctx: _Run) -> RunResult:
     paths = _input_paths(ctx)
     inputs, scope, rejects, times, captured, has_sticky, held = _read_and_validate(ctx, paths)
     existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
+    # the snapshots this run replaces that a later one in the output still follows
+    followers = followers_of_replaced(held, captured)
     for attempt in range(1, PRIOR_ATTEMPTS + 1):
         attempt_persist = Persisted()
         try:
@@ -219,8 +223,15 @@ def _audit(ctx: _Run) -> RunResult:
                     _stamp(unmatched, ctx.run_id))
                 counts["rejects"] = count_rows(run_rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
+            stale = []
+            if followers:
+                with ctx.steps.step("reports", "compare replaced", point=None) as line:
+                    stale = replaced_rows_changed(ctx.store, ctx.output, held, followers, tables)
+                    line.detail = (f"{len(stale)} of {len(followers)} later snapshot(s) "
+                                   "follow rows this run changes")
             with ctx.steps.step("write", "published") as line:
                 late = groups_without_lag(lag_unknown, scope.missing_from.get("offsets", set()))
+                late = stale + late
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import datetime
 from typing import NamedTuple
 
@@ -25,6 +26,8 @@ from pyspark.sql import functions as F
 
 from jobs.scope import Note, Scope
 from jobs.write import complete_runs
+from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS
+from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from storage.delta import Store
 
 Key = tuple[str, str | None]  # (snapshot_id, cluster)
@@ -153,6 +156,28 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
     """A note for each snapshot already in the output whose previous snapshot (by
     captured_at, then snapshot_id, per cluster) this run changes by adding one before
     it; the run itself does not touch it."""
+    return [Note(None, snapshot, cluster, (
+        f"already in the output, it now follows snapshot {now}, which this run adds: its "
+        f"churn compares with {was or 'no earlier snapshot'} (and sticky assignors ran "
+        f"from that one's assignment) until it is audited again (--snapshot {snapshot})"))
+        for snapshot, cluster, was, now in _followers(held, run) if was != now]
+
+
+def followers_of_replaced(held: Held, run: dict[Key, datetime | None]) -> dict[Key, Key]:
+    """Per (snapshot, cluster) this run replaces (the output holds a complete run of it)
+    and that stays the previous of the next one already in the output, which this run
+    leaves alone: that next one. Its churn compares with the rows this run replaces
+    (`replaced_rows_changed` says whether they differ)."""
+    return {(now, cluster): (snapshot, cluster)
+            for snapshot, cluster, was, now in _followers(held, run)
+            if was == now and now is not None and (now, cluster) in run
+            and (now, cluster) in held}
+
+
+def _followers(held: Held, run: dict[Key, datetime | None]
+               ) -> Iterator[tuple[str, str | None, str | None, str | None]]:
+    """(snapshot, cluster, previous before this run, previous after it) of every snapshot
+    already in the output that this run does not audit."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
     for (snapshot, cluster), held_run in held.items():
@@ -161,7 +186,6 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
             after[cluster].append(_order(snapshot, held_run.captured_at))
     for (snapshot, cluster), at in run.items():
         after[cluster].append(_order(snapshot, at))
-    notes = []
     for cluster in sorted(after, key=lambda c: (c is not None, c or "")):
         held_order, new_order = sorted(before[cluster]), sorted(set(after[cluster]))
         for i, key in enumerate(new_order):
@@ -173,13 +197,57 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note
             j = bisect_left(held_order, key)
             was = held_order[j - 1][2] if j else None
             now = new_order[i - 1][2] if i else None
-            if was != now:
-                notes.append(Note(None, snapshot, cluster, (
-                    f"already in the output, it now follows snapshot {now}, which this run "
-                    f"adds: its churn compares with {was or 'no earlier snapshot'} (and "
-                    "sticky assignors ran from that one's assignment) until it is audited "
-                    f"again (--snapshot {snapshot})")))
-    return notes
+            yield snapshot, cluster, was, now
+
+
+# what a follower's churn read of its previous snapshot: the columns whose change makes
+# it stale (sticky assignors also ran from the assignment's strategy)
+_PREVIOUS_READ = {"assignments": [*PRIOR_ROW_COLUMNS, "strategy"],
+                  "consumer_load": CLIENT_ROW_COLUMNS}
+
+
+def replaced_rows_changed(store: Store, output: str, held: Held, followers: dict[Key, Key],
+                          tables: dict[str, DataFrame]) -> list[Note]:
+    """A note per follower (`followers_of_replaced`) whose previous snapshot this run
+    computed other rows for than the output's complete run of it holds: its churn, and
+    its sticky assignors' start, come from the rows being replaced. A fingerprint of what
+    churn reads (`_PREVIOUS_READ`) per (snapshot, cluster) on each side, one job per
+    table and side over those snapshots only, read before the run writes (a run that
+    replaces no snapshot with a follower, the scheduled one, pays nothing)."""
+    if not followers:
+        return []
+    snapshots = sorted({s for s, _ in followers})
+    runs = {key: held[key].run_id for key in followers}
+    changed: set[Key] = set()
+    for name, columns in _PREVIOUS_READ.items():
+        path = f"{output}/{name}"
+        old = store.read(path, name, snapshots=snapshots) if store.exists(path) else None
+        new = _fingerprints(tables[name].where(F.col("snapshot_id").isin(snapshots)), columns)
+        was = {} if old is None else _fingerprints(
+            old.where(F.col("run_id").isin(sorted({r for r in runs.values() if r}))),
+            columns, with_run=True)
+        for key, run_id in runs.items():
+            if was.get((*key, run_id)) != new.get(key):
+                changed.add(key)
+    return [Note(None, follower[0], follower[1], (
+        f"already in the output, its churn compares with snapshot {key[0]}, whose rows "
+        "this run replaces with different ones (its inputs changed): that churn, and the "
+        "sticky assignors' start, stay those of the replaced rows until it is audited "
+        f"again (--snapshot {follower[0]})"))
+        for key, follower in sorted(followers.items(), key=lambda kv: _by_name(kv[1]))
+        if key in changed]
+
+
+def _fingerprints(rows: DataFrame, columns: list[str], with_run: bool = False) -> dict:
+    """(rows, sum of each row's 64-bit hash) per (snapshot_id, cluster[, run_id]) of
+    `rows`: equal for the same rows in any order. A null is hashed beside a flag of its
+    own, so that (x, null) and (null, x) differ."""
+    keys = ["snapshot_id", "cluster", *(["run_id"] if with_run else [])]
+    row_hash = F.xxhash64(*(part for c in columns
+                            for part in (F.col(c), F.col(c).isNull())))
+    found = rows.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"),
+                                    F.sum(row_hash.cast("decimal(38,0)")).alias("h")).collect()
+    return {tuple(r[k] for k in keys): (r["n"], r["h"]) for r in found}
 
 
 def previous_keys(held: Held, captured: dict[Key, datetime | None],

@@ -200,6 +200,40 @@ def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark
                 if "compares with" in w]
 
 
+def test_an_earlier_snapshot_audited_again_from_changed_inputs_names_its_follower(
+        spark, tmp_path) -> None:
+    """A and B audited; A's capture corrected (a third client) and A audited again: B's
+    churn still compares with A's replaced rows, and the run says so; from the same inputs
+    again, or once B is audited again, no word."""
+    queues = queue_rows(["A", "B"])
+    first = write_inputs(spark, tmp_path / "first", queues=queues,
+                         members=member_rows(["A", "B"]))
+    more = member_rows(["X", "A"])  # A with three clients
+    fixed = write_inputs(spark, tmp_path / "fixed", queues=queues,
+                         members=more[more["snapshot_id"] == "A"])
+    out = tmp_path / "out"
+    audit(spark, first, out, "ab")
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "B", "clients_before"]) == [2]
+    result = audit(spark, fixed, out, "a", snapshots=("A",))
+    stale = [w for w in result.warnings if "whose rows this run replaces" in w]
+    assert stale == [
+        "snapshot B (cluster c): already in the output, its churn compares with snapshot A, "
+        "whose rows this run replaces with different ones (its inputs changed): that churn, "
+        "and the sticky assignors' start, stay those of the replaced rows until it is "
+        "audited again (--snapshot B)"], result.warnings
+    assert not [w for w in audit(spark, fixed, out, "a2", snapshots=("A",)).warnings
+                if "whose rows this run replaces" in w]
+    both = write_inputs(spark, tmp_path / "both", queues=queues,
+                        members=pd.concat([more[more["snapshot_id"] == "A"],
+                                           member_rows(["A", "B"]).query("snapshot_id == 'B'")]))
+    audit(spark, both, out, "b", snapshots=("B",))
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "B", "clients_before"]) == [3]
+    assert not [w for w in audit(spark, fixed, out, "a3", snapshots=("A",)).warnings
+                if "whose rows this run replaces" in w]
+
+
 def test_empty_members_is_a_warning_or_a_strict_failure(spark, tmp_path) -> None:
     paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A"]),
                          members=member_rows([]))

@@ -7,6 +7,7 @@ from datetime import datetime
 from jobs.held import (
     HeldRun,
     clusters_left_out,
+    followers_of_replaced,
     lag_replaced_by_none,
     outdated_followers,
     previous_keys,
@@ -40,6 +41,23 @@ def test_the_snapshot_after_a_backfill_is_named_per_cluster():
     assert followers(held, {("C", "c"): at(20)}) == []
     # a snapshot re-run at another time moves: the held ones around it change previous
     assert [s for s, _, _ in followers(held, {("A", "c"): at(25)})] == ["C", "D"]
+
+
+def test_a_replaced_snapshot_is_paired_with_the_held_one_that_still_follows_it():
+    held = held_at({("A", "c"): at(0), ("C", "c"): at(20), ("D", "c"): at(30),
+                    ("C", "d"): at(20), ("E", "d"): at(40)})
+    # C re-run: D still follows it (its rows are compared, not its place)
+    assert followers_of_replaced(held, {("C", "c"): at(20)}) == {("C", "c"): ("D", "c")}
+    assert followers_of_replaced(held, {("C", "c"): at(20), ("C", "d"): at(20)}) == {
+        ("C", "c"): ("D", "c"), ("C", "d"): ("E", "d")}
+    # the latest re-run (the scheduled retry) and a new snapshot: no follower
+    assert followers_of_replaced(held, {("D", "c"): at(30), ("F", "c"): at(50)}) == {}
+    # both re-run: D is this run's own; C moved past D: D's previous changes, which
+    # `outdated_followers` names instead
+    assert followers_of_replaced(held, {("C", "c"): at(20), ("D", "c"): at(30)}) == {}
+    assert followers_of_replaced(held, {("C", "c"): at(35)}) == {}
+    assert [s for s, _, _ in followers(
+        {k: r.captured_at for k, r in held.items()}, {("C", "c"): at(35)})] == ["D"]
 
 
 def test_unknown_capture_times_come_first_then_snapshot_ids():
