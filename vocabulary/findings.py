@@ -35,7 +35,7 @@ FINDING_MEANINGS = {
                                  "shares of the clients that do not subscribe a topic "
                                  "unconsumed).",
     "MIXED_STRATEGIES": "Members run different strategies or parameters, so their views of "
-                        "the split disagree.",
+                        "the split disagree (CONFIG's per-client queue lists aside).",
     "DUPLICATE_CLIENT_ID": "Several processes share one client id and compute the same "
                            "share.",
     "UNCONSUMED_QUEUES": "Readable queues no client claims: their backlog grows.",

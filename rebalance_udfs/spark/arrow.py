@@ -53,7 +53,7 @@ def attach_offsets(rows: pa.Table) -> pa.Table:
 
 def split_offsets(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     """`attach_offsets`' queue rows, and the offsets rows that no queue row took
-    (UNMATCHED_COLUMNS: their keys, offsets and why), which the run writes to `rejects`.
+    (UNMATCHED_SCHEMA: their keys, offsets and why), which the run writes to `rejects`.
 
     A left join, broker_name null-safe (Kafka has none); a row with another key null
     matches nothing. Offsets keys are unique (validation rejects repeated ones); were one

@@ -104,6 +104,11 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
         {**_member("m1", "R", "MACHINE_ROOM", group="GID_rooms"), **rooms},
         {**_member("m2", "R", "MACHINE_ROOM", group="GID_rooms"), **rooms},
         _member("x", "V", "AVG", group="GID_missing"),
+        # CONFIG: each client's own list (not a parameter the members must agree on)
+        {**_member("k1", "U", "CONFIG", group="GID_config"),
+         "strategy_params": {"queues": "U@broker-a:0"}},
+        {**_member("k2", "U", "CONFIG", group="GID_config"),
+         "strategy_params": {"queues": "U@broker-a:1"}},
         _member("c1", "T", "AVG"), _member("c2", "T", "AVG_BY_CIRCLE"),
         _member("c3", "U", "AVG"),
         _member("c4", "T", "AVG", addr="10.0.0.4:1"), _member("c4", "T", "AVG", addr="10.0.0.5:1"),
@@ -147,6 +152,9 @@ def test_split_brain_group_shows_the_real_gaps_and_overlaps(spark, tmp_path: Pat
     assert "2 queue(s) are consumed by nobody and their backlog grows; no client's own " \
         "strategy takes them (MACHINE_ROOM rooms" in rooms.iloc[0]["recommendation"]
     assert "named below" not in rooms.iloc[0]["recommendation"]
+    config = balance[(balance["consumer_group"] == "GID_config") & balance["topic"].isna()]
+    assert list(config.iloc[0]["findings"]) == [], config.iloc[0]["findings"]
+    assert config.iloc[0]["recommendation"] == "Balanced: no action needed."
     missing = balance[(balance["consumer_group"] == "GID_missing") & balance["topic"].isna()]
     assert "No readable queue in topic(s) V: nothing to allocate there (the queues table " \
         "has no readable row of it: a topic it lacks, or one without read permission)." \

@@ -62,8 +62,11 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
     `message_model`, `client_room`, `modes` (who allocates: CLIENT when unset)."""
     mode = (F.coalesce(F.col("allocation_mode"), F.lit(CLIENT))
             if "allocation_mode" in members.columns else F.lit(CLIENT))
-    params = F.to_json(F.array_sort(F.map_entries(
-        F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>")))))
+    params = F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>"))
+    # a CONFIG client's queue list is its own: not a parameter the members must agree on
+    params = F.to_json(F.array_sort(F.map_entries(F.when(
+        F.col("strategy") == "CONFIG",
+        F.map_filter(params, lambda key, _value: key != "queues")).otherwise(params))))
     return members.groupBy(*KEYS).agg(
         F.collect_set("client_addr").alias("addrs"),
         F.collect_set("strategy").alias("strategies"),
