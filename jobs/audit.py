@@ -223,15 +223,15 @@ def _audit(ctx: _Run) -> RunResult:
                     _stamp(unmatched, ctx.run_id))
                 counts["rejects"] = count_rows(run_rejects)
                 line.detail = row_counts({"rejects": sum(counts["rejects"].values())})
-            stale = []
+            stale: list[Note] = []
             if followers:
                 with ctx.steps.step("reports", "compare replaced", point=None) as line:
                     stale = replaced_rows_changed(ctx.store, ctx.output, held, followers, tables)
                     line.detail = (f"{len(stale)} of {len(followers)} later snapshot(s) "
                                    "follow rows this run changes")
             with ctx.steps.step("write", "published") as line:
-                late = groups_without_lag(lag_unknown, scope.missing_from.get("offsets", set()))
-                late = stale + late
+                late = [*stale, *groups_without_lag(lag_unknown,
+                                                    scope.missing_from.get("offsets", set()))]
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))

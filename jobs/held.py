@@ -7,10 +7,13 @@ table this run writes empty, an option being off (drift without `--observed`, wh
 with `--what-if off`, the strategy comparison without `--compare-strategies`), and the
 lags it writes null without `--offsets`; and the snapshot already in the output right
 after one it adds (a backfill): that one's churn, and the sticky assignors' previous
-assignment, still come from the snapshot before the backfilled one. One small read of
-`runs` (a row per complete snapshot and cluster, with its rows per table) answers all
-but the lags, which take a read of the snapshots' partitions of consumer_load, and only
-in a run without `--offsets`.
+assignment, still come from the snapshot before the backfilled one; and the snapshot
+right after one it audits again from changed inputs, whose churn still comes from the
+replaced rows. One small read of `runs` (a row per complete snapshot and cluster, with
+its rows per table) answers all but the lags, which take a read of the snapshots'
+partitions of consumer_load, and only in a run without `--offsets`, and the changed rows,
+which take a read of the replaced snapshots' partitions, only when a later snapshot
+follows one.
 """
 
 from __future__ import annotations

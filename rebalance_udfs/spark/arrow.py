@@ -64,9 +64,9 @@ def split_offsets(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     queues = rows.filter(pc.invert(is_offset)).drop_columns([OFFSET_ROW, *OFFSETS])
     offsets = rows.filter(is_offset)
     source, taken = _first_offsets_row(rows, is_offset.to_numpy(zero_copy_only=False))
-    take_ = pa.array(source, mask=source < 0)
+    picks = pa.array(source, mask=source < 0)
     for name in OFFSETS:
-        queues = queues.append_column(name, offsets[name].take(take_))
+        queues = queues.append_column(name, offsets[name].take(picks))
     return queues, _unmatched(offsets, taken, queues)
 
 
@@ -101,9 +101,8 @@ def _unmatched(offsets: pa.Table, taken: np.ndarray, queues: pa.Table) -> pa.Tab
     left = offsets.filter(pa.array(~taken)).select(UNMATCHED_SCHEMA.names[:-1])
     if not left.num_rows:
         return UNMATCHED_SCHEMA.empty_table()
-    group_keys = [*GROUP_KEYS]
-    both = pa.concat_tables([queues.select(group_keys), left.select(group_keys)])
-    code, n = key_codes(*(both[name] for name in group_keys))
+    both = pa.concat_tables([queues.select(GROUP_KEYS), left.select(GROUP_KEYS)])
+    code, n = key_codes(*(both[name] for name in GROUP_KEYS))
     has_queues = np.zeros(n, dtype=bool)
     has_queues[code[:queues.num_rows]] = True
     reason = np.where(has_queues[code[queues.num_rows:]], OFFSETS_NOT_READ, GROUP_NOT_AUDITED)

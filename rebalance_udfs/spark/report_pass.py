@@ -16,7 +16,8 @@ of null consumer_load and group_balance columns). A last stream per bucket holds
 table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records them, and
 no table has to be materialized to be counted. With offsets it also counts the groups
 whose lag stays unknown (LAG_UNKNOWN) and names the first few (LAG_NAMED): the run warns
-about them.
+about them; and the offsets rows no queue row took (UNMATCHED_OFFSETS) are one more
+stream, which the run writes to `rejects`.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
 (`_chained`, `rebalance_udfs.spark.sticky.chain_claims`): the bucket already holds every
