@@ -216,8 +216,7 @@ def _audit(ctx: _Run) -> RunResult:
                                f"{', '.join(prior.snapshots)} from the output"
                                if prior.snapshots else "no earlier snapshot in the output")
             tables, counts, lag_unknown, unmatched = _assign_and_report(
-                ctx, inputs, times, prior, has_sticky, existing, attempt_persist,
-                scope.subscriptions)
+                ctx, inputs, times, prior, has_sticky, existing, attempt_persist, scope)
             with ctx.steps.step("reports", "report rejects") as line:
                 run_rejects = rejects if unmatched is None else rejects.unionByName(
                     _stamp(unmatched, ctx.run_id))
@@ -355,7 +354,7 @@ def _partitions(spark: SparkSession) -> int:
 
 def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior,
                        has_sticky: bool, existing: tuple[str, ...], persist: Persisted,
-                       subscriptions: int | None):
+                       scope: Scope):
     """The assign-and-report pass (materialized once), then every table, each counted per
     (snapshot, cluster) for the `runs` table; the tables come back stamped with run_id,
     beside the pass's count of groups whose lag is unknown per (snapshot, cluster)
@@ -367,8 +366,9 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
     The pass's tables are counted by the pass itself and read from its packed rows when
     written (a decode per bucket); those the summary reads again (SUMMARIZED) are stored
     by the scan that writes them. The other tables are materialized and counted here.
-    `subscriptions`: the scope's estimate of the members' (group, topic)s, which decides
-    whether the queue rows' join broadcasts them (`jobs.sizing`)."""
+    `scope`: its estimate of the members' (group, topic)s decides whether the queue rows'
+    join broadcasts them (`jobs.sizing`); whether members rows were rejected, whether
+    group_balance looks for their groups."""
     config = ctx.config
     buckets = config.buckets or _partitions(ctx.spark)
     compare = config.compares_strategies
@@ -379,7 +379,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         comparison = comparison_plan(times, DEFAULT_CANDIDATES) if compare else None
         packed = persist(assign_and_report_all(inputs, times, buckets, prior, has_sticky,
                                                config.what_if, history, comparison,
-                                               subscriptions))
+                                               scope.subscriptions))
         # the side tables' rows apart: each table read from them scans a few rows per
         # bucket, not the assignment rows too; stored by the scan that counts the tables
         # (one scan of the packed rows, not two: 10M, 4.9 + 3.0 s)
@@ -404,7 +404,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         # `compute` line inside this one; their `report` lines follow with the others
         reports = compute_reports(
             inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
-            compare, "strategy_comparison" in existing,
+            compare, "strategy_comparison" in existing, scope.members_rejected,
             step=lambda label: ctx.steps.step("reports", f"compute {label}", point=None),
             pass_rows=pass_rows)
         line.detail = ", ".join(n for n in OUTPUT_TABLES if n in reports)

@@ -47,6 +47,7 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     times: DataFrame, pairs: DataFrame, buckets: int, persist: Persist,
                     what_if: str = "findings", comparison: bool = False,
                     comparison_written: bool = False,
+                    members_rejected: bool = False,
                     *,
                     pass_rows: dict[str, int],
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
@@ -60,7 +61,9 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     candidates (all, findings, off); their best change is quoted in the group_balance
     recommendation. `comparison`: whether the pass computed the strategy comparison's rows;
     without them the table is written empty if an earlier run wrote it
-    (`comparison_written`). `pass_rows`: rows per table of the pass
+    (`comparison_written`). `members_rejected`: whether members rows of the run's
+    snapshots are among the rejects (`jobs.scope.Scope`); the group_balance rows of their
+    groups say so. `pass_rows`: rows per table of the pass
     (`pass_counts`): each table is decoded in as many tasks as its rows need
     (`jobs.sizing.waves_for`), not one per bucket. `step(label)`: the context each
     materialized part runs in."""
@@ -74,7 +77,8 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
         with step("drift"):
             drift = persist(drift)
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
-    balance = group_balance_report(unpacked("group_balance"), times, drift_groups)
+    balance = group_balance_report(unpacked("group_balance"), times, drift_groups,
+                                   inputs.rejects if members_rejected else None)
     decide = simulates_more(inputs, what_if)
     if decide:  # the groups' findings decide which what-if rows the table keeps
         with step("group_balance"):

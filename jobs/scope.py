@@ -59,6 +59,9 @@ class Scope:
     # the snapshots `--snapshot` named, once each, and those of them in none of the inputs
     requested: list[str] = field(default_factory=list)
     absent: list[str] = field(default_factory=list)
+    # whether members rows of an audited snapshot were rejected: the groups they name get
+    # a sentence saying their figures leave those rows out (`reports.group_balance`)
+    members_rejected: bool = False
 
     @property
     def read_clusters(self) -> list[str | None]:
@@ -106,6 +109,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     subscribed = {(r.snapshot_id, r.cluster): r.subscriptions for r in rows
                   if r.table == "members"}
     subscriptions = sum(n for (s, _), n in subscribed.items() if s in audited)
+    members_rejected = any(r.rejected for r in rows
+                           if r.table == "members" and r.snapshot_id in audited)
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
@@ -155,7 +160,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
         usable_clusters[s].add(c)
     return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
                  notes, reads_null_snapshot=not requested, subscriptions=subscriptions,
-                 missing_from=missing_from, requested=asked, absent=absent)
+                 missing_from=missing_from, requested=asked, absent=absent,
+                 members_rejected=members_rejected)
 
 
 def _sorted_values(mapping: dict) -> dict:

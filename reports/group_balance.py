@@ -9,7 +9,8 @@ clients share one subscription — and `skew` is the actual max load minus it.
 
 The figures and findings come from the report pass (`rebalance_udfs.group_figures`, in
 the call that assigns a group's queues); this module adds observed drift, the capture time and the
-recommendation's words, Spark expressions over one row each.
+recommendation's words, Spark expressions over one row each. A group some of whose members
+rows were rejected is audited without them: its recommendation says so, and names the clients.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.report_pass import LINE_COLUMN
 from rebalance_udfs.spark.rates import rate_out
-from vocabulary.columns import GROUP_KEYS, KAFKA_STRATEGIES, SNAPSHOT_KEYS
+from vocabulary.columns import GROUP_KEYS, KAFKA_STRATEGIES, SNAPSHOT_KEYS, UNIT_KEYS
 from vocabulary.findings import FINDINGS, LAG_SKEW_FACTOR
 
 DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
@@ -37,12 +38,14 @@ COLUMNS = [
 
 
 def group_balance_report(figures: DataFrame, times: DataFrame,
-                         drift: DataFrame | None = None) -> DataFrame:
+                         drift: DataFrame | None = None,
+                         rejects: DataFrame | None = None) -> DataFrame:
     """group_balance rows (COLUMNS) of the report pass's group_balance figures (`figures`,
     `rebalance_udfs.report_pass`: rates still exact decimals, the group's what-if line
     on its whole-group row); `drift`: `reports.drift.drift_by_group` when observed
-    holders are known."""
-    rows = with_drift(figures, drift)
+    holders are known; `rejects`: the run's rejects (REJECTS_SCHEMA) when members rows
+    of its snapshots were rejected."""
+    rows = with_rejected_members(with_drift(figures, drift), rejects)
     rows = rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
     rows = rows.withColumn("recommendation", with_what_if(_recommendation()))
     findings_type = rows.schema["findings"].dataType
@@ -81,6 +84,62 @@ def with_drift(rows: DataFrame, drift: DataFrame | None) -> DataFrame:
     drifts = F.col("topic").isNull() & (F.coalesce(F.col("drift_queues"), F.lit(0)) > 0)
     return rows.withColumn("findings", F.when(drifts, _in_contract_order(F.array_union(
         F.col("findings"), F.array(F.lit("OBSERVED_DRIFT"))))).otherwise(F.col("findings")))
+
+
+# the helper columns of a row's rejected members rows: how many, and the clients they name
+_REJECTED_ROWS, _REJECTED_CLIENTS = "_rejected_rows", "_rejected_clients"
+# clients a recommendation names by id; the others are counted
+REJECTED_NAMED = 5
+
+
+def with_rejected_members(rows: DataFrame, rejects: DataFrame | None) -> DataFrame:
+    """Each row with how many members rows of its group (whole-group row) or of its group
+    and topic were rejected, and the distinct client ids they name, sorted; null when none.
+
+    A rejected row is left out of the audit (SPEC: one that conflicts with another row of
+    its client takes that client out of the topic), so the figures describe the group
+    without it: the recommendation says so. Read from the rejects' row_json, which holds
+    the row as it came in; rows whose group or snapshot is null name no group."""
+    if rejects is None:
+        return rows.withColumns({_REJECTED_ROWS: F.lit(None).cast("long"),
+                                 _REJECTED_CLIENTS: F.lit(None).cast("array<string>")})
+    row = F.col("row_json")
+    members = rejects.where(F.col("source_table") == "members").select(
+        "snapshot_id", "cluster",
+        *[F.get_json_object(row, f"$.{c}").alias(c) for c in ("consumer_group", "topic",
+                                                                 "client_id")],
+    ).where(F.col("consumer_group").isNotNull())
+
+    def counted(keys: list[str]) -> DataFrame:
+        return members.groupBy(*keys).agg(
+            F.count(F.lit(1)).alias(_REJECTED_ROWS),
+            F.array_sort(F.collect_set("client_id")).alias(_REJECTED_CLIENTS))
+
+    per_topic = counted(UNIT_KEYS).where(F.col("topic").isNotNull())
+    whole = counted(GROUP_KEYS).withColumn("topic", F.lit(None).cast("string"))
+    named = per_topic.unionByName(whole).select(
+        *[F.col(k).alias(f"_rejected_{k}") for k in UNIT_KEYS], _REJECTED_ROWS,
+        _REJECTED_CLIENTS)
+    # the whole-group row (null topic) takes the group's count; a topic's row its own
+    on = [F.col(k) == F.col(f"_rejected_{k}") for k in GROUP_KEYS]
+    on.append(F.col("topic").eqNullSafe(F.col("_rejected_topic")))
+    return rows.join(named, on, "left").drop(*[f"_rejected_{k}" for k in UNIT_KEYS])
+
+
+def _rejected_sentence() -> Column:
+    """The rows the figures leave out, with the first REJECTED_NAMED clients they name."""
+    clients = F.col(_REJECTED_CLIENTS)
+    more = F.size(clients) - REJECTED_NAMED
+    named = F.concat(F.array_join(F.slice(clients, 1, REJECTED_NAMED), ", "),
+                     F.when(more > 0, F.concat(F.lit(" and "), more.cast("string"),
+                                               F.lit(" more"))).otherwise(F.lit("")))
+    return F.when(F.col(_REJECTED_ROWS) > 0, F.concat(
+        F.col(_REJECTED_ROWS).cast("string"), F.lit(" members row(s) of this "),
+        F.when(F.col("topic").isNull(), F.lit("group")).otherwise(F.lit("topic")),
+        F.when(F.size(clients) > 0, F.concat(F.lit(" (client(s) "), named, F.lit(")")))
+        .otherwise(F.lit("")),
+        F.lit(" were rejected, so these figures leave them out; the rejects table gives "
+              "each row's reason.")))
 
 
 def _lag_skewed(max_col: str, mean_col: str) -> Column:
@@ -176,6 +235,7 @@ def _recommendation() -> Column:
                   "it: a topic it lacks, or one without read permission)."))),
     ]
     sentences.append(F.when(has("OBSERVED_DRIFT"), _drift_sentence()))
+    sentences.append(_rejected_sentence())
     text = F.concat_ws(" ", *sentences)
     return F.when(text == "", F.lit("Balanced: no action needed.")).otherwise(text)
 

@@ -19,6 +19,7 @@ from reports.group_balance import (
     RATE_COLUMNS,
     _in_contract_order,
     _recommendation,
+    with_rejected_members,
 )
 from tests.support.facts_oracle import client_topic_facts
 from vocabulary.columns import (
@@ -336,7 +337,8 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                                                       F.array(F.col("topic")))))
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
     out = out.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
-    out = out.withColumn("recommendation", _recommendation())
+    # the oracle's groups have no rejected members rows
+    out = with_rejected_members(out, None).withColumn("recommendation", _recommendation())
     return out.withColumns({c: rate_out(F.col(c)) for c in RATE_COLUMNS}).select(*COLUMNS)
 
 

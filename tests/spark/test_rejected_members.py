@@ -1,0 +1,84 @@
+"""A group audited without some of its members rows (rejected: an unknown strategy, two
+rows of one client that disagree, a null client id) says so in its group_balance
+recommendation, naming the clients: its figures describe the group without them, and
+"Balanced" alone would hide that."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jobs.audit import run
+from jobs.config import AuditConfig
+from tests.support.delta_inputs import write_inputs
+from tests.support.outputs import table
+
+pytestmark = pytest.mark.spark
+
+AT = pd.Timestamp("2026-11-01 08:00:00", tz="UTC")
+LEFT_OUT = ("were rejected, so these figures leave them out; the rejects table gives each "
+            "row's reason.")
+
+
+def _member(group: str, client: str | None, topic: str, strategy: str = "AVG",
+            addr: str = "10.0.0.1") -> dict:
+    return {"snapshot_id": "s1", "cluster": "c", "consumer_group": group, "client_id": client,
+            "topic": topic, "strategy": strategy, "client_addr": addr}
+
+
+def _inputs() -> dict[str, pd.DataFrame]:
+    """T has 4 queues, U 2. G: a and b on T, b's two rows disagree (AVG and
+    CONSISTENT_HASH from one address), so both are rejected and a is audited alone. H:
+    clean. Z: one good client and eight rejected rows on T
+    (seven clients with a misspelt strategy, one row without a client id)."""
+    queues = pd.DataFrame([
+        {"snapshot_id": "s1", "cluster": "c", "captured_at": AT, "topic": t,
+         "broker_name": "b", "queue_id": q, "max_offset": 100, "readable": True}
+        for t, n in (("T", 4), ("U", 2)) for q in range(n)])
+    members = [
+        _member("G", "a", "T"),
+        _member("G", "b", "T"), _member("G", "b", "T", "CONSISTENT_HASH"),
+        _member("H", "c", "T"), _member("H", "d", "T"),
+        _member("Z", "good", "T"), _member("Z", None, "T"),
+        *[_member("Z", f"z{i}", "T", "AVERAGE") for i in range(1, 8)],
+    ]
+    return {"queues": queues, "members": pd.DataFrame(members)}
+
+
+def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) -> None:
+    paths = write_inputs(spark, Path(tmp_path) / "in", **_inputs())
+    out = Path(tmp_path) / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline", what_if="off", buckets=2), spark=spark)
+    rejects = table(out, "rejects")
+    assert list(rejects["source_table"]) == ["members"] * 10
+    balance = table(out, "group_balance")
+    said = {(g, None if pd.isna(t) else t): r for g, t, r in zip(
+        balance["consumer_group"], balance["topic"], balance["recommendation"], strict=True)}
+    # G is audited without b on T: a takes all of T, the figures of a balanced group
+    assert said[("G", None)] == f"2 members row(s) of this group (client(s) b) {LEFT_OUT}"
+    assert said[("G", "T")] == f"2 members row(s) of this topic (client(s) b) {LEFT_OUT}"
+    assert said[("H", None)] == said[("H", "T")] == "Balanced: no action needed."
+    # the null client id is counted, not named; past five clients the rest are counted
+    assert said[("Z", None)] == (f"8 members row(s) of this group (client(s) z1, z2, z3, z4, "
+                                 f"z5 and 2 more) {LEFT_OUT}")
+    assert said[("Z", "T")] == said[("Z", None)].replace("this group", "this topic")
+    # the figures are those of the group without the rejected rows
+    figures = balance.set_index(["consumer_group", balance["topic"].fillna("*")])
+    assert figures.loc[("G", "T"), "subscribing_clients"] == 1
+    assert figures.loc[("Z", "*"), "clients"] == 1
+
+
+def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) -> None:
+    inputs = _inputs()
+    members = inputs["members"]
+    inputs["members"] = members[members["consumer_group"] == "H"]
+    paths = write_inputs(spark, Path(tmp_path) / "in", **inputs)
+    out = Path(tmp_path) / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline", what_if="off", buckets=2), spark=spark)
+    assert table(out, "rejects").empty
+    assert set(table(out, "group_balance")["recommendation"]) == {
+        "Balanced: no action needed."}
