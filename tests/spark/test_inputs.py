@@ -203,11 +203,16 @@ def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> 
         ("s", "c", "g", "f", "t", "CONFIG", None, {"queues": "t@b:1, t@b:x"}),
         ("s", "c", "g", "h", "t", "CONFIG", None, {"queues": "t@room@b:0, t@b:1"}),
         ("s", "c", "g", "i", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "100001"}),
+        # whole numbers an int cannot hold are out of range, not "not an integer"
+        ("s", "c", "g", "j", "t", "CONSISTENT_HASH", None, {"virtual_nodes": "99999999999"}),
+        ("s", "c", "g", "k", "t", "CONSISTENT_HASH", None, {"virtual_nodes": " -99999999999"}),
+        ("s", "c", "g", "l", "t", "AVG", None, {"pop_share_queue_num": "99999999999"}),
+        ("s", "c", "g", "m", "t", "CONSISTENT_HASH", None, {"virtual_nodes": " +12 "}),
     ]
     good, bad = validate_members(conform(spark.createDataFrame(rows, schema), "members"),
                                  Persisted())
     assert_df_equality(good.select("client_id"),
-                       spark.createDataFrame([("a",), ("h",)], "client_id string"),
+                       spark.createDataFrame([("a",), ("h",), ("m",)], "client_id string"),
                        ignore_row_order=True, ignore_nullable=True)
     reasons = {json.loads(r.row_json)["client_id"]: r.reason for r in bad.collect()}
     assert reasons["b"].startswith("unknown strategy (supported: AVG, ")
@@ -217,6 +222,9 @@ def test_member_rows_with_unknown_strategy_or_bad_params_are_rejected(spark) -> 
     assert reasons[None] == "client_id is null"
     assert reasons["f"] == "strategy_params.queues is not a comma list of topic@broker:queue_id"
     assert reasons["i"] == "strategy_params.virtual_nodes is above 100000"
+    assert reasons["j"] == "strategy_params.virtual_nodes is above 100000"
+    assert reasons["k"] == "strategy_params.virtual_nodes is negative"
+    assert reasons["l"] == "strategy_params.pop_share_queue_num is beyond a Java int"
 
 
 def test_rows_with_a_nul_in_any_text_are_rejected_naming_the_column(spark) -> None:
