@@ -334,49 +334,47 @@ def _malformed_config_queues(text: Column) -> Column:
 _INTEGER_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 
 
-def _integer_text(param: str, raw: str | None = None) -> Column:
-    return F.col(raw or f"{param}_raw").rlike(_INTEGER_TEXT)
+def _not_integer(typed: str, raw: str) -> Column:
+    """The parameter (`raw`, its text; `typed`, its int cast) is given, and is not a whole
+    number."""
+    return F.col(raw).isNotNull() & F.col(typed).isNull() & ~F.col(raw).rlike(_INTEGER_TEXT)
 
 
-def _not_integer(param: str, raw: str | None = None) -> Column:
-    """The parameter is given, and not as a whole number."""
-    raw = raw or f"{param}_raw"
-    return F.col(raw).isNotNull() & F.col(param).isNull() & ~_integer_text(param, raw)
-
-
-def _beyond_int(param: str, raw: str | None = None) -> Column:
+def _beyond_int(typed: str, raw: str) -> Column:
     """The parameter is a whole number a Java int cannot hold (its cast is null): out of
     range, not "not an integer"."""
-    return F.col(param).isNull() & _integer_text(param, raw)
+    return F.col(typed).isNull() & F.col(raw).rlike(_INTEGER_TEXT)
 
 
-def _minus(param: str) -> Column:
-    return F.trim(F.col(f"{param}_raw")).startswith("-")
+def _minus(raw: str) -> Column:
+    return F.trim(F.col(raw)).startswith("-")
 
 
 def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     strategies = supported_strategies()
     df = with_strategy_params(df)
+    # (int cast, text) of the int parameters
+    vnodes, pop_share = ("virtual_nodes", "virtual_nodes_raw"), ("pop_share_queue_num",
+                                                                 "pop_share_raw")
     reason = _reasons(
         *_required_null_checks("members"),
         (F.col("strategy").isNotNull() & ~F.col("strategy").isin(strategies),
          "unknown strategy (supported: " + ", ".join(strategies) + ")"),
         (F.col("message_model").isNotNull() & ~F.col("message_model").isin(*MESSAGE_MODELS),
          "message_model must be CLUSTERING or BROADCASTING"),
-        (_not_integer("virtual_nodes"), "strategy_params.virtual_nodes is not an integer"),
-        ((F.col("virtual_nodes") < 0) | (_beyond_int("virtual_nodes") & _minus("virtual_nodes")),
+        (_not_integer(*vnodes), "strategy_params.virtual_nodes is not an integer"),
+        ((F.col("virtual_nodes") < 0) | (_beyond_int(*vnodes) & _minus(vnodes[1])),
          "strategy_params.virtual_nodes is negative"),
         ((F.col("virtual_nodes") > MAX_VIRTUAL_NODES)
-         | (_beyond_int("virtual_nodes") & ~_minus("virtual_nodes")),
+         | (_beyond_int(*vnodes) & ~_minus(vnodes[1])),
          f"strategy_params.virtual_nodes is above {MAX_VIRTUAL_NODES}"),
         (_malformed_config_queues(F.col("config_queues")),
          "strategy_params.queues is not a comma list of topic@broker:queue_id"),
         (F.col("allocation_mode").isNotNull()
          & ~F.col("allocation_mode").isin(*ALLOCATION_MODES),
          "allocation_mode must be one of " + ", ".join(ALLOCATION_MODES)),
-        (_not_integer("pop_share_queue_num", "pop_share_raw"),
-         "strategy_params.pop_share_queue_num is not an integer"),
-        (_beyond_int("pop_share_queue_num", "pop_share_raw"),
+        (_not_integer(*pop_share), "strategy_params.pop_share_queue_num is not an integer"),
+        (_beyond_int(*pop_share),
          "strategy_params.pop_share_queue_num is beyond a Java int"),
         *_nul_checks("members"),
     )
