@@ -47,19 +47,30 @@ GROUP_NOT_AUDITED = ("the group has no queue to audit in this snapshot (no usabl
 def attach_offsets(rows: pa.Table) -> pa.Table:
     """The queue rows of `rows` (OFFSET_ROW false) with the OFFSETS of the offsets row
     (OFFSET_ROW true) of the same group, topic, broker and queue; null when there is none.
-    A table without OFFSET_ROW is returned as it is (`split_offsets`)."""
-    return split_offsets(rows)[0]
+    A table without OFFSET_ROW is returned as it is. (`split_offsets` also returns the
+    offsets rows no queue row took; this one, for the bare kernel call, does not look for
+    them.)"""
+    return _attached(rows)[0]
 
 
 def split_offsets(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     """`attach_offsets`' queue rows, and the offsets rows that no queue row took
-    (UNMATCHED_SCHEMA: their keys, offsets and why), which the run writes to `rejects`.
+    (UNMATCHED_SCHEMA: their keys, offsets and why), which the run writes to `rejects`."""
+    queues, offsets, taken = _attached(rows)
+    if offsets is None:
+        return queues, UNMATCHED_SCHEMA.empty_table()
+    return queues, _unmatched(offsets, taken, queues)
+
+
+def _attached(rows: pa.Table) -> tuple[pa.Table, pa.Table | None, np.ndarray | None]:
+    """The queue rows with their offsets, the offsets rows and which of them a queue row
+    took (None, None without OFFSET_ROW).
 
     A left join, broker_name null-safe (Kafka has none); a row with another key null
     matches nothing. Offsets keys are unique (validation rejects repeated ones); were one
     repeated, its first row would be taken, not the queue row doubled."""
     if OFFSET_ROW not in rows.column_names:
-        return rows, UNMATCHED_SCHEMA.empty_table()
+        return rows, None, None
     is_offset = rows[OFFSET_ROW].fill_null(False)
     queues = rows.filter(pc.invert(is_offset)).drop_columns([OFFSET_ROW, *OFFSETS])
     offsets = rows.filter(is_offset)
@@ -67,7 +78,7 @@ def split_offsets(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     picks = pa.array(source, mask=source < 0)
     for name in OFFSETS:
         queues = queues.append_column(name, offsets[name].take(picks))
-    return queues, _unmatched(offsets, taken, queues)
+    return queues, offsets, taken
 
 
 def _first_offsets_row(rows: pa.Table, is_offset: np.ndarray
