@@ -67,6 +67,7 @@ from reports.assignments import assignments_report, snapshot_times
 from reports.attention import (
     FindingCounts,
     finding_counts,
+    groups_missing_members,
     latest_group_rows,
     top_churn,
     worst_groups,
@@ -111,6 +112,8 @@ class RunResult:
     cleaned: list[str] = field(default_factory=list)
     report: str | None = None  # report.html, when it could be written
     finding_counts: FindingCounts | None = None
+    # the first groups audited without some of their members rows (rejected)
+    missing_members: list[dict] = field(default_factory=list)
 
 
 def new_run_id() -> str:
@@ -241,6 +244,7 @@ def _audit(ctx: _Run) -> RunResult:
                 latest = attempt_persist(latest_group_rows(tables["group_balance"]),
                                          eager=False)
                 worst, findings = worst_groups(latest), finding_counts(latest)
+                missing = groups_missing_members(latest) if findings.members_rejected else []
                 churn_top = top_churn(tables["rebalance_churn"])
                 for note in late:
                     log.warning("warning: %s", note.text())
@@ -259,7 +263,7 @@ def _audit(ctx: _Run) -> RunResult:
     return RunResult(ctx.run_id, ctx.output, ctx.store.engine, scope.audited, tables_written,
                      ctx.steps.timings, totals, worst, churn_top, writes,
                      [n.text() for n in scope.notes], scope.not_audited, cleaned,
-                     finding_counts=findings)
+                     finding_counts=findings, missing_members=missing)
 
 
 def _input_paths(ctx: _Run) -> InputPaths:

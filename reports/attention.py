@@ -17,22 +17,25 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from reports.group_balance import what_if_line
+from reports.group_balance import rejected_members_line, what_if_line
 from vocabulary.findings import FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
-# the tally's two sums beside the codes (no finding code starts with a space)
-_GROUPS, _WITH_ANY = " groups", " with any"
+# the tally's sums beside the codes (no finding code starts with a space)
+_GROUPS, _WITH_ANY, _MEMBERS_REJECTED = " groups", " with any", " members rejected"
+_SUMS = (_GROUPS, _WITH_ANY, _MEMBERS_REJECTED)
 
 
 @dataclass
 class FindingCounts:
     """Groups per finding code (codes no group has are left out), the groups with at
-    least one finding, and the groups audited."""
+    least one finding, the groups audited, and the groups audited without some of their
+    members rows (rejected: no finding says so, their recommendation does)."""
 
     by_code: dict[str, int] = field(default_factory=dict)
     with_any: int = 0
     groups: int = 0
+    members_rejected: int = 0
 
     def ordered(self) -> list[tuple[str, int]]:
         """Most groups first; ties in the contract's order of the codes."""
@@ -70,15 +73,31 @@ def finding_counts(latest: DataFrame) -> FindingCounts:
     are and which findings the severity order ranks low (BROKER_UNSUPPORTED_STRATEGY weighs
     nothing)."""
     findings = F.coalesce(F.col("findings"), F.array().cast("array<string>"))
-    labels = F.concat(findings, F.array(F.lit(_GROUPS)),
-                      F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY)))
-                      .otherwise(F.array().cast("array<string>")))
+    none = F.array().cast("array<string>")
+    labels = F.concat(
+        findings, F.array(F.lit(_GROUPS)),
+        F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY))).otherwise(none),
+        F.when(rejected_members_line(F.col("recommendation")).isNotNull(),
+               F.array(F.lit(_MEMBERS_REJECTED))).otherwise(none))
     rows = (latest.select(F.explode(labels).alias("code"))
             .groupBy("code").count().collect())
     counts = {r["code"]: r["count"] for r in rows}
-    return FindingCounts(by_code={c: n for c, n in counts.items()
-                                  if c not in (_GROUPS, _WITH_ANY)},
-                         with_any=counts.get(_WITH_ANY, 0), groups=counts.get(_GROUPS, 0))
+    return FindingCounts(by_code={c: n for c, n in counts.items() if c not in _SUMS},
+                         with_any=counts.get(_WITH_ANY, 0), groups=counts.get(_GROUPS, 0),
+                         members_rejected=counts.get(_MEMBERS_REJECTED, 0))
+
+
+def groups_missing_members(latest: DataFrame, limit: int = 5) -> list[dict]:
+    """Of `latest` (`latest_group_rows`), the first `limit` groups (by snapshot, cluster,
+    group) audited without some of their members rows, each with `rejected`: how many rows
+    and which clients, as its recommendation says ("2 members row(s) of this group
+    (client(s) b)"). A group can be among them and have no finding at all."""
+    line = rejected_members_line(F.col("recommendation"))
+    rows = (latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
+            .orderBy("snapshot_id", "cluster", "consumer_group")
+            .select("snapshot_id", "cluster", "consumer_group", "rejected")
+            .limit(limit).collect())
+    return [r.asDict() for r in rows]
 
 
 def top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:

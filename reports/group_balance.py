@@ -92,6 +92,8 @@ _REJECTED_ROWS, _REJECTED_COUNT = "_rejected_rows", "_rejected_client_count"
 _REJECTED_CLIENTS = "_rejected_clients"
 # clients a recommendation names by id; the others are counted
 REJECTED_NAMED = 5
+_LEFT_OUT = (" were rejected, so these figures leave them out; the rejects table gives each "
+             "row's reason.")
 
 
 def with_rejected_members(rows: DataFrame, rejects: DataFrame | None) -> DataFrame:
@@ -148,8 +150,17 @@ def _rejected_sentence() -> Column:
         F.when(F.col("topic").isNull(), F.lit("group")).otherwise(F.lit("topic")),
         F.when(F.size(clients) > 0, F.concat(F.lit(" (client(s) "), named, F.lit(")")))
         .otherwise(F.lit("")),
-        F.lit(" were rejected, so these figures leave them out; the rejects table gives "
-              "each row's reason.")))
+        F.lit(_LEFT_OUT)))
+
+
+def rejected_members_line(recommendation: Column) -> Column:
+    """Of a whole-group row's recommendation, the words `_rejected_sentence` put there
+    before its fixed tail ("2 members row(s) of this group (client(s) b)"), or null: how
+    the console summary finds the groups audited without some of their members rows."""
+    # Java's regex quotes the tail between \Q and \E
+    line = F.regexp_extract(recommendation,
+                            rf"(?s)(\d+ members row\(s\) of this group.*?)\Q{_LEFT_OUT}\E", 1)
+    return F.when(line != "", line)
 
 
 def _lag_skewed(max_col: str, mean_col: str) -> Column:

@@ -50,8 +50,13 @@ def print_summary(result, out: TextIO | None = None) -> None:
             w(f"    -> {rec}\n")
             if line:
                 w(f"    what-if: {line}\n")
+    elif result.missing_members:
+        w("\nNo group has findings in what was audited, but not every group was audited "
+          "whole (below).\n")
     else:
         w("\nNo group has findings: every audited group is balanced.\n")
+    if result.missing_members:
+        _missing_members(result, w)
     if result.churn:
         w("\nRebalances with the most queue moves:\n")
         for c in result.churn:
@@ -70,6 +75,20 @@ def print_summary(result, out: TextIO | None = None) -> None:
     if result.rows.get("rejects"):
         w(f"\n{result.rows['rejects']:,} input row(s) could not be used: see the rejects "
           "table (source_table, row_json, reason).\n")
+
+
+def _missing_members(result, w: Callable[[str], object]) -> None:
+    """The groups audited without some of their members rows: their figures, findings
+    or none, leave those clients out."""
+    shown = result.missing_members
+    total = max(result.finding_counts.members_rejected if result.finding_counts else 0,
+                len(shown))
+    first = f" (the first {len(shown)})" if total > len(shown) else ""
+    w(f"\n{counted(total, 'group')} audited without some of their members rows, which "
+      f"were rejected: the figures leave those clients out{first}:\n")
+    for g in shown:
+        rejected = g["rejected"].replace(" of this group", "", 1)
+        w(f"  {g['cluster']}/{g['consumer_group']} @ {g['snapshot_id']}: {rejected}\n")
 
 
 def _finding_counts(counts: FindingCounts | None, shown: int,

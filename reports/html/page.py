@@ -375,6 +375,19 @@ def _share(part: int, total: int) -> str:
     return "&lt;1%" if part > 0 and part * 200 < total else f"{part / total:.0%}"
 
 
+def _no_findings(rejects: pd.DataFrame | None) -> str:
+    """What an empty list of groups needing attention means: every shown group balanced,
+    unless members rows were rejected: their groups were audited without them (or not at
+    all, when every row of one was), so "balanced" would hide them."""
+    members = (0 if rejects is None or rejects.empty
+               else int(rejects.loc[rejects["source_table"] == "members", "rows"].sum()))
+    if not members:
+        return "No group has findings: every shown group is balanced."
+    return (f"No group has findings in what was audited, but {members:,} members row(s) "
+            'were rejected: the groups <a href="#rejects">named below</a> were audited '
+            "without them, or not at all.")
+
+
 def rejects_section(rejects: pd.DataFrame | None) -> str:
     """Input rows the shown runs could not use, per input and reason (`data.reject_counts`):
     a group whose rows were rejected is missing from the figures above, or partly so."""
@@ -470,7 +483,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')
     if worst.empty:
-        body.append("<p>No group has findings: every shown group is balanced.</p>")
+        body.append(f"<p>{_no_findings(data.rejects)}</p>")
     rebalances = rebalances_by_group(data.group_churn)
     for i, (_, row) in enumerate(worst.iterrows(), start=1):
         body.append(group_section(data, row, i, rebalances))

@@ -331,6 +331,25 @@ def test_no_findings_or_no_groups_leave_the_findings_table_out():
     assert 'id="findings"' not in empty and 'href="#findings"' not in empty
 
 
+def test_no_findings_with_rejected_members_rows_is_not_called_balanced():
+    quiet = pd.DataFrame([frames.balance_row("s2", "g-ok", None)])
+    rejects = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "members", "reason": "r1",
+         "rows": 1200, "names": ["g-half"]},
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "members", "reason": "r2",
+         "rows": 3, "names": ["g-gone"]},
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "queues", "reason": "r3",
+         "rows": 5, "names": ["topic T"]}])
+    page = body(render(data(group_balance=quiet, rejects=rejects)))
+    assert "every shown group is balanced" not in page
+    assert ("No group has findings in what was audited, but 1,203 members row(s) were "
+            'rejected: the groups <a href="#rejects">named below</a> were audited without '
+            "them, or not at all.") in page
+    # queues rows rejected leave no group short of clients: balanced, as before
+    page = body(render(data(group_balance=quiet, rejects=rejects.iloc[2:])))
+    assert "No group has findings: every shown group is balanced." in page
+
+
 def test_every_finding_code_has_a_meaning():
     from vocabulary.findings import FINDING_MEANINGS, FINDINGS
 

@@ -8,7 +8,13 @@ from datetime import datetime
 
 import pytest
 
-from reports.attention import FindingCounts, finding_counts, latest_group_rows, worst_groups
+from reports.attention import (
+    FindingCounts,
+    finding_counts,
+    groups_missing_members,
+    latest_group_rows,
+    worst_groups,
+)
 from reports.summary import print_summary
 
 pytestmark = pytest.mark.spark
@@ -87,3 +93,45 @@ def test_the_summary_tallies_the_findings_beyond_the_worst_groups() -> None:
             "  IDLE_CLIENTS                1,200 group(s)\n"
             "  BROKER_UNSUPPORTED_STRATEGY     1 group(s)\n"
             "\nGroups that need attention (worst first):\n") in text.getvalue()
+
+
+def test_groups_audited_without_members_rows_are_counted_and_named(spark) -> None:
+    left_out = (" were rejected, so these figures leave them out; the rejects table gives "
+                "each row's reason.")
+    rows = [
+        # among other sentences, before the what-if line; a client id with parentheses
+        ("s2", "g-skew", ["IDLE_CLIENTS"], "1 client(s) claim no queue. 3 members row(s) of "
+         f"this group (client(s) a (x), b){left_out} What-if: AVG: max 2."),
+        # no finding at all
+        ("s2", "g-quiet", [], f"1 members row(s) of this group{left_out}"),
+        # at s1 only: not at its latest snapshot, so not counted
+        ("s1", "g-was", [], f"2 members row(s) of this group (client(s) c){left_out}"),
+        ("s2", "g-was", [], "Balanced: no action needed."),
+    ]
+    balance = spark.createDataFrame(
+        [(s, "c1", T2 if s == "s2" else T1, g, None, f, 0, 0, 0, 0, r) for s, g, f, r in rows],
+        SCHEMA)
+    latest = latest_group_rows(balance)
+    counts = finding_counts(latest)
+    assert (counts.groups, counts.with_any, counts.members_rejected) == (3, 1, 2)
+    assert groups_missing_members(latest) == [
+        {"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-quiet",
+         "rejected": "1 members row(s) of this group"},
+        {"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-skew",
+         "rejected": "3 members row(s) of this group (client(s) a (x), b)"}]
+    assert len(groups_missing_members(latest, limit=1)) == 1
+
+
+def test_the_summary_says_how_many_groups_lack_members_rows_beyond_those_named() -> None:
+    from jobs.audit import RunResult
+
+    named = [{"cluster": "c1", "consumer_group": "g", "snapshot_id": "s2",
+              "rejected": "1 members row(s) of this group (client(s) a)"}]
+    result = RunResult("run-1", "out", "offline", ["s2"], {},
+                       finding_counts=FindingCounts({}, 0, 40, members_rejected=12),
+                       missing_members=named)
+    text = io.StringIO()
+    print_summary(result, text)
+    assert ("\n12 groups audited without some of their members rows, which were rejected: the "
+            "figures leave those clients out (the first 1):\n"
+            "  c1/g @ s2: 1 members row(s) (client(s) a)\n") in text.getvalue()

@@ -5,6 +5,7 @@ recommendation, naming the clients: its figures describe the group without them,
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 
 from jobs.audit import run
 from jobs.config import AuditConfig
+from reports.summary import print_summary
 from tests.support.delta_inputs import write_inputs
 from tests.support.outputs import table
 
@@ -50,8 +52,9 @@ def _inputs() -> dict[str, pd.DataFrame]:
 def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) -> None:
     paths = write_inputs(spark, Path(tmp_path) / "in", **_inputs())
     out = Path(tmp_path) / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline", what_if="off", buckets=2), spark=spark)
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(out), engine="offline", what_if="off", buckets=2),
+                 spark=spark)
     rejects = table(out, "rejects")
     assert list(rejects["source_table"]) == ["members"] * 10
     balance = table(out, "group_balance")
@@ -69,6 +72,21 @@ def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) 
     figures = balance.set_index(["consumer_group", balance["topic"].fillna("*")])
     assert figures.loc[("G", "T"), "subscribing_clients"] == 1
     assert figures.loc[("Z", "*"), "clients"] == 1
+    # no group has a finding, yet the console summary does not call them all balanced
+    assert result.worst_groups == [] and result.finding_counts.members_rejected == 2
+    assert [(g["consumer_group"], g["rejected"]) for g in result.missing_members] == [
+        ("G", "2 members row(s) of this group (client(s) b)"),
+        ("Z", "8 members row(s) of this group (client(s) z1, z2, z3, z4, z5 and 2 more)")]
+    text = io.StringIO()
+    print_summary(result, text)
+    assert "every audited group is balanced" not in text.getvalue()
+    assert ("\nNo group has findings in what was audited, but not every group was audited "
+            "whole (below).\n"
+            "\n2 groups audited without some of their members rows, which were rejected: the "
+            "figures leave those clients out:\n"
+            "  c/G @ s1: 2 members row(s) (client(s) b)\n"
+            "  c/Z @ s1: 8 members row(s) (client(s) z1, z2, z3, z4, z5 and 2 more)\n"
+            ) in text.getvalue()
 
 
 def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) -> None:
@@ -77,8 +95,10 @@ def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) ->
     inputs["members"] = members[members["consumer_group"] == "H"]
     paths = write_inputs(spark, Path(tmp_path) / "in", **inputs)
     out = Path(tmp_path) / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline", what_if="off", buckets=2), spark=spark)
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(out), engine="offline", what_if="off", buckets=2),
+                 spark=spark)
     assert table(out, "rejects").empty
+    assert result.finding_counts.members_rejected == 0 and result.missing_members == []
     assert set(table(out, "group_balance")["recommendation"]) == {
         "Balanced: no action needed."}
