@@ -66,7 +66,9 @@ from rebalance_udfs.spark.report_pass import (
 from reports.assignments import assignments_report, snapshot_times
 from reports.attention import (
     FindingCounts,
+    FirstGroups,
     finding_counts,
+    groups_all_rejected,
     groups_missing_members,
     latest_group_rows,
     top_churn,
@@ -112,8 +114,10 @@ class RunResult:
     cleaned: list[str] = field(default_factory=list)
     report: str | None = None  # report.html, when it could be written
     finding_counts: FindingCounts | None = None
-    # the first groups audited without some of their members rows (rejected)
-    missing_members: list[dict] = field(default_factory=list)
+    # groups audited without some of their members rows (rejected), and groups of the
+    # audited snapshots with none left: no figures at all
+    members_short: FirstGroups = field(default_factory=FirstGroups)
+    members_gone: FirstGroups = field(default_factory=FirstGroups)
 
 
 def new_run_id() -> str:
@@ -244,7 +248,10 @@ def _audit(ctx: _Run) -> RunResult:
                 latest = attempt_persist(latest_group_rows(tables["group_balance"]),
                                          eager=False)
                 worst, findings = worst_groups(latest), finding_counts(latest)
-                missing = groups_missing_members(latest) if findings.members_rejected else []
+                short, gone = FirstGroups(), FirstGroups()
+                if scope.members_rejected:  # two small jobs more (none without rejects)
+                    short = groups_missing_members(latest)
+                    gone = groups_all_rejected(rejects, inputs.members, scope.audited)
                 churn_top = top_churn(tables["rebalance_churn"])
                 for note in late:
                     log.warning("warning: %s", note.text())
@@ -263,7 +270,7 @@ def _audit(ctx: _Run) -> RunResult:
     return RunResult(ctx.run_id, ctx.output, ctx.store.engine, scope.audited, tables_written,
                      ctx.steps.timings, totals, worst, churn_top, writes,
                      [n.text() for n in scope.notes], scope.not_audited, cleaned,
-                     finding_counts=findings, missing_members=missing)
+                     finding_counts=findings, members_short=short, members_gone=gone)
 
 
 def _input_paths(ctx: _Run) -> InputPaths:

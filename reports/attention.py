@@ -1,7 +1,8 @@
 """What the run's console summary names after the writes: the groups most in need of
-attention, how many groups each finding touches, and the rebalances that moved the most
-queues. Each is one small Spark job over a written table; a handful of rows reach the
-driver.
+attention, how many groups each finding touches, the groups whose members rows were
+rejected (audited without them, or not at all; no finding says so), and the rebalances
+that moved the most queues. Each is one or two small Spark jobs over a written table (or
+the run's rejects); a handful of rows reach the driver.
 
 A group counts at its latest snapshot of the run (by capture time, then snapshot id), as
 report.html counts it at its latest shown one: a group whose findings an earlier snapshot
@@ -18,24 +19,22 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from reports.group_balance import rejected_members_line, what_if_line
+from vocabulary.columns import GROUP_KEYS
 from vocabulary.findings import FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
-# the tally's sums beside the codes (no finding code starts with a space)
-_GROUPS, _WITH_ANY, _MEMBERS_REJECTED = " groups", " with any", " members rejected"
-_SUMS = (_GROUPS, _WITH_ANY, _MEMBERS_REJECTED)
+# the tally's two sums beside the codes (no finding code starts with a space)
+_GROUPS, _WITH_ANY = " groups", " with any"
 
 
 @dataclass
 class FindingCounts:
     """Groups per finding code (codes no group has are left out), the groups with at
-    least one finding, the groups audited, and the groups audited without some of their
-    members rows (rejected: no finding says so, their recommendation does)."""
+    least one finding, and the groups audited."""
 
     by_code: dict[str, int] = field(default_factory=dict)
     with_any: int = 0
     groups: int = 0
-    members_rejected: int = 0
 
     def ordered(self) -> list[tuple[str, int]]:
         """Most groups first; ties in the contract's order of the codes."""
@@ -73,31 +72,68 @@ def finding_counts(latest: DataFrame) -> FindingCounts:
     are and which findings the severity order ranks low (BROKER_UNSUPPORTED_STRATEGY weighs
     nothing)."""
     findings = F.coalesce(F.col("findings"), F.array().cast("array<string>"))
-    none = F.array().cast("array<string>")
-    labels = F.concat(
-        findings, F.array(F.lit(_GROUPS)),
-        F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY))).otherwise(none),
-        F.when(rejected_members_line(F.col("recommendation")).isNotNull(),
-               F.array(F.lit(_MEMBERS_REJECTED))).otherwise(none))
+    labels = F.concat(findings, F.array(F.lit(_GROUPS)),
+                      F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY)))
+                      .otherwise(F.array().cast("array<string>")))
     rows = (latest.select(F.explode(labels).alias("code"))
             .groupBy("code").count().collect())
     counts = {r["code"]: r["count"] for r in rows}
-    return FindingCounts(by_code={c: n for c, n in counts.items() if c not in _SUMS},
-                         with_any=counts.get(_WITH_ANY, 0), groups=counts.get(_GROUPS, 0),
-                         members_rejected=counts.get(_MEMBERS_REJECTED, 0))
+    return FindingCounts(by_code={c: n for c, n in counts.items()
+                                  if c not in (_GROUPS, _WITH_ANY)},
+                         with_any=counts.get(_WITH_ANY, 0), groups=counts.get(_GROUPS, 0))
 
 
-def groups_missing_members(latest: DataFrame, limit: int = 5) -> list[dict]:
-    """Of `latest` (`latest_group_rows`), the first `limit` groups (by snapshot, cluster,
-    group) audited without some of their members rows, each with `rejected`: how many rows
-    and which clients, as its recommendation says ("2 members row(s) of this group
-    (client(s) b)"). A group can be among them and have no finding at all."""
+@dataclass
+class FirstGroups:
+    """How many groups a selection holds, and the first few of them."""
+
+    total: int = 0
+    first: list[dict] = field(default_factory=list)
+
+
+def groups_missing_members(latest: DataFrame, limit: int = 5) -> FirstGroups:
+    """Of `latest` (`latest_group_rows`), the groups audited without some of their members
+    rows (rejected), each with `rejected`: how many rows and which clients, as its
+    recommendation says ("2 members row(s) of this group (client(s) b)"). No finding says
+    so, so a group can be among them and have none."""
     line = rejected_members_line(F.col("recommendation"))
-    rows = (latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
-            .orderBy("snapshot_id", "cluster", "consumer_group")
-            .select("snapshot_id", "cluster", "consumer_group", "rejected")
-            .limit(limit).collect())
-    return [r.asDict() for r in rows]
+    return _first(latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
+                  .select(*GROUP_KEYS, "rejected"), limit)
+
+
+def groups_all_rejected(rejects: DataFrame, members: DataFrame, snapshots: list[str],
+                        limit: int = 5) -> FirstGroups:
+    """The groups that, at some of the audited `snapshots`, had every members row rejected
+    (`rejects`: the run's; `members`: its usable rows), each with those `snapshots`
+    (sorted) and `rows`, how many were rejected there: the audit has no figure of them,
+    so nothing but the rejects table says they exist. The group comes from each row as
+    read (`row_json`); a row without one names no group."""
+    named = F.get_json_object(F.col("row_json"), "$.consumer_group")
+    rejected = (rejects.where((F.col("source_table") == "members")
+                              & F.col("snapshot_id").isin(snapshots))
+                .select("snapshot_id", "cluster", named.alias("consumer_group"))
+                .where(F.col("consumer_group").isNotNull())
+                .groupBy(*GROUP_KEYS).agg(F.count(F.lit(1)).alias("rows")))
+    # broadcast both ways: a row per group with rejected rows, and the few of those groups
+    # with usable rows left; the usable rows themselves are filtered where they lie
+    def same(left: DataFrame, right: DataFrame) -> list:
+        return [left[k].eqNullSafe(right[k]) for k in GROUP_KEYS]
+
+    usable = members.select(*GROUP_KEYS)
+    kept = usable.join(F.broadcast(rejected), same(usable, rejected), "left_semi").distinct()
+    gone = rejected.join(F.broadcast(kept), same(rejected, kept), "left_anti")
+    per_group = gone.groupBy("cluster", "consumer_group").agg(
+        F.array_sort(F.collect_list("snapshot_id")).alias("snapshots"),
+        F.sum("rows").alias("rows"))
+    return _first(per_group, limit, ["cluster", "consumer_group"])
+
+
+def _first(groups: DataFrame, limit: int, order: list[str] = GROUP_KEYS) -> FirstGroups:
+    """`limit` rows of `groups` in `order` and their number: counted by a second job only
+    when there are more than `limit`."""
+    rows = groups.orderBy(*order).limit(limit + 1).collect()
+    total = len(rows) if len(rows) <= limit else groups.count()
+    return FirstGroups(total, [r.asDict() for r in rows[:limit]])
 
 
 def top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:

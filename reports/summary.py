@@ -50,13 +50,12 @@ def print_summary(result, out: TextIO | None = None) -> None:
             w(f"    -> {rec}\n")
             if line:
                 w(f"    what-if: {line}\n")
-    elif result.missing_members:
+    elif result.members_short.total or result.members_gone.total:
         w("\nNo group has findings in what was audited, but not every group was audited "
           "whole (below).\n")
     else:
         w("\nNo group has findings: every audited group is balanced.\n")
-    if result.missing_members:
-        _missing_members(result, w)
+    _members_left_out(result, w)
     if result.churn:
         w("\nRebalances with the most queue moves:\n")
         for c in result.churn:
@@ -77,18 +76,32 @@ def print_summary(result, out: TextIO | None = None) -> None:
           "table (source_table, row_json, reason).\n")
 
 
-def _missing_members(result, w: Callable[[str], object]) -> None:
-    """The groups audited without some of their members rows: their figures, findings
-    or none, leave those clients out."""
-    shown = result.missing_members
-    total = max(result.finding_counts.members_rejected if result.finding_counts else 0,
-                len(shown))
-    first = f" (the first {len(shown)})" if total > len(shown) else ""
-    w(f"\n{counted(total, 'group')} audited without some of their members rows, which "
-      f"were rejected: the figures leave those clients out{first}:\n")
-    for g in shown:
-        rejected = g["rejected"].replace(" of this group", "", 1)
-        w(f"  {g['cluster']}/{g['consumer_group']} @ {g['snapshot_id']}: {rejected}\n")
+def _members_left_out(result, w: Callable[[str], object]) -> None:
+    """The groups whose members rows were rejected: audited without them (the figures
+    leave those clients out, findings or none) or, with none left, not at all."""
+    for listed, heading, words in (
+            (result.members_short, "audited without some of their members rows, which were "
+             "rejected: the figures leave those clients out",
+             lambda g: g["rejected"].replace(" of this group", "", 1)),
+            (result.members_gone, "with every members row rejected, so not audited at "
+             "these snapshots",
+             lambda g: f"{g['rows']} members row(s) rejected")):
+        if not listed.total:
+            continue
+        first = f" (the first {len(listed.first)})" if listed.total > len(listed.first) else ""
+        w(f"\n{counted(listed.total, 'group')} {heading}{first}:\n")
+        for g in listed.first:
+            w(f"  {g['cluster']}/{g['consumer_group']} @ {_snapshots(g)}: {words(g)}\n")
+
+
+def _snapshots(group: dict) -> str:
+    """The snapshot of a group's row, or the first three of its snapshots and how many
+    more."""
+    if "snapshot_id" in group:
+        return str(group["snapshot_id"])
+    listed = group["snapshots"]
+    more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
+    return ", ".join(listed[:3]) + more
 
 
 def _finding_counts(counts: FindingCounts | None, shown: int,

@@ -10,7 +10,9 @@ import pytest
 
 from reports.attention import (
     FindingCounts,
+    FirstGroups,
     finding_counts,
+    groups_all_rejected,
     groups_missing_members,
     latest_group_rows,
     worst_groups,
@@ -112,26 +114,64 @@ def test_groups_audited_without_members_rows_are_counted_and_named(spark) -> Non
         [(s, "c1", T2 if s == "s2" else T1, g, None, f, 0, 0, 0, 0, r) for s, g, f, r in rows],
         SCHEMA)
     latest = latest_group_rows(balance)
-    counts = finding_counts(latest)
-    assert (counts.groups, counts.with_any, counts.members_rejected) == (3, 1, 2)
-    assert groups_missing_members(latest) == [
+    assert groups_missing_members(latest) == FirstGroups(2, [
         {"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-quiet",
          "rejected": "1 members row(s) of this group"},
         {"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-skew",
-         "rejected": "3 members row(s) of this group (client(s) a (x), b)"}]
-    assert len(groups_missing_members(latest, limit=1)) == 1
+         "rejected": "3 members row(s) of this group (client(s) a (x), b)"}])
+    assert groups_missing_members(latest, limit=1) == FirstGroups(2, [
+        {"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-quiet",
+         "rejected": "1 members row(s) of this group"}])
+
+
+def test_groups_every_members_row_of_which_was_rejected_are_counted(spark) -> None:
+    members = spark.createDataFrame([
+        ("s1", "c1", "g-audited", "a"), ("s0", "c1", "g-gone", "a"), ("s1", "c1", "g-big", "a"),
+    ], "snapshot_id string, cluster string, consumer_group string, client_id string")
+
+    def rejected(snapshot, group, table="members", cluster="c1"):
+        row = None if group is None else f'{{"consumer_group": "{group}", "client_id": "x"}}'
+        return (snapshot, cluster, table, row, "unknown strategy")
+
+    rejects = spark.createDataFrame([
+        rejected("s1", "g-audited"),             # a usable row left: audited without this one
+        rejected("s1", "g-gone"), rejected("s1", "g-gone"),  # usable at s0 only
+        rejected("s1", "g-gone", cluster=None),  # another cluster (none): another group
+        rejected("s1", "g-q", table="queues"),   # not a members row
+        rejected("s1", None),                    # names no group
+        rejected("s9", "g-later"),               # a snapshot not audited
+        *[rejected("s1", "g-big")] * 3,
+        rejected("s2", "g-gone"),                # no usable row at s2 either
+    ], "snapshot_id string, cluster string, source_table string, row_json string, "
+       "reason string")
+    gone = groups_all_rejected(rejects, members, ["s1"])
+    assert gone == FirstGroups(2, [
+        {"cluster": None, "consumer_group": "g-gone", "snapshots": ["s1"], "rows": 1},
+        {"cluster": "c1", "consumer_group": "g-gone", "snapshots": ["s1"], "rows": 2}])
+    assert groups_all_rejected(rejects, members, ["s1"], limit=1) == FirstGroups(2, [
+        {"cluster": None, "consumer_group": "g-gone", "snapshots": ["s1"], "rows": 1}])
+    # a group with none left at two snapshots is one group, its snapshots listed
+    assert groups_all_rejected(rejects, members, ["s2", "s1"]).first[1] == {
+        "cluster": "c1", "consumer_group": "g-gone", "snapshots": ["s1", "s2"], "rows": 3}
+    assert groups_all_rejected(rejects, members, ["s0"]) == FirstGroups()
 
 
 def test_the_summary_says_how_many_groups_lack_members_rows_beyond_those_named() -> None:
     from jobs.audit import RunResult
 
-    named = [{"cluster": "c1", "consumer_group": "g", "snapshot_id": "s2",
-              "rejected": "1 members row(s) of this group (client(s) a)"}]
+    short = FirstGroups(12, [{"cluster": "c1", "consumer_group": "g", "snapshot_id": "s2",
+                              "rejected": "1 members row(s) of this group (client(s) a)"}])
+    gone = FirstGroups(1, [{"cluster": "c1", "consumer_group": "h", "rows": 4,
+                            "snapshots": ["s1", "s2", "s3", "s4", "s5"]}])
     result = RunResult("run-1", "out", "offline", ["s2"], {},
-                       finding_counts=FindingCounts({}, 0, 40, members_rejected=12),
-                       missing_members=named)
+                       finding_counts=FindingCounts({}, 0, 40), members_short=short,
+                       members_gone=gone)
     text = io.StringIO()
     print_summary(result, text)
-    assert ("\n12 groups audited without some of their members rows, which were rejected: the "
+    assert ("\nNo group has findings in what was audited, but not every group was audited "
+            "whole (below).\n"
+            "\n12 groups audited without some of their members rows, which were rejected: the "
             "figures leave those clients out (the first 1):\n"
-            "  c1/g @ s2: 1 members row(s) (client(s) a)\n") in text.getvalue()
+            "  c1/g @ s2: 1 members row(s) (client(s) a)\n"
+            "\n1 group with every members row rejected, so not audited at these snapshots:\n"
+            "  c1/h @ s1, s2, s3 and 2 more: 4 members row(s) rejected\n") in text.getvalue()

@@ -34,7 +34,8 @@ def _inputs() -> dict[str, pd.DataFrame]:
     """T has 4 queues, U 2. G: a and b on T, b's two rows disagree (AVG and
     CONSISTENT_HASH from one address), so both are rejected and a is audited alone. H:
     clean. Z: one good client and eight rejected rows on T
-    (seven clients with a misspelt strategy, one row without a client id)."""
+    (seven clients with a misspelt strategy, one row without a client id). W: two rows,
+    both with a misspelt strategy."""
     queues = pd.DataFrame([
         {"snapshot_id": "s1", "cluster": "c", "captured_at": AT, "topic": t,
          "broker_name": "b", "queue_id": q, "max_offset": 100, "readable": True}
@@ -45,6 +46,8 @@ def _inputs() -> dict[str, pd.DataFrame]:
         _member("H", "c", "T"), _member("H", "d", "T"),
         _member("Z", "good", "T"), _member("Z", None, "T"),
         *[_member("Z", f"z{i}", "T", "AVERAGE") for i in range(1, 8)],
+        # W: every row rejected, so W has no figures at all
+        _member("W", "w1", "T", "AVERAGE"), _member("W", "w2", "T", "AVERAGE"),
     ]
     return {"queues": queues, "members": pd.DataFrame(members)}
 
@@ -56,7 +59,7 @@ def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) 
                              output=str(out), engine="offline", what_if="off", buckets=2),
                  spark=spark)
     rejects = table(out, "rejects")
-    assert list(rejects["source_table"]) == ["members"] * 10
+    assert list(rejects["source_table"]) == ["members"] * 12
     balance = table(out, "group_balance")
     said = {(g, None if pd.isna(t) else t): r for g, t, r in zip(
         balance["consumer_group"], balance["topic"], balance["recommendation"], strict=True)}
@@ -73,10 +76,13 @@ def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) 
     assert figures.loc[("G", "T"), "subscribing_clients"] == 1
     assert figures.loc[("Z", "*"), "clients"] == 1
     # no group has a finding, yet the console summary does not call them all balanced
-    assert result.worst_groups == [] and result.finding_counts.members_rejected == 2
-    assert [(g["consumer_group"], g["rejected"]) for g in result.missing_members] == [
+    assert "W" not in set(balance["consumer_group"])
+    assert result.worst_groups == [] and result.members_short.total == 2
+    assert [(g["consumer_group"], g["rejected"]) for g in result.members_short.first] == [
         ("G", "2 members row(s) of this group (client(s) b)"),
         ("Z", "8 members row(s) of this group (client(s) z1, z2, z3, z4, z5 and 2 more)")]
+    assert result.members_gone.total == 1
+    assert [(g["consumer_group"], g["rows"]) for g in result.members_gone.first] == [("W", 2)]
     text = io.StringIO()
     print_summary(result, text)
     assert "every audited group is balanced" not in text.getvalue()
@@ -86,7 +92,8 @@ def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) 
             "figures leave those clients out:\n"
             "  c/G @ s1: 2 members row(s) (client(s) b)\n"
             "  c/Z @ s1: 8 members row(s) (client(s) z1, z2, z3, z4, z5 and 2 more)\n"
-            ) in text.getvalue()
+            "\n1 group with every members row rejected, so not audited at these snapshots:\n"
+            "  c/W @ s1: 2 members row(s) rejected\n") in text.getvalue()
 
 
 def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) -> None:
@@ -99,6 +106,6 @@ def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) ->
                              output=str(out), engine="offline", what_if="off", buckets=2),
                  spark=spark)
     assert table(out, "rejects").empty
-    assert result.finding_counts.members_rejected == 0 and result.missing_members == []
+    assert result.members_short.total == result.members_gone.total == 0
     assert set(table(out, "group_balance")["recommendation"]) == {
         "Balanced: no action needed."}
