@@ -249,7 +249,7 @@ def _audit(ctx: _Run) -> RunResult:
                                          eager=False)
                 worst, findings = worst_groups(latest), finding_counts(latest)
                 short, gone = FirstGroups(), FirstGroups()
-                if scope.members_rejected:  # two small jobs more (none without rejects)
+                if scope.members_rejected:  # 13 small jobs more at 10M; none without rejects
                     short = groups_missing_members(latest)
                     gone = groups_all_rejected(rejects, inputs.members, scope.audited)
                 churn_top = top_churn(tables["rebalance_churn"])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from reports.group_balance import rejected_members_line, what_if_line
+from reports.group_balance import rejected_member_rows, rejected_members_line, what_if_line
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.findings import FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -108,11 +108,7 @@ def groups_all_rejected(rejects: DataFrame, members: DataFrame, snapshots: list[
     (sorted) and `rows`, how many were rejected there: the audit has no figure of them,
     so nothing but the rejects table says they exist. The group comes from each row as
     read (`row_json`); a row without one names no group."""
-    named = F.get_json_object(F.col("row_json"), "$.consumer_group")
-    rejected = (rejects.where((F.col("source_table") == "members")
-                              & F.col("snapshot_id").isin(snapshots))
-                .select("snapshot_id", "cluster", named.alias("consumer_group"))
-                .where(F.col("consumer_group").isNotNull())
+    rejected = (rejected_member_rows(rejects).where(F.col("snapshot_id").isin(snapshots))
                 .groupBy(*GROUP_KEYS).agg(F.count(F.lit(1)).alias("rows")))
     # broadcast both ways: a row per group with rejected rows, and the few of those groups
     # with usable rows left; the usable rows themselves are filtered where they lie

@@ -96,6 +96,18 @@ _LEFT_OUT = (" were rejected, so these figures leave them out; the rejects table
              "row's reason.")
 
 
+def rejected_member_rows(rejects: DataFrame) -> DataFrame:
+    """The rejected members rows of `rejects` (a run's) that name a group: snapshot_id,
+    cluster, consumer_group, topic, client_id. The group, topic and client come from the
+    row as it came in (row_json); a row whose group is null names no group."""
+    row = F.col("row_json")
+    return rejects.where(F.col("source_table") == "members").select(
+        "snapshot_id", "cluster",
+        *[F.get_json_object(row, f"$.{c}").alias(c)
+          for c in ("consumer_group", "topic", "client_id")],
+    ).where(F.col("consumer_group").isNotNull())
+
+
 def with_rejected_members(rows: DataFrame, rejects: DataFrame | None) -> DataFrame:
     """Each row with how many members rows of its group (whole-group row) or of its group
     and topic were rejected, how many distinct client ids they name and the first
@@ -109,12 +121,7 @@ def with_rejected_members(rows: DataFrame, rejects: DataFrame | None) -> DataFra
         return rows.withColumns({_REJECTED_ROWS: F.lit(None).cast("long"),
                                  _REJECTED_COUNT: F.lit(None).cast("int"),
                                  _REJECTED_CLIENTS: F.lit(None).cast("array<string>")})
-    row = F.col("row_json")
-    members = rejects.where(F.col("source_table") == "members").select(
-        "snapshot_id", "cluster",
-        *[F.get_json_object(row, f"$.{c}").alias(c) for c in ("consumer_group", "topic",
-                                                                 "client_id")],
-    ).where(F.col("consumer_group").isNotNull())
+    members = rejected_member_rows(rejects)
 
     def counted(keys: list[str]) -> DataFrame:
         clients = F.collect_set("client_id")

@@ -156,6 +156,23 @@ def test_groups_every_members_row_of_which_was_rejected_are_counted(spark) -> No
     assert groups_all_rejected(rejects, members, ["s0"]) == FirstGroups()
 
 
+def test_rejected_members_rows_are_read_back_as_they_came_in(spark) -> None:
+    """The one reader of rejected members rows the group_balance sentence and the list of
+    groups with none left share: a group, topic and client from row_json, or null."""
+    from reports.group_balance import rejected_member_rows
+
+    rejects = spark.createDataFrame([
+        ("s1", "c1", "members", '{"consumer_group": "g", "topic": "T", "client_id": "a"}'),
+        ("s1", None, "members", '{"consumer_group": "g", "client_id": null}'),
+        ("s1", "c1", "members", '{"topic": "T", "client_id": "b"}'),      # names no group
+        ("s1", "c1", "queues", '{"consumer_group": "g", "topic": "T"}'),  # not members
+    ], "snapshot_id string, cluster string, source_table string, row_json string")
+    rows = rejected_member_rows(rejects)
+    assert rows.columns == ["snapshot_id", "cluster", "consumer_group", "topic", "client_id"]
+    assert sorted(map(tuple, rows.collect()), key=str) == sorted([
+        ("s1", "c1", "g", "T", "a"), ("s1", None, "g", None, None)], key=str)
+
+
 def test_the_summary_says_how_many_groups_lack_members_rows_beyond_those_named() -> None:
     from jobs.audit import RunResult
 
