@@ -90,9 +90,11 @@ def _parse_time(text: str | None) -> datetime:
         return datetime.now(UTC).replace(microsecond=0)
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except ValueError as exc:
         raise CaptureError(f"--captured-at {text!r} is not an ISO 8601 time") from exc
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError as exc:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+        raise CaptureError(f"--captured-at {text!r} is out of range in UTC") from exc
 
 
 def _snapshot_id(given: str | None, at: datetime) -> str:

@@ -85,7 +85,14 @@ class Snapshot:
             self.warnings.append(message)
 
     def table(self, name: str) -> pa.Table:
-        return to_arrow(self.rows[name], SCHEMAS[name])
+        """The rows of table `name`. The importers check every value against its column
+        (rejecting the line); a value that still does not fit stops the capture with the
+        table's name, not a traceback."""
+        try:
+            return to_arrow(self.rows[name], SCHEMAS[name])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as exc:
+            raise CaptureError(f"the {name} table cannot hold a value read: {exc}; nothing "
+                               "was written") from exc
 
 
 def to_arrow(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:

@@ -41,13 +41,24 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
 
 def _read(path: str) -> str:
     """The file's text, whatever its line ends, in UTF-8 or, after a byte-order mark,
-    UTF-16 (a BOM was read as text: a reject row, or the file unrecognised)."""
+    UTF-16 (a BOM was read as text: a reject row, or the file unrecognised). Bytes that
+    are not of that encoding stop the import (CaptureError naming the file and line)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc}") from exc
     encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
-    text = data.decode(encoding, errors="replace")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        # decoded with replacement, gé and gè would both read g\ufffd: one group of two
+        line = data[:exc.start].count(b"\n") + 1
+        raise CaptureError(
+            f"{path}: not {encoding.upper().removesuffix('-SIG')} text (byte "
+            f"0x{data[exc.start]:02x} on line {line}); names in it would be garbled. Convert "
+            f"it first, e.g. `iconv -f GBK -t UTF-8 {Path(path).name} > utf8-"
+            f"{Path(path).name}` (the encoding the tool wrote it in: GBK, Latin-1, ...)"
+        ) from exc
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -63,7 +74,7 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
             try:
                 doc = loads(text.strip())
             except JsonError as exc:
-                if fmt is None:
+                if fmt is None or fmt in JSON_FORMATS:
                     raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
         kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
         if kind is None and not_online(exception := java_exception(text)):
@@ -98,16 +109,24 @@ def _unrecognised(path: str, text: str) -> CaptureError:
                         f"{', '.join(FORMATS)}")
 
 
+JSON_FORMATS = ("mqadmin-topicRoute", "rocketmq-runningInfo-json",
+                *(k for k in FORMATS if k.startswith("dashboard-")))
+
+
 def _dispatch(state: ImportState, path: str, kind: str, text: str, doc: object) -> None:
+    """One file into `state`. Every JSON format is an object: another document (an array,
+    a plain value, text) is the wrong file for the format, said before any importer reads
+    it."""
     if kind.startswith("kafka-"):
         import_kafka_consumer_groups(state, path, text)
         return
-    json_kinds = {"mqadmin-topicRoute", "rocketmq-runningInfo-json", *(
-        k for k in FORMATS if k.startswith("dashboard-"))}
-    if kind in json_kinds and not isinstance(doc, (dict, list)):
+    if kind in JSON_FORMATS and doc is None:
         raise CaptureError(f"{path}: format {kind} needs a JSON file")
+    if kind in JSON_FORMATS and not isinstance(doc, dict):
+        raise CaptureError(f"{path}: format {kind} needs a JSON object, the file holds "
+                           f"{mqadmin.json_type(doc)}")
     if kind.startswith("dashboard-"):
-        data = dashboard.unwrap(state, path, doc)
+        data = dashboard.unwrap(state, path, doc, kind)
         if data is None:
             return
         {"dashboard-queryTopicByConsumer": dashboard.import_query_topic_by_consumer,
@@ -184,6 +203,7 @@ def _build_rocketmq(state: ImportState) -> None:
             for qid in range(read):
                 queues[(topic, broker, qid)] = {"readable": bool(perm & mqadmin.PERM_READ),
                                                 "broker_room": zone}
+    _add_status_queues(state, queues)
     default_used = False
     for name in sorted(state.rocket):
         g = state.rocket[name]
@@ -194,23 +214,23 @@ def _build_rocketmq(state: ImportState) -> None:
             snap.add("offsets", consumer_group=name, topic=key[0], broker_name=key[1],
                      queue_id=key[2], committed_offset=g.consumer_offset[key],
                      consumed_offset=_consumed(g, key))
-        holders = dict(g.holders)
         for cid, client in g.clients.items():
             for key in sorted(client.held):
                 snap.add("observed", consumer_group=name, topic=key[0], broker_name=key[1],
                          queue_id=key[2], client_id=cid, source="mqadmin-consumerStatus")
-        for key in sorted(holders):
-            cid, source = holders[key]
+        for key in sorted(g.holders):
             if any(key in c.held for c in g.clients.values()):
                 continue  # the running info of the clients is the better witness
+            cid, source = _holder(state, name, key, g.holders[key])
             snap.add("observed", consumer_group=name, topic=key[0], broker_name=key[1],
                      queue_id=key[2], client_id=cid, source=source)
-        if not g.clients:
-            if g.consumer_offset:
+        clients = _members(state, name, g)
+        if not clients:
+            if g.consumer_offset and not g.connection:
                 snap.warn(f"group {name}: no client list (add its consumerConnection); "
                           "members are not written")
             continue
-        for cid in sorted(g.clients):
+        for cid in sorted(clients):
             c = g.clients[cid]
             topics = sorted(c.subscriptions if c.subscriptions is not None else g.subscription)
             strategy = c.strategy or ROCKETMQ_DEFAULT_STRATEGY
@@ -228,6 +248,52 @@ def _build_rocketmq(state: ImportState) -> None:
         snap.add("queues", captured_at=at, topic=key[0], broker_name=key[1], queue_id=key[2],
                  readable=q["readable"], broker_room=q["broker_room"],
                  max_offset=state.max_offset.get(key), in_rate=None)
+
+
+def _add_status_queues(state: ImportState, queues: dict) -> None:
+    """topicStatus rows no route gives: a queue id beyond its broker's readQueueNums is
+    write-only (readable false); without a route of the topic and broker, readability is
+    unknown (null, warning)."""
+    unknown: dict[str, int] = {}
+    for key in state.max_offset:
+        if key in queues:
+            continue
+        topic, broker, _ = key
+        routes = [r for r in state.routes.get(topic, []) if r[0] == broker]
+        queues[key] = {"readable": False if routes else None,
+                       "broker_room": routes[0][3] if routes else None}
+        if not routes:
+            unknown[topic] = unknown.get(topic, 0) + 1
+    for topic in sorted(unknown):
+        state.snapshot.warn(f"topic {topic}: {unknown[topic]} queue(s) of its topicStatus have "
+                            "no topicRoute of their broker (add topicRoute_"
+                            f"{topic}.json): written with readable unknown")
+
+
+def _holder(state: ImportState, group: str, key: tuple, claims: set) -> tuple[str, str]:
+    """The holder of a queue that two readings name differently (a rebalance between
+    them): the smaller client id, whatever the order of the files, said in a warning."""
+    cid, source = min(claims)
+    named = sorted({c for c, _ in claims})
+    if len(named) > 1:
+        state.snapshot.warn(f"group {group}: queue {mqadmin.queue_name(key)} is held by "
+                            f"{' and '.join(named)} in different readings (a rebalance "
+                            f"between them?); {cid} is written to observed")
+    return cid, source
+
+
+def _members(state: ImportState, name: str, g: object) -> list[str]:
+    """The clients written as members. With a consumerConnection of the group, it gives the
+    member list: a client only a running info names left or joined in between."""
+    clients = g.clients  # type: ignore[attr-defined]
+    if not g.connection:  # type: ignore[attr-defined]
+        return list(clients)
+    for cid in sorted(c for c in clients if not clients[c].listed):
+        state.snapshot.warn(f"group {name}: client {cid} (from its running info) is not in "
+                            "consumerConnection: it left or joined between the two commands; "
+                            "its held queues are written to observed, it is not written as a "
+                            "member")
+    return [c for c in clients if clients[c].listed]
 
 
 def _consumed(g: object, key: tuple[str, str | None, int]) -> int | None:

@@ -11,52 +11,118 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from capture.errors import CaptureError
 from capture.importers import mqadmin
-from capture.importers.state import ImportState, name_from_file
+from capture.importers.detect import detect_json
+from capture.importers.rocketmq_json import raw_text
+from capture.importers.state import ImportState, QueueKey, name_from_file
+from capture.importers.values import whole_number
 
 
-def unwrap(state: ImportState, path: str, doc: Any) -> Any | None:
-    """The `data` of an ok response; a failed one (status != 0) becomes a rejects row."""
-    if doc.get("status", 0) != 0:
+def unwrap(state: ImportState, path: str, doc: Any, kind: str) -> Any | None:
+    """The `data` of an ok response; a failed one (status != 0), or one without data,
+    becomes a rejects row. A document that is no `{status, data}` wrapper is the wrong
+    file (exit 2)."""
+    if not isinstance(doc, dict) or "status" not in doc or not ("data" in doc
+                                                                 or "errMsg" in doc):
+        found = detect_json(doc)
+        hint = f" (it reads as {found}: use --format {found})" if found else ""
+        has = (f"an object with keys {', '.join(map(str, doc)) or 'none'}"
+               if isinstance(doc, dict)
+               else mqadmin.json_type(doc))
+        raise CaptureError(f"{path}: format {kind} needs a rocketmq-dashboard response "
+                           f"{{status, data, errMsg}}; the document is {has}{hint}")
+    if doc["status"] != 0:
         state.snapshot.reject(path, None, f"dashboard answered status {doc.get('status')}: "
-                              f"{doc.get('errMsg')}")
+                              f"{doc.get('errMsg')}", raw_text(doc))
         return None
-    return doc.get("data")
+    if doc.get("data") is None:
+        state.snapshot.reject(path, None, "the dashboard answered with no data (errMsg: "
+                              f"{doc.get('errMsg')}): nothing of this file is imported",
+                              raw_text(doc))
+        return None
+    return doc["data"]
 
 
 def import_query_topic_by_consumer(state: ImportState, path: str, data: Any) -> None:
     group_name = name_from_file(path, ("queryTopicByConsumer", "topicByConsumer"), "group")
     group = state.rocket_group(group_name)
-    topics = data if isinstance(data, list) else list((data or {}).values())
+    if isinstance(data, dict):
+        topics = list(data.values())
+    elif isinstance(data, list):
+        topics = data
+    else:
+        raise CaptureError(f"{path}: data is {mqadmin.json_type(data)}, expected the "
+                           "group's topics (an array)")
+    if not topics:
+        state.snapshot.warn(f"{path}: the dashboard lists no topic for group {group_name}")
     for i, info in enumerate(topics):
-        topic = info.get("topic") if isinstance(info, dict) else None
-        for j, q in enumerate((info or {}).get("queueStatInfoList") or []):
+        queues = info.get("queueStatInfoList") if isinstance(info, dict) else None
+        if not isinstance(queues, list):
+            state.snapshot.reject(path, None, f"data[{i}] is not a topic with a "
+                                  "queueStatInfoList array", raw_text(info))
+            continue
+        for j, q in enumerate(queues):
             try:
-                key = (str(q.get("topic") or topic), str(q["brokerName"]), int(q["queueId"]))
-                if key[0] == "None":
-                    raise KeyError("topic")
-                group.broker_offset[key] = int(q["brokerOffset"])
-                group.consumer_offset[key] = int(q["consumerOffset"])
-            except (KeyError, TypeError, ValueError) as exc:
-                state.snapshot.reject(path, None, f"data[{i}].queueStatInfoList[{j}]: missing "
-                                      f"or bad {exc}", str(q))
+                key, broker_offset, consumer_offset, holder = _queue_stat(q, info.get("topic"))
+            except ValueError as exc:
+                state.snapshot.reject(path, None, f"data[{i}].queueStatInfoList[{j}]: {exc}",
+                                      raw_text(q))
                 continue
-            holder = q.get("clientInfo")
+            mqadmin.record_offsets(state, group_name, key, broker_offset, consumer_offset)
             if holder:
-                group.holders[key] = (str(holder), "dashboard-queryTopicByConsumer")
+                group.holders.setdefault(key, set()).add(
+                    (holder, "dashboard-queryTopicByConsumer"))
+
+
+def _queue_stat(q: Any, topic: Any) -> tuple[QueueKey, int, int, str | None]:
+    """One queueStatInfoList entry; ValueError saying what is wrong with it."""
+    if not isinstance(q, dict):
+        raise ValueError(f"not an object: {mqadmin.json_type(q)}")
+    if q.get("topic"):
+        topic = q["topic"]
+    if not isinstance(topic, str) or not topic:
+        raise ValueError(f"topic {topic!r} is not a name")
+    holder = q.get("clientInfo")
+    if holder is not None and not isinstance(holder, str):
+        raise ValueError(f"clientInfo {holder!r} is not a client id")
+    key = (topic, mqadmin.text_field(q, "brokerName"),
+           whole_number(q.get("queueId"), "queueId", bits=32))
+    return (key, whole_number(q.get("brokerOffset"), "brokerOffset"),
+            whole_number(q.get("consumerOffset"), "consumerOffset"), holder)
 
 
 def import_consumer_connection(state: ImportState, path: str, data: Any) -> None:
     group_name = name_from_file(path, ("consumerConnection", "connection"), "group")
+    data = mqadmin.document(path, data, "ConsumerConnection")
+    subscription = mqadmin.json_object(path, data, "subscriptionTable")
     group = state.rocket_group(group_name)
-    for i, conn in enumerate(data.get("connectionSet") or []):
-        cid = conn.get("clientId") if isinstance(conn, dict) else None
-        if not cid:
-            state.snapshot.reject(path, None, f"connectionSet[{i}] has no clientId", str(conn))
+    group.connection = True
+    for i, conn in enumerate(mqadmin.json_list(path, data, "connectionSet")):
+        try:
+            if not isinstance(conn, dict):
+                raise ValueError(f"not an object: {mqadmin.json_type(conn)}")
+            cid, addr = mqadmin.text_field(conn, "clientId"), conn.get("clientAddr")
+            if addr is not None and not isinstance(addr, str):
+                raise ValueError(f"clientAddr {addr!r} is not an address")
+        except ValueError as exc:
+            state.snapshot.reject(path, None, f"connectionSet[{i}]: {exc}", raw_text(conn))
             continue
-        group.client(str(cid)).addr = conn.get("clientAddr")
-    group.subscription.update(str(t) for t in (data.get("subscriptionTable") or {}))
-    group.message_model = data.get("messageModel") or group.message_model
+        client = group.client(cid)
+        client.addr, client.listed = addr, True
+    if not any(c.listed for c in group.clients.values()):
+        state.snapshot.warn(f"{path}: group {group_name} has no connected clients")
+    for topic in subscription:
+        if isinstance(topic, str) and topic:
+            group.subscription.add(topic)
+        else:
+            state.snapshot.reject(path, None, f"subscriptionTable key {topic!r} is not a "
+                                  "topic", raw_text(topic))
+    model = data.get("messageModel")
+    if model is not None and not isinstance(model, str):
+        state.snapshot.reject(path, None, f"messageModel {model!r} is not a name", raw_text(model))
+        model = None
+    group.message_model = model or group.message_model
 
 
 def import_consumer_running_info(state: ImportState, path: str, data: Any) -> None:

@@ -18,7 +18,8 @@ FORMATS = (*KAFKA, *MQADMIN, *DASHBOARD)
 def detect_json(doc: Any) -> str | None:
     if isinstance(doc, dict) and "status" in doc and ("data" in doc or "errMsg" in doc):
         data = doc.get("data")
-        if isinstance(data, list) and (not data or "queueStatInfoList" in (data[0] or {})):
+        if isinstance(data, list) and (not data or any(
+                isinstance(d, dict) and "queueStatInfoList" in d for d in data)):
             return "dashboard-queryTopicByConsumer"
         if isinstance(data, dict):
             if "connectionSet" in data:
@@ -51,7 +52,7 @@ def detect_text(text: str) -> str | None:
         s = line.strip()
         if not s:
             continue
-        if s.startswith("GROUP "):
+        if s.startswith(("GROUP ", "GROUP\t")):
             tokens = s.split()
             if "PARTITION" in tokens:
                 return "kafka-offsets"

@@ -22,17 +22,21 @@ from __future__ import annotations
 import re
 
 from capture.importers.state import ImportState
+from capture.importers.values import whole_number
 
 STATE_LINE = re.compile(r"(Consumer group '.*' (has no active members|does not exist)\.|"
                         r"Warning: Consumer group '.*' is rebalancing\.|Error: .*)$")
 OLD_ASSIGNMENT = re.compile(r"^([A-Za-z0-9._-]+)\(([0-9,]*)\)$")
 TOPICLESS = re.compile(r"^\(([0-9,]*)\)$")
 NEW_ASSIGNMENT = re.compile(r"^([A-Za-z0-9._-]+):([0-9,]*)$")
+STATE_ROW = re.compile(r"^(\S+)\s+(\S+)\s+\((\S+)\)(.*)$")
 MISSING = "-"
 
 
-def _int(value: str) -> int | None:
-    return None if value == MISSING else int(value)
+def _number(row: dict[str, str], column: str, bits: int = 64) -> int | None:
+    """A numeric column's value; None for the tool's `-` (no value)."""
+    value = row[column]
+    return None if value == MISSING else whole_number(value, column, bits=bits)
 
 
 def _columns(header: str) -> list[tuple[str, int]]:
@@ -41,23 +45,48 @@ def _columns(header: str) -> list[tuple[str, int]]:
     return [(m.group(0).replace("_(", " ("), m.start()) for m in re.finditer(r"\S+", header)]
 
 
-def _split(line: str, cols: list[tuple[str, int]], rest_from: str | None) -> dict[str, str]:
-    """A row as {column: value}: by whitespace when the token count fits the header (the
-    tool pads with spaces), else by the header's column positions (an empty value, e.g. a
-    blank GROUP-INSTANCE-ID, leaves only spaces). `rest_from` = a last column whose value
-    may hold spaces."""
-    names = [c for c, _ in cols]
-    if rest_from is not None:
-        fixed = names.index(rest_from)
-        tokens = line.split(None, fixed)
-        if len(tokens) == fixed + 1:
-            return dict(zip(names, [*tokens[:fixed], tokens[fixed].strip()], strict=True))
-    else:
-        tokens = line.split()
-        if len(tokens) == len(names):
-            return dict(zip(names, tokens, strict=True))
-    starts = [s for _, s in cols] + [None]
-    return {name: line[starts[i]:starts[i + 1]].strip() for i, name in enumerate(names)}
+def _by_position(line: str, cols: list[tuple[str, int]], rest: bool) -> dict[str, str] | None:
+    """The row cut at the header's column starts, or None when the line is not laid out
+    under the header: a column start inside a value (a value longer than its fixed-width
+    column shifts the rest), or whitespace inside a value (tabs, single spaces)."""
+    row = {}
+    for i, (name, start) in enumerate(cols):
+        end = cols[i + 1][1] if i + 1 < len(cols) else None
+        if 0 < start < len(line) and not line[start - 1].isspace():
+            return None
+        value = line[start:end].strip()
+        if len(value.split()) > 1 and not (rest and end is None):
+            return None
+        row[name] = value
+    return row
+
+
+def _split(line: str, cols: list[tuple[str, int]], rest_from: str | None = None,
+           blank_ok: tuple[str, ...] = ()) -> dict[str, str]:
+    """A row as {column: value}. The tool pads every column to the header's width, so a
+    line laid out under the header is read by position: that keeps a column the tool
+    leaves blank (GROUP-INSTANCE-ID of a dynamic member) in its place. Other lines (tabs,
+    a value wider than its column) are split at whitespace, where a blank cannot be told
+    from a missing value. `rest_from` = a last column whose value may hold spaces (used
+    only when it is the last column); `blank_ok` = columns the tool may leave blank: any
+    other empty value means the line was cut or garbled, so it raises ValueError."""
+    names = [name for name, _ in cols]
+    rest = rest_from is not None and names[-1] == rest_from
+    row = _by_position(line, cols, rest)
+    if row is None:
+        tokens = line.split(None, len(names) - 1) if rest else line.split()
+        if len(tokens) < len(names):
+            raise ValueError(f"line ends before column {names[len(tokens)]} "
+                             f"({len(tokens)} of {len(names)} values)")
+        if len(tokens) > len(names):
+            raise ValueError(f"{len(tokens)} values for the {len(names)} columns "
+                             f"{' '.join(names)}")
+        return dict(zip(names, tokens, strict=True))
+    for name, start in cols:
+        if not row[name] and name not in blank_ok:
+            raise ValueError(f"line ends before column {name}" if start >= len(line)
+                             else f"no value in column {name}")
+    return row
 
 
 def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> None:
@@ -72,7 +101,7 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
         if STATE_LINE.match(line.strip()):
             snap.warn(f"{path} line {number}: {line.strip()}")
             continue
-        if line.startswith("GROUP "):
+        if line.startswith(("GROUP ", "GROUP\t")):  # tabs: pasted via a spreadsheet
             cols = _columns(line)
             names = [c for c, _ in cols]
             kind = ("offsets" if "PARTITION" in names else "members" if "#PARTITIONS" in names
@@ -97,28 +126,55 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
 
 def _offsets_row(state: ImportState, path: str, number: int, line: str,
                  cols: list[tuple[str, int]]) -> None:
+    """One partition of a group (or a member holding nothing: `-` topic and partition).
+    The tool prints `-` for every missing value, so a blank column is a cut line. The
+    whole row is checked before it changes the state: a rejected line adds nothing."""
     row = _split(line, cols, "CLIENT-ID")
-    group = state.kafka_group(row["GROUP"])
-    member_id = row["CONSUMER-ID"]
-    if member_id not in ("", MISSING):
+    name, member_id, topic = row["GROUP"], row["CONSUMER-ID"], row["TOPIC"]
+    partition = _number(row, "PARTITION", bits=32)
+    if (topic == MISSING) != (partition is None):
+        raise ValueError(f"TOPIC {topic} with PARTITION {row['PARTITION']}")
+    if partition is not None and partition < 0:
+        raise ValueError(f"negative partition {partition}")
+    committed, log_end = _number(row, "CURRENT-OFFSET"), _number(row, "LOG-END-OFFSET")
+    _number(row, "LAG")  # unused, but a garbled LAG is a garbled line
+    for column, value in (("CURRENT-OFFSET", committed), ("LOG-END-OFFSET", log_end)):
+        if value is not None and value < 0:
+            raise ValueError(f"negative {column} {value}")
+
+    group = state.kafka_group(name)
+    if member_id != MISSING:
         m = group.member(member_id)
         m.host = m.host or (row["HOST"].lstrip("/") if row["HOST"] != MISSING else None)
         m.client_name = m.client_name or (row["CLIENT-ID"] if row["CLIENT-ID"] != MISSING
                                           else None)
-    if row["TOPIC"] == MISSING and row["PARTITION"] == MISSING:
+    if partition is None:
         return  # a member that holds nothing
-    topic, partition = row["TOPIC"], int(row["PARTITION"])
-    if partition < 0:
-        raise ValueError(f"negative partition {partition}")
-    committed, log_end = _int(row["CURRENT-OFFSET"]), _int(row["LOG-END-OFFSET"])
     key = (topic, partition)
     group.partitions.add(key)
-    if committed is not None:
-        group.committed[key] = committed
-    if log_end is not None:
-        group.log_end[key] = log_end
-    if member_id not in ("", MISSING):
+    for column, values, value in (("CURRENT-OFFSET", group.committed, committed),
+                                  ("LOG-END-OFFSET", group.log_end, log_end)):
+        if value is not None:
+            _keep_larger(state, f"{path} line {number}: group {name} topic {topic} partition "
+                         f"{partition}", column, values, key, value)
+    if member_id != MISSING:
         group.member(member_id).assigned.add(key)
+
+
+def _keep_larger(state: ImportState, where: str, column: str,
+                 values: dict[tuple[str, int], int], key: tuple[str, int], value: int) -> None:
+    """Store an offset read for a partition already read (the same file twice, or two
+    captures of the group): offsets only grow, so the larger one is the later reading and
+    is kept whatever the file order; a difference is said, an identical repeat is not."""
+    old = values.get(key)
+    if old is not None and old != value:
+        state.snapshot.warn(f"{where}: {column} {value} differs from {old} read before; "
+                            f"the larger, {max(old, value)}, is kept")
+    values[key] = value if old is None else max(old, value)
+
+
+def _partitions(text: str) -> list[int]:
+    return [whole_number(p, "partition", bits=32) for p in text.split(",") if p]
 
 
 def _parse_assignment(value: str) -> tuple[str, list[tuple[str | None, int]]]:
@@ -132,16 +188,16 @@ def _parse_assignment(value: str) -> tuple[str, list[tuple[str | None, int]]]:
             m = NEW_ASSIGNMENT.match(part.strip())
             if not m:
                 raise ValueError(f"bad assignment {part!r}")
-            out += [(m.group(1), int(p)) for p in m.group(2).split(",") if p]
+            out += [(m.group(1), p) for p in _partitions(m.group(2))]
         return "4.0", out
     layout = None
     for part in value.split(", "):
         part = part.strip()
         if m := OLD_ASSIGNMENT.match(part):
-            out += [(m.group(1), int(p)) for p in m.group(2).split(",") if p]
+            out += [(m.group(1), p) for p in _partitions(m.group(2))]
             layout = layout or "3.7"
         elif m := TOPICLESS.match(part):
-            out += [(None, int(p)) for p in m.group(1).split(",") if p]
+            out += [(None, p) for p in _partitions(m.group(1))]
             layout = "3.8"
         else:
             raise ValueError(f"bad assignment {part!r}")
@@ -150,20 +206,20 @@ def _parse_assignment(value: str) -> tuple[str, list[tuple[str | None, int]]]:
 
 def _members_row(state: ImportState, path: str, number: int, line: str,
                  cols: list[tuple[str, int]]) -> None:
-    names = [c for c, _ in cols]
-    last = "ASSIGNMENT" if "ASSIGNMENT" in names else None
-    row = _split(line, cols, last)
+    """One member. GROUP-INSTANCE-ID is blank for a dynamic member when another member is
+    static. The whole row is checked before it changes the state."""
+    row = _split(line, cols, "ASSIGNMENT", blank_ok=("GROUP-INSTANCE-ID",))
+    member_id = row["CONSUMER-ID"]
+    count = whole_number(row["#PARTITIONS"], "#PARTITIONS")
+    value = row.get("ASSIGNMENT", row.get("CURRENT-ASSIGNMENT"))
+    layout, parts = _parse_assignment(value) if value is not None else (None, [])
+    if value is not None and len(parts) != count:
+        raise ValueError(f"#PARTITIONS {count} but the assignment lists {len(parts)}")
+
     group = state.kafka_group(row["GROUP"])
-    member = group.member(row["CONSUMER-ID"])
+    member = group.member(member_id)
     member.host = row["HOST"].lstrip("/") or None
     member.client_name = row["CLIENT-ID"] if row["CLIENT-ID"] != MISSING else None
-    count = int(row["#PARTITIONS"])
-    value = row.get("ASSIGNMENT", row.get("CURRENT-ASSIGNMENT"))
-    if value is None:
-        return  # not --verbose: membership only
-    layout, parts = _parse_assignment(value)
-    if len(parts) != count:
-        raise ValueError(f"#PARTITIONS {count} but the assignment lists {len(parts)}")
     if layout == "3.8":
         state.snapshot.warn(
             f"{path}: kafka-consumer-groups 3.8-3.9 prints assignments without topic names; "
@@ -171,7 +227,7 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
             "--describe --offsets file of the same group names the topic")
         for topic, partition in parts:
             if topic is None:
-                state.snapshot.reject(path, number, f"member {row['CONSUMER-ID']}: partition "
+                state.snapshot.reject(path, number, f"member {member_id}: partition "
                                       f"{partition} without a topic name (3.8-3.9 layout)",
                                       line)
         return
@@ -183,12 +239,24 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
 
 def _state_row(state: ImportState, path: str, number: int, line: str,
                cols: list[tuple[str, int]]) -> None:
-    m = re.match(r"^(\S+)\s+(\S+)\s+\((\S+)\)\s+(\S+)\s+(\S+)\s+", line)
+    """The group's assignor. Split at whitespace after the coordinator (which holds a
+    space); ASSIGNMENT-STRATEGY is blank for a group without members up to Kafka 3.x
+    (ConsumerGroupCommand printed the empty protocol name; 4.0 prints `-`)."""
+    m = STATE_ROW.match(line)
     if not m:
         raise ValueError("expected GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE ...")
-    group, strategy, group_state = m.group(1), m.group(4), m.group(5)
+    names = [name for name, _ in cols][2:]
+    values = m.group(4).split()
+    if len(values) == len(names) - 1 and "ASSIGNMENT-STRATEGY" in names:
+        values.insert(names.index("ASSIGNMENT-STRATEGY"), "")
+    if len(values) != len(names):
+        raise ValueError(f"{len(values)} values after the coordinator for the columns "
+                         f"{' '.join(names)}")
+    row = dict(zip(names, values, strict=True))
+    whole_number(row["#MEMBERS"], "#MEMBERS")
+    group, strategy, group_state = m.group(1), row["ASSIGNMENT-STRATEGY"], row["STATE"]
     g = state.kafka_group(group)
-    if strategy != MISSING:
+    if strategy not in ("", MISSING):
         g.strategy = strategy
     elif group_state.upper() not in ("EMPTY", "DEAD"):
         state.snapshot.warn(f"{path} line {number}: group {group} ({group_state}) shows no "

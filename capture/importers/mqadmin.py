@@ -13,7 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from capture.errors import CaptureError
+from capture.importers.detect import detect_json
+from capture.importers.rocketmq_json import message_queue, raw_text
 from capture.importers.state import ImportState, QueueKey, name_from_file
+from capture.importers.values import whole_number
 
 PERM_READ = 4
 RETRY_PREFIX = "%RETRY%"
@@ -40,17 +44,82 @@ def strategy_name(value: str) -> str | None:
 
 
 # ---------------------------------------------------------------- topicRoute / topicStatus
+MAX_QUEUES = 65536  # per broker; more is a garbled number, not a topic (it would fill memory)
+
+
+def document(path: str, data: Any, what: str) -> dict:
+    """The JSON object a format needs; any other JSON value is the wrong file (exit 2)."""
+    if not isinstance(data, dict):
+        raise CaptureError(f"{path}: expected a JSON object ({what}), found "
+                           f"{json_type(data)}")
+    return data
+
+
+def json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(value), "a number")
+
+
+def json_list(path: str, data: dict, key: str) -> list:
+    """data[key] as a list ([] when absent or null); another type is the wrong file."""
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise CaptureError(f"{path}: {key} is {json_type(value)}, expected an array")
+    return value
+
+
+def json_object(path: str, data: dict, key: str) -> dict:
+    """data[key] as an object ({} when absent or null); another type is the wrong file."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise CaptureError(f"{path}: {key} is {json_type(value)}, expected an object")
+    return value
+
+
+def text_field(record: dict, key: str) -> str:
+    """A required, non-empty string of a JSON record; ValueError naming it otherwise."""
+    value = record.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{key} {value!r} is not a name")
+    return value
+
+
 def import_topic_route(state: ImportState, path: str, data: Any) -> None:
     """TopicRouteData: readable queue ids 0..readQueueNums-1 per broker (perm & 4)."""
     topic = name_from_file(path, ("topicRoute", "route", "topic"), "topic")
-    zones = {b.get("brokerName"): b.get("zoneName") for b in data.get("brokerDatas") or []
-             if isinstance(b, dict)}
-    routes = state.routes.setdefault(topic, [])
-    for i, q in enumerate(data.get("queueDatas") or []):
+    data = document(path, data, "TopicRouteData")
+    if "queueDatas" not in data:
+        found = detect_json(data)
+        hint = f"; it reads as {found}: use --format {found}" if found else ""
+        raise CaptureError(f"{path}: the document has no queueDatas: not a topicRoute "
+                           f"(keys: {', '.join(map(str, data)) or 'none'}{hint})")
+    zones: dict[str, str | None] = {}
+    for i, b in enumerate(json_list(path, data, "brokerDatas")):
         try:
-            broker, read, perm = str(q["brokerName"]), int(q["readQueueNums"]), int(q["perm"])
-        except (KeyError, TypeError, ValueError) as exc:
-            state.snapshot.reject(path, None, f"queueDatas[{i}]: missing or bad {exc}", str(q))
+            if not isinstance(b, dict):
+                raise ValueError("not an object")
+            zone = b.get("zoneName")
+            if zone is not None and not isinstance(zone, str):
+                raise ValueError(f"zoneName {zone!r} is not a name")
+            zones[text_field(b, "brokerName")] = zone
+        except ValueError as exc:
+            state.snapshot.reject(path, None, f"brokerDatas[{i}]: {exc}", raw_text(b))
+    routes = state.routes.setdefault(topic, [])
+    for i, q in enumerate(json_list(path, data, "queueDatas")):
+        try:
+            if not isinstance(q, dict):
+                raise ValueError("not an object")
+            broker = text_field(q, "brokerName")
+            read = whole_number(q.get("readQueueNums"), "readQueueNums")
+            perm = whole_number(q.get("perm"), "perm")
+            if not 0 <= read <= MAX_QUEUES:
+                raise ValueError(f"readQueueNums {read} is not a queue count (0..{MAX_QUEUES})")
+        except ValueError as exc:
+            state.snapshot.reject(path, None, f"queueDatas[{i}]: {exc}", raw_text(q))
             continue
         routes.append((broker, read, perm, zones.get(broker)))
 
@@ -59,30 +128,58 @@ TOPIC_STATUS_HEADER = re.compile(r"^#Broker Name\s+#QID\s+#Min Offset\s+#Max Off
 
 
 def import_topic_status(state: ImportState, path: str, text: str) -> None:
+    """Rows `#Broker Name #QID #Min Offset #Max Offset #Last Updated`. A row without the
+    time is whole only when padded to its column (the tool prints an empty time for a
+    queue it never wrote to): a row cut inside #Max Offset would give a wrong offset."""
     topic = name_from_file(path, ("topicStatus", "status"), "topic")
-    header = False
+    last_updated = None  # the column of #Last Updated; 0 when the header has none
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("Topic Put TPS:"):
             continue
         if TOPIC_STATUS_HEADER.match(line):
-            header = True
+            last_updated = max(line.find("#Last Updated"), 0)
             continue
         parts = line.split()
-        if not header or len(parts) < 4:
+        if last_updated is None or len(parts) < 4:
             state.snapshot.reject(path, number, "not a topicStatus row", line)
             continue
-        try:
-            broker, qid, max_offset = parts[0], int(parts[1]), int(parts[3])
-        except ValueError:
-            state.snapshot.reject(path, number, "QID / Max Offset is not a number", line)
+        if last_updated and len(parts) == 4 and len(line) < last_updated:
+            state.snapshot.reject(path, number, "row cut short: no #Last Updated column "
+                                  "after #Max Offset", line)
             continue
-        state.max_offset[(topic, broker, qid)] = max_offset
+        try:
+            qid = whole_number(parts[1], "#QID", bits=32)
+            whole_number(parts[2], "#Min Offset")
+            max_offset = whole_number(parts[3], "#Max Offset")
+        except ValueError as exc:
+            state.snapshot.reject(path, number, str(exc), line)
+            continue
+        key = (topic, parts[0], qid)
+        state.max_offset[key] = larger(state, key, "max offset", state.max_offset.get(key),
+                                       max_offset, f"topic {topic}")
+
+
+def larger(state: ImportState, key: QueueKey, what: str, old: int | None, new: int,
+           owner: str) -> int:
+    """Of two readings of one queue, the larger (the later) one, whatever the order of the
+    files; two different readings are said."""
+    if old is None or old == new:
+        return new
+    low, high = sorted((old, new))
+    state.snapshot.warn(f"{owner}: queue {queue_name(key)} read twice, {what} {low} and "
+                        f"{high}; the larger (a later reading) is kept")
+    return high
+
+
+def queue_name(key: QueueKey) -> str:
+    return f"{key[0]} {key[1]}:{key[2]}"
 
 
 # ------------------------------------------------------------------- consumerConnection
 def import_consumer_connection(state: ImportState, path: str, text: str) -> None:
     group_name = name_from_file(path, ("consumerConnection", "connection"), "group")
     group = state.rocket_group(group_name)
+    group.connection = True
     section = None
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -105,7 +202,8 @@ def import_consumer_connection(state: ImportState, path: str, text: str) -> None
             if len(parts) < 2 or "@" not in parts[0]:
                 state.snapshot.reject(path, number, "not a #ClientId #ClientAddr row", line)
                 continue
-            group.client(parts[0]).addr = parts[1]
+            client = group.client(parts[0])
+            client.addr, client.listed = parts[1], True
         elif section == "subscription":
             group.subscription.add(stripped.split()[0])
         else:
@@ -132,7 +230,7 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
             raise
         group_name = retry.pop()
         state.snapshot.warn(f"{path}: group {group_name} taken from its %RETRY% topic")
-    group = state.rocket_group(group_name)
+    state.rocket_group(group_name)  # a group even when no row is usable
     cols: list[str] | None = None
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
@@ -151,40 +249,51 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
             continue
         row = dict(zip(cols, parts, strict=False))
         try:
-            key: QueueKey = (row["#Topic"], row["#Broker Name"], int(row["#QID"]))
-            broker_offset = int(row["#Broker Offset"])
-            consumer_offset = int(row["#Consumer Offset"])
-        except (KeyError, ValueError):
-            state.snapshot.reject(path, number, "QID / offsets are not numbers", line)
+            key: QueueKey = (row["#Topic"], row["#Broker Name"],
+                             whole_number(row["#QID"], "#QID", bits=32))
+            broker_offset = whole_number(row["#Broker Offset"], "#Broker Offset")
+            consumer_offset = whole_number(row["#Consumer Offset"], "#Consumer Offset")
+        except (KeyError, ValueError) as exc:
+            state.snapshot.reject(path, number, f"QID / offsets are not numbers: {exc}", line)
             continue
         if len(key[0]) in (32, 64):
             state.snapshot.warn(f"{path}: topic {key[0]} is exactly {len(key[0])} characters: "
                                 "mqadmin cuts longer names there, it may be truncated")
-        group.broker_offset[key] = broker_offset
-        group.consumer_offset[key] = consumer_offset
+        record_offsets(state, group_name, key, broker_offset, consumer_offset)
         ip = row.get("#Client IP")
         if ip is not None and ip not in ("N/A", "NA", "null"):
-            state.progress_ips.append((group_name, key, ip, path, number))
+            state.progress_ips.append((group_name, key, ip, path, number, line))
+
+
+def record_offsets(state: ImportState, group_name: str, key: QueueKey, broker_offset: int,
+                   consumer_offset: int) -> None:
+    """A queue's offsets; a queue read twice (two files of the group, or a row repeated)
+    keeps the larger of each, whatever the order of the files."""
+    group, owner = state.rocket_group(group_name), f"group {group_name}"
+    group.broker_offset[key] = larger(state, key, "broker offset",
+                                      group.broker_offset.get(key), broker_offset, owner)
+    group.consumer_offset[key] = larger(state, key, "consumer offset",
+                                        group.consumer_offset.get(key), consumer_offset, owner)
 
 
 def resolve_progress_ips(state: ImportState) -> None:
     """consumerProgress prints the holder's IP (client id cut at '@', or the connection's
     address); map it back to one client id through consumerConnection."""
-    for group_name, key, ip, path, number in state.progress_ips:
+    for group_name, key, ip, path, number, line in state.progress_ips:
         group = state.rocket_group(group_name)
         matches = sorted(cid for cid, c in group.clients.items()
                          if cid.split("@")[0] == ip or (c.addr or "").rsplit(":", 1)[0] == ip)
         if len(matches) == 1:
-            group.holders.setdefault(key, (matches[0], "mqadmin-consumerProgress"))
+            group.holders.setdefault(key, set()).add((matches[0], "mqadmin-consumerProgress"))
         elif not matches:
             state.snapshot.reject(path, number, f"client IP {ip} matches no client of group "
-                                  f"{group_name} (add its consumerConnection file)")
+                                  f"{group_name} (add its consumerConnection file)", line)
         else:
             state.snapshot.warn(f"group {group_name}: clients {', '.join(matches)} share IP "
                                 f"{ip}; consumerProgress cannot tell which holds its queues "
                                 "(consumerStatus files can)")
             state.snapshot.reject(path, number, f"client IP {ip} is shared by "
-                                  f"{', '.join(matches)}: holder ambiguous")
+                                  f"{', '.join(matches)}: holder ambiguous", line)
 
 
 # ------------------------------------------------------- consumerStatus running info
@@ -193,7 +302,9 @@ SECTION = re.compile(r"^#([A-Za-z &]+)#$")
 
 def import_running_info_text(state: ImportState, path: str, text: str,
                              client_id: str | None) -> None:
-    """A consumerStatus file (`ConsumerRunningInfo.formatString`)."""
+    """A consumerStatus file (`ConsumerRunningInfo.formatString`). Lines of sections not
+    imported (RT&TPS, Pop Detail, ...) are skipped; a line outside any section (a log
+    line the tool printed first) is a reject, as in the other formats."""
     props: dict[str, str] = {}
     subs: list[str] = []
     held: dict[QueueKey, int | None] = {}
@@ -205,7 +316,10 @@ def import_running_info_text(state: ImportState, path: str, text: str,
         if m := SECTION.match(stripped):
             section = m.group(1)
             continue
-        if section == "Consumer Properties":
+        if section is None:
+            state.snapshot.reject(path, number, "line outside any consumerStatus section "
+                                  "(before #Consumer Properties#)", line)
+        elif section == "Consumer Properties":
             key, sep, value = line.partition(":")
             if sep:
                 props[key.strip()] = value.strip()
@@ -222,37 +336,50 @@ def import_running_info_text(state: ImportState, path: str, text: str,
                 continue
             parts = stripped.split()
             try:
-                held[(parts[0], parts[1], int(parts[2]))] = int(parts[3])
-            except (IndexError, ValueError):
+                held[(parts[0], parts[1], whole_number(parts[2], "#QID", bits=32))] = \
+                    whole_number(parts[3], "#Consumer Offset")
+            except (IndexError, ValueError) as exc:
                 state.snapshot.reject(path, number, "not a #Topic #Broker Name #QID "
-                                      "#Consumer Offset row", line)
+                                      f"#Consumer Offset row ({exc})", line)
         elif section == "Consumer MQ Detail":
             if stripped.startswith("#Topic"):
                 continue
             parts = stripped.split()
             try:
-                held.setdefault((parts[0], parts[1], int(parts[2])), None)
-            except (IndexError, ValueError):
-                state.snapshot.reject(path, number, "not a Consumer MQ Detail row", line)
+                held.setdefault((parts[0], parts[1], whole_number(parts[2], "#QID", bits=32)),
+                                None)
+            except (IndexError, ValueError) as exc:
+                state.snapshot.reject(path, number, f"not a Consumer MQ Detail row ({exc})",
+                                      line)
     apply_running_info(state, path, client_id, props, subs, held)
 
 
 def import_running_info_json(state: ImportState, path: str, data: Any,
                              client_id: str | None) -> None:
     """ConsumerRunningInfo as JSON (mqTable keyed by MessageQueue objects)."""
-    from capture.importers.rocketmq_json import message_queue
-
-    props = {str(k): str(v) for k, v in (data.get("properties") or {}).items()}
-    subs = [str(s.get("topic")) for s in data.get("subscriptionSet") or []
-            if isinstance(s, dict) and s.get("topic")]
+    data = document(path, data, "ConsumerRunningInfo")
+    props_doc, table = (json_object(path, data, key) for key in ("properties", "mqTable"))
+    props = {str(k): str(v) for k, v in props_doc.items() if v is not None}
+    subs = []
+    for i, sub in enumerate(json_list(path, data, "subscriptionSet")):
+        try:
+            subs.append(text_field(sub if isinstance(sub, dict) else {}, "topic"))
+        except ValueError as exc:
+            state.snapshot.reject(path, None, f"subscriptionSet[{i}]: {exc}", raw_text(sub))
     held: dict[QueueKey, int | None] = {}
-    for key, info in (data.get("mqTable") or {}).items():
+    for key, info in table.items():
         mq = message_queue(key)
         if mq is None:
-            state.snapshot.reject(path, None, "mqTable key is not a MessageQueue", str(key))
+            state.snapshot.reject(path, None, "mqTable key is not a MessageQueue", raw_text(key))
             continue
-        offset = info.get("commitOffset") if isinstance(info, dict) else None
-        held[mq] = int(offset) if isinstance(offset, int) else None
+        try:
+            if not isinstance(info, dict):
+                raise ValueError("its ProcessQueueInfo is not an object")
+            offset = info.get("commitOffset")
+            held[mq] = None if offset is None else whole_number(offset, "commitOffset")
+        except ValueError as exc:
+            state.snapshot.reject(path, None, f"mqTable {queue_name(mq)}: {exc}",
+                                  f"{raw_text(key)}: {raw_text(info)}")
     apply_running_info(state, path, client_id, props, subs, held)
 
 

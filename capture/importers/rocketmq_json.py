@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from capture.importers.values import whole_number
+
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _WS = re.compile(r"\s*")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -35,7 +37,10 @@ def freeze(value: Any) -> Any:
 
 def loads(text: str) -> Any:
     """Parse `text`; raises JsonError (with a line number) on anything malformed."""
-    value, pos = _value(text, _WS.match(text, 0).end())
+    try:
+        value, pos = _value(text, _WS.match(text, 0).end())
+    except RecursionError:
+        raise JsonError("values nested too deep", text, 0) from None
     pos = _WS.match(text, pos).end()
     if pos != len(text):
         raise JsonError("extra data after the JSON value", text, pos)
@@ -61,7 +66,10 @@ def _value(text: str, pos: int) -> tuple[Any, int]:
     m = _NUMBER.match(text, pos)
     if m and m.end() > pos:
         num = m.group(0)
-        return (float(num) if m.group(2) or m.group(3) else int(num)), m.end()
+        try:
+            return (float(num) if m.group(2) or m.group(3) else int(num)), m.end()
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise JsonError(f"bad number: {exc}", text, pos) from None
     raise JsonError(f"unexpected character {ch!r}", text, pos)
 
 
@@ -109,12 +117,22 @@ _MQ_STRING = re.compile(r"MessageQueue \[topic=(.*), brokerName=(.*), queueId=(\
 def message_queue(key: Any) -> tuple[str, str, int] | None:
     """(topic, broker_name, queue_id) of a MessageQueue map key: an object key, or the
     `MessageQueue [topic=T, brokerName=B, queueId=N]` string other JSON writers emit."""
-    if isinstance(key, tuple):
-        fields = dict(key)
-        try:
-            return str(fields["topic"]), str(fields["brokerName"]), int(fields["queueId"])
-        except (KeyError, TypeError, ValueError):
-            return None
-    if isinstance(key, str) and (m := _MQ_STRING.fullmatch(key.strip())):
-        return m.group(1), m.group(2), int(m.group(3))
+    try:
+        if isinstance(key, tuple):
+            fields = dict(key)
+            topic, broker = fields["topic"], fields["brokerName"]
+            if isinstance(topic, str) and isinstance(broker, str) and topic and broker:
+                return topic, broker, whole_number(fields["queueId"], "queueId", bits=32)
+        elif isinstance(key, str) and (m := _MQ_STRING.fullmatch(key.strip())):
+            return m.group(1), m.group(2), whole_number(m.group(3), "queueId", bits=32)
+    except (KeyError, TypeError, ValueError):  # not (name, value) pairs, or a bad id
+        pass
     return None
+
+
+def raw_text(value: Any) -> str:
+    """A rejected JSON record as JSON text (its `raw`); object keys as Python shows them."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)

@@ -44,6 +44,7 @@ class RocketClient:
     strategy: str | None = None
     message_model: str | None = None
     held: dict[QueueKey, int | None] = field(default_factory=dict)  # running info
+    listed: bool = False  # in a consumerConnection of its group
 
 
 @dataclass
@@ -53,7 +54,9 @@ class RocketGroup:
     message_model: str | None = None
     broker_offset: dict[QueueKey, int] = field(default_factory=dict)
     consumer_offset: dict[QueueKey, int] = field(default_factory=dict)
-    holders: dict[QueueKey, tuple[str, str]] = field(default_factory=dict)  # (client, source)
+    # every (client, source) a file names as a queue's holder; two readings may differ
+    holders: dict[QueueKey, set[tuple[str, str]]] = field(default_factory=dict)
+    connection: bool = False  # a consumerConnection of the group was imported
 
     def client(self, client_id: str) -> RocketClient:
         return self.clients.setdefault(client_id, RocketClient())
@@ -68,7 +71,8 @@ class ImportState:
     # topic -> [(broker, read queue count, perm, zone)]
     routes: dict[str, list[tuple[str, int, int, str | None]]] = field(default_factory=dict)
     max_offset: dict[QueueKey, int] = field(default_factory=dict)
-    progress_ips: list[tuple[str, QueueKey, str, str, int]] = field(default_factory=list)
+    # (group, queue, holder IP, file, line number, line): resolved once every file is read
+    progress_ips: list[tuple[str, QueueKey, str, str, int, str]] = field(default_factory=list)
 
     def kafka_group(self, name: str) -> KafkaGroup:
         return self.kafka.setdefault(name, KafkaGroup())

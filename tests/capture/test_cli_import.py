@@ -123,3 +123,36 @@ def test_a_folder_with_another_kind_of_table_is_refused_before_any_write(tmp_pat
     assert "Nothing was written" in err
     assert sorted(p.name for p in out.iterdir()) == ["rejects"]
     assert DeltaTable(str(out / "rejects")).version() == 0
+
+
+def test_a_file_not_in_utf8_is_exit_2_naming_its_line(tmp_path, capsys):
+    """Decoded with replacement, gé and gè would both read g\ufffd: one made-up group."""
+    latin1 = tmp_path / "offsets.txt"
+    latin1.write_bytes(
+        b"GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID\n"
+        + "g\u00e9 t 0 1 2 1 - - -\ng\u00e8 t 0 1 2 1 - - -\n".encode("latin-1"))
+    out = tmp_path / "o"
+    assert cli("import", str(latin1), "--output", str(out), "--cluster", "c") == 2
+    err = capsys.readouterr().err
+    assert "offsets.txt: not UTF-8 text (byte 0xe9 on line 2)" in err and "iconv" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.parametrize("at", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_a_capture_time_beyond_utc_is_exit_2(tmp_path, capsys, at):
+    assert cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
+               "--cluster", "c", "--captured-at", at) == 2
+    err = capsys.readouterr().err
+    assert f"--captured-at '{at}' is out of range in UTC" in err and "Traceback" not in err
+
+
+def test_a_value_no_column_holds_stops_the_write_with_the_table_named(tmp_path):
+    """The importers reject such lines; should one slip through, nothing is written."""
+    from capture.errors import CaptureError
+    from capture.tables import Snapshot, write_snapshot
+
+    snap = Snapshot("s1", "c")
+    snap.add("queues", topic="t", queue_id=0, max_offset=10**20)
+    with pytest.raises(CaptureError, match="the queues table cannot hold a value read"):
+        write_snapshot(tmp_path / "o", snap)
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,35 @@
+"""Whole numbers read from admin-tool output, checked against the column that keeps them.
+
+The tables store queue ids as 32-bit and offsets as 64-bit integers (`capture.tables`);
+a value beyond them (a cut or garbled line, a JSON `1e400`) is the line's fault, so it
+raises ValueError, which the importers turn into a `rejects` row naming the line.
+"""
+
+from __future__ import annotations
+
+import math
+
+INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
+
+
+def whole_number(value: object, what: str, *, bits: int = 64) -> int:
+    """`value` (text, int or an integral float from JSON) as an int that a signed `bits`
+    column holds; ValueError naming `what` otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(f"{what} {value!r} is not a whole number")
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            raise ValueError(f"{what} {value!r} is not a whole number")
+        number = int(value)
+    elif isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip()
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"{what} {text!r} is not a whole number") from None
+    limit = INT32_MAX if bits == 32 else INT64_MAX
+    if not -limit - 1 <= number <= limit:
+        raise ValueError(f"{what} {number} is beyond a {bits}-bit integer")
+    return number

@@ -1,0 +1,264 @@
+"""kafka-consumer-groups.sh output that is cut, laid out unusually or contradicts itself:
+each line is read as the tool printed it or becomes a `rejects` row, never half-read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from capture.importers import import_files
+
+DATA = Path(__file__).parent.parent / "data" / "capture"
+AT = datetime(2026, 11, 23, 10, 16, tzinfo=UTC)
+M1 = "consumer-1-0f6f6c7e-2b1a-4a8e-9a57-3d3c1b2a9e01"
+M2 = "consumer-2-7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e02"
+OFFSETS_COLUMNS = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
+                   "CONSUMER-ID", "HOST", "CLIENT-ID")
+
+
+def offsets_line(*values: object) -> str:
+    """A line as ConsumerGroupCommand prints the offsets layout (widths of the fixtures):
+    `%-15s %-15s %-10s %-15s %-15s %-15s %-47s %-15s %s`."""
+    widths = (15, 15, 10, 15, 15, 15, 47, 15)
+    padded = [f"{v!s:<{w}}" for v, w in zip(values, widths, strict=False)]
+    return " ".join([*padded, *map(str, values[len(widths):])]).rstrip()
+
+
+HEADER = offsets_line(*OFFSETS_COLUMNS)
+ROW0 = offsets_line("g1", "orders", 0, 100, 120, 20, M1, "/10.0.0.11", "consumer-1")
+ROW1 = offsets_line("g1", "orders", 1, 95, 110, 15, M2, "/10.0.0.12", "consumer-2")
+
+
+def write(tmp_path: Path, name: str, *lines: str) -> str:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def run(*paths: str):
+    return import_files(list(paths), cluster="c1", snapshot_id="s1", captured_at=AT)
+
+
+def frame(snap, table: str) -> pd.DataFrame:
+    return snap.table(table).to_pandas()
+
+
+def queues(snap) -> dict:
+    q = frame(snap, "queues")
+    return {(r.topic, r.queue_id): (None if pd.isna(r.max_offset) else r.max_offset)
+            for r in q.itertuples()}
+
+
+def committed(snap) -> dict:
+    o = frame(snap, "offsets")
+    return {(r.consumer_group, r.topic, r.queue_id): r.committed_offset for r in o.itertuples()}
+
+
+def observed(snap) -> dict:
+    o = frame(snap, "observed")
+    return {(r.topic, r.queue_id): r.client_id for r in o.itertuples()}
+
+
+def members(snap) -> set:
+    m = frame(snap, "members")
+    return set(zip(m.client_id, m.client_host, m.client_name, strict=True))
+
+
+def rejects(snap) -> list[tuple[int, str, str]]:
+    r = frame(snap, "rejects").sort_values("line")
+    return list(zip(r.line, r.reason, r.raw, strict=True))
+
+
+# 1. a line cut short: Kafka prints `-` for a missing value, so a blank column is a cut
+@pytest.mark.parametrize(("last", "column"), [
+    (ROW1[:ROW1.index("110") + 1], "LAG"),  # cut inside LOG-END-OFFSET
+    (ROW1[:ROW1.index(M2) + 15], "HOST"),  # cut inside CONSUMER-ID
+    ("g1  orders  1  95  1", "LAG"),  # not laid out under the header: split at whitespace
+])
+def test_a_line_cut_short_is_rejected_naming_the_column(tmp_path, last, column):
+    snap = run(write(tmp_path, "offsets.txt", HEADER, ROW0, last))
+    assert queues(snap) == {("orders", 0): 120}
+    assert committed(snap) == {("g1", "orders", 0): 100}
+    assert members(snap) == {(M1, "10.0.0.11", "consumer-1")}
+    [(line, reason, raw)] = rejects(snap)
+    assert line == 3 and raw == last
+    assert f"line ends before column {column}" in reason
+
+
+# 2. a blank GROUP-INSTANCE-ID (dynamic member beside a static one), read by position
+STATIC = ["GROUP           CONSUMER-ID                                     GROUP-INSTANCE-ID "
+          "HOST            CLIENT-ID       #PARTITIONS     ASSIGNMENT",
+          f"orders-range    {M1}                   /10.0.0.11      consumer-1      3          "
+          "     orders(0,1), payments(0)",
+          "orders-range    inst-b-7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e02     inst-b            "
+          "/10.0.0.12      consumer-2      2               orders(2), payments(1)"]
+INST_B = "inst-b-7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e02"
+
+
+def test_a_blank_group_instance_id_keeps_the_columns_in_place(tmp_path):
+    snap = run(write(tmp_path, "members.txt", *STATIC))
+    assert rejects(snap) == []
+    assert observed(snap) == {("orders", 0): M1, ("orders", 1): M1, ("payments", 0): M1,
+                              ("orders", 2): INST_B, ("payments", 1): INST_B}
+    assert members(snap) == {(M1, "10.0.0.11", "consumer-1"),
+                             (INST_B, "10.0.0.12", "consumer-2")}
+
+
+def test_lines_not_laid_out_under_the_header_are_split_at_whitespace(tmp_path):
+    # rows with tabs under a space-padded header, and an offset wider than its 15-character
+    # column (the tool then shifts the rest of the line): both read by whitespace
+    tabs = "\t".join(["g1", "orders", "0", "100", "120", "20", M1, "/10.0.0.11", "consumer-1"])
+    wide = offsets_line("g1", "orders", 1, 1234567890123456, 1234567890123460, 4, M2,
+                        "/10.0.0.12", "consumer-2")
+    snap = run(write(tmp_path, "offsets.txt", HEADER, tabs, wide))
+    assert rejects(snap) == []
+    assert queues(snap) == {("orders", 0): 120, ("orders", 1): 1234567890123460}
+    assert committed(snap) == {("g1", "orders", 0): 100, ("g1", "orders", 1): 1234567890123456}
+    assert observed(snap) == {("orders", 0): M1, ("orders", 1): M2}
+
+
+def test_a_file_all_in_tabs_reads_as_the_tool_prints_it(tmp_path):
+    """The output pasted through a spreadsheet: the header is tab-separated too."""
+    lines = [HEADER, ROW0, ROW1]
+    tabs = ["\t".join(line.split()) for line in lines]
+    padded, tabbed = run(write(tmp_path, "a.txt", *lines)), run(write(tmp_path, "b.txt", *tabs))
+    assert rejects(tabbed) == []
+    for read in (queues, committed, observed, members):
+        assert read(tabbed) == read(padded)
+
+
+# 3. a rejected row changes nothing (it created its member before)
+def test_a_rejected_row_creates_no_member(tmp_path):
+    snap = run(str(DATA / "kcg_members_3.7_damaged.txt"))
+    assert [line for line, _, _ in rejects(snap)] == [2, 6, 7]
+    assert set(frame(snap, "members").client_id) == {M1, M2}
+    bad = offsets_line("g1", "orders", "two", 1, 2, 1, "consumer-9-x", "/10.0.0.19",
+                       "consumer-9")
+    snap = run(write(tmp_path, "offsets.txt", HEADER, ROW0, bad))
+    assert members(snap) == {(M1, "10.0.0.11", "consumer-1")}
+    [(line, reason, _)] = rejects(snap)
+    assert line == 3 and "PARTITION 'two' is not a whole number" in reason
+
+
+# 4. CLIENT-ID not the last column (reordered, or a column after it)
+def test_columns_reordered_or_added_are_read_by_the_header(tmp_path):
+    plain = run(str(DATA / "kcg_offsets.txt"))
+    rows = [("orders-range", "orders", 0, 100, 120, 20, M1, "/10.0.0.11", "consumer-1"),
+            ("orders-range", "orders", 1, 95, 110, 15, M1, "/10.0.0.11", "consumer-1"),
+            ("orders-range", "orders", 2, 130, 130, 0, M2, "/10.0.0.12", "consumer-2"),
+            ("orders-range", "payments", 0, 7, 9, 2, M1, "/10.0.0.11", "consumer-1"),
+            ("orders-range", "payments", 1, 12, 12, 0, M2, "/10.0.0.12", "consumer-2")]
+    order = (0, 1, 2, 6, 7, 8, 3, 4, 5)
+    widths = (15, 15, 10, 47, 15, 15, 15, 15)
+
+    def line(values):
+        return " ".join(f"{v!s:<{w}}" for v, w in zip(values, (*widths, 0), strict=True))
+
+    reordered = [line([OFFSETS_COLUMNS[i] for i in order]),
+                 *(line([r[i] for i in order]) for r in rows)]
+    extra = [HEADER + "  EXTRA-COL", *(offsets_line(*r) + "  x" for r in rows)]
+    for name, lines in (("reordered.txt", reordered), ("extra.txt", extra)):
+        snap = run(write(tmp_path, name, *lines))
+        assert rejects(snap) == [], name
+        for table in ("queues", "offsets", "observed", "members"):
+            assert frame(snap, table).equals(frame(plain, table)), (name, table)
+    # a line that fits neither the positions nor the column count says so
+    short = "\t".join(["orders-range", "orders", "0", "100", "120", "20", M1, "/10.0.0.11"])
+    snap = run(write(tmp_path, "extra_cut.txt", extra[0], short))
+    [(line_no, reason, _)] = rejects(snap)
+    assert line_no == 2 and "line ends before column CLIENT-ID (8 of 10 values)" in reason
+
+
+# 5. --state: ASSIGNMENT-STRATEGY blank (Kafka up to 3.x) or `-` (4.0+) without members
+@pytest.mark.parametrize("blank", ["", "-"])
+def test_state_of_an_empty_group_without_strategy(tmp_path, blank):
+    state = write(tmp_path, "state.txt",
+                  "GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE           "
+                  "#MEMBERS",
+                  "orders-range    localhost:9092 (1)        roundrobin           Stable          "
+                  "2",
+                  f"idle-group      localhost:9092 (1)        {blank:<20} Empty           0",
+                  f"busy-group      localhost:9092 (1)        {blank:<20} Stable          1",
+                  "cut-group       localhost:9092 (1)        range                Sta")
+    members_file = str(DATA / "kcg_members_3.7.txt")
+    snap = run(members_file, state)
+    assert set(frame(snap, "members").strategy) == {"roundrobin"}
+    [(line, reason, _)] = rejects(snap)
+    assert line == 5 and "#MEMBERS 'Sta' is not a whole number" in reason
+    no_strategy = [w for w in snap.warnings if "shows no assignment strategy" in w]
+    assert no_strategy == [f"{state} line 4: group busy-group (Stable) shows no assignment "
+                           "strategy"]
+
+
+def test_state_verbose_layout(tmp_path):
+    header = ("GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE         "
+              "       GROUP-EPOCH     TARGET-ASSIGNMENT-EPOCH   #MEMBERS")
+    state = write(tmp_path, "state.txt", header,
+                  "orders-range    localhost:9092  (1)       sticky               Stable        "
+                  "       -               -                         2")
+    snap = run(str(DATA / "kcg_members_3.7.txt"), state)
+    assert rejects(snap) == []
+    assert set(frame(snap, "members").strategy) == {"sticky"}
+    # a blank strategy is not filled with the next column (it was read as "Stable")
+    state = write(tmp_path, "state.txt", header,
+                  "orders-range    localhost:9092  (1)                            Stable        "
+                  "       5               5                         2")
+    snap = run(str(DATA / "kcg_members_3.7.txt"), state)
+    assert rejects(snap) == []
+    assert set(frame(snap, "members").strategy) == {"range"}  # the default, said
+    assert f"{state} line 2: group orders-range (Stable) shows no assignment strategy" in (
+        snap.warnings)
+
+
+# 6. the same partition read twice with different offsets: the larger, whatever the order
+def test_conflicting_duplicates_keep_the_larger_whatever_the_order(tmp_path):
+    a = write(tmp_path, "a.txt", HEADER, ROW0)
+    b = write(tmp_path, "b.txt", HEADER, offsets_line("g1", "orders", 0, 110, 118, 8, M1,
+                                                      "/10.0.0.11", "consumer-1"))
+    ab, ba = run(a, b), run(b, a)
+    for snap in (ab, ba):
+        assert queues(snap) == {("orders", 0): 120}
+        assert committed(snap) == {("g1", "orders", 0): 110}
+        assert rejects(snap) == []
+        said = [w for w in snap.warnings if "differs" in w]
+        assert len(said) == 2
+        current = next(w for w in said if "CURRENT-OFFSET" in w)
+        end = next(w for w in said if "LOG-END-OFFSET" in w)
+        for warning, values in ((current, ("100", "110")), (end, ("118", "120"))):
+            assert "group g1 topic orders partition 0" in warning
+            assert all(v in warning for v in values), warning
+    for table in ("queues", "offsets", "observed", "members"):
+        assert frame(ab, table).equals(frame(ba, table)), table
+    # an identical repeat (one file given twice) is silent
+    same = run(a, a)
+    assert not [w for w in same.warnings if "differs" in w]
+    assert queues(same) == {("orders", 0): 120}
+
+
+# 7. numbers the tables cannot hold are rejects of their line
+def test_numbers_beyond_the_columns_are_rejects(tmp_path):
+    huge = offsets_line("g1", "orders", 1, 12, 99999999999999999999, 0, M2, "/10.0.0.12",
+                        "consumer-2")
+    big_partition = offsets_line("g1", "orders", 3000000000, 12, 12, 0, M2, "/10.0.0.12",
+                                 "consumer-2")
+    negative = offsets_line("g1", "orders", 2, -5, 12, 17, M2, "/10.0.0.12", "consumer-2")
+    snap = run(write(tmp_path, "offsets.txt", HEADER, ROW0, huge, big_partition, negative))
+    assert queues(snap) == {("orders", 0): 120}
+    assert members(snap) == {(M1, "10.0.0.11", "consumer-1")}
+    assert [(line, reason) for line, reason, _ in rejects(snap)] == [
+        (3, "unreadable offsets row: LOG-END-OFFSET 99999999999999999999 is beyond a 64-bit "
+            "integer"),
+        (4, "unreadable offsets row: PARTITION 3000000000 is beyond a 32-bit integer"),
+        (5, "unreadable offsets row: negative CURRENT-OFFSET -5")]
+    members_file = write(tmp_path, "members.txt",
+                         "GROUP           CONSUMER-ID                                     HOST  "
+                         "          CLIENT-ID       #PARTITIONS     ASSIGNMENT",
+                         f"g1              {M1} /10.0.0.11      consumer-1      1               "
+                         "orders(3000000000)")
+    snap = run(members_file)
+    [(line, reason, _)] = rejects(snap)
+    assert line == 2 and "partition 3000000000 is beyond a 32-bit integer" in reason
+    assert frame(snap, "members").empty

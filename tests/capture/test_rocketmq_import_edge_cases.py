@@ -1,0 +1,256 @@
+"""RocketMQ mqadmin and rocketmq-dashboard files that are cut, of the wrong shape, or that
+disagree with each other: a rejects row, a warning or exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from capture.errors import CaptureError
+from capture.importers import import_files
+
+DATA = Path(__file__).parent.parent / "data" / "capture"
+AT = datetime(2026, 11, 23, 10, 16, tzinfo=UTC)
+STATUS_HEADER = ("#Broker Name                      #QID  #Min Offset           #Max Offset     "
+                 "        #Last Updated")
+PROGRESS_HEADER = ("#Topic        #Broker Name  #QID  #Broker Offset  #Consumer Offset  "
+                   "#Client IP  #Diff  #LastTime")
+CONNECTION = (DATA / "consumerConnection_OrderGroup.txt").read_text()
+
+
+def status_row(broker: str, qid: int, max_offset: int, time: str = "2026-11-23 10:15:40,123"):
+    return f"{broker:<32}  {qid:<4}  {0:<20}  {max_offset:<20}    {time}"
+
+
+def progress_row(broker: str, qid: int, broker_offset: int, consumer_offset: int, ip: str):
+    return (f"TopicOrder  {broker}  {qid}  {broker_offset}  {consumer_offset}  {ip}  "
+            f"{broker_offset - consumer_offset}  2026-11-23 10:15:42")
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def run(*paths: str, fmt: str | None = None):
+    return import_files(list(paths), cluster="c1", snapshot_id="s1", captured_at=AT, fmt=fmt)
+
+
+def rows(snap, table: str, *cols: str) -> list[tuple]:
+    """The table's rows as tuples, null as None (pyarrow, not pandas' NaN)."""
+    table = snap.table(table).select(list(cols)).to_pylist()
+    return [tuple(r[c] for c in cols) for r in table]
+
+
+def rejects(snap) -> list[tuple]:
+    return rows(snap, "rejects", "file", "line", "reason", "raw")
+
+
+# 1 ------------------------------------------------------------------------------------
+def test_a_topic_status_row_cut_inside_max_offset_is_a_reject(tmp_path):
+    cut = status_row("broker-b", 3, 1030).split("1030")[0] + "10"  # the file ends there
+    assert cut.split() == ["broker-b", "3", "0", "10"]
+    empty_time = status_row("broker-b", 2, 0, time="")  # a queue never written: no time
+    path = write(tmp_path, "topicStatus_T.txt", "\n".join(
+        [STATUS_HEADER, status_row("broker-b", 1, 500), empty_time, cut]) + "\n")
+    snap = run(path)
+    assert rows(snap, "queues", "broker_name", "queue_id", "max_offset") == [
+        ("broker-b", 1, 500), ("broker-b", 2, 0)]
+    assert rejects(snap) == [(path, 4, "row cut short: no #Last Updated column after "
+                              "#Max Offset", cut)]
+
+
+# 2 ------------------------------------------------------------------------------------
+def test_bad_dashboard_queue_records_are_rejects_of_that_record(tmp_path):
+    path = write(tmp_path, "queryTopicByConsumer_G.json", (
+        '{"status":0,"errMsg":null,"data":[{"topic":"T","queueStatInfoList":[null,'
+        '{"brokerName":"b","queueId":0,"brokerOffset":1e400,"consumerOffset":5},'
+        '{"brokerName":"b","queueId":1,"brokerOffset":10.9,"consumerOffset":5},'
+        '{"brokerName":null,"queueId":2,"brokerOffset":10,"consumerOffset":5},'
+        '{"brokerName":"b","queueId":3,"brokerOffset":10,"consumerOffset":5}]}, 7]}'))
+    snap = run(path)
+    assert rows(snap, "offsets", "topic", "broker_name", "queue_id", "committed_offset") == [
+        ("T", "b", 3, 5)]
+    got = [(line, reason, raw) for _, line, reason, raw in rejects(snap)]
+    assert [r[0] for r in got] == [None] * 5
+    assert got[0][1:] == ("data[0].queueStatInfoList[0]: not an object: null", "null")
+    assert got[1][1] == "data[0].queueStatInfoList[1]: brokerOffset inf is not a whole number"
+    assert got[2][1] == "data[0].queueStatInfoList[2]: brokerOffset 10.9 is not a whole number"
+    assert got[3][1] == "data[0].queueStatInfoList[3]: brokerName None is not a name"
+    assert got[4][1:] == ("data[1] is not a topic with a queueStatInfoList array", "7")
+
+
+def test_a_route_queue_count_that_is_no_whole_number_is_a_reject(tmp_path):
+    path = write(tmp_path, "topicRoute_T.json", (
+        '{"brokerDatas":[{"brokerName":"a","zoneName":"z1"},null],"queueDatas":['
+        '{"brokerName":"a","perm":6,"readQueueNums":1e400},'
+        '{"brokerName":"a","perm":"rw","readQueueNums":1},'
+        '{"brokerName":"b","perm":6,"readQueueNums":2000000000},'
+        '{"brokerName":"a","perm":6,"readQueueNums":1}]}'))
+    snap = run(path)
+    assert rows(snap, "queues", "broker_name", "queue_id", "readable", "broker_room") == [
+        ("a", 0, True, "z1")]
+    assert [reason for _, _, reason, _ in rejects(snap)] == [
+        "brokerDatas[1]: not an object",
+        "queueDatas[0]: readQueueNums inf is not a whole number",
+        "queueDatas[1]: perm 'rw' is not a whole number",
+        "queueDatas[2]: readQueueNums 2000000000 is not a queue count (0..65536)"]
+
+
+@pytest.mark.parametrize(("name", "text", "fmt", "message"), [
+    ("queryTopicByConsumer_G.json", '{"status":0,"data":[5]}', None, "unrecognised file"),
+    ("topicRoute_T.json", '[{"brokerName":"b"}]', "mqadmin-topicRoute",
+     "format mqadmin-topicRoute needs a JSON object, the file holds an array"),
+    ("topicRoute_T.json", '{"queueDatas":{"brokerName":"b"}}', None,
+     "queueDatas is an object, expected an array"),
+    ("consumerConnection_G.json", '{"status":0,"data":[1]}', "dashboard-consumerConnection",
+     "expected a JSON object (ConsumerConnection), found an array"),
+    ("queryTopicByConsumer_G.json", '{"status":0,"data":"x"}',
+     "dashboard-queryTopicByConsumer", "data is a string, expected the group's topics"),
+    ("consumerRunningInfo_1.2.3.4@1.json", '{"status":0,"data":{"mqTable":[]}}', None,
+     "mqTable is an array, expected an object"),
+])
+def test_a_document_of_the_wrong_shape_is_exit_2(tmp_path, name, text, fmt, message):
+    path = write(tmp_path, name, text)
+    with pytest.raises(CaptureError, match=f"^{re.escape(path)}: .*{re.escape(message)}"):
+        run(path, fmt=fmt)
+
+
+# 3 ------------------------------------------------------------------------------------
+def test_two_readings_of_a_queue_keep_the_larger_offsets_whatever_the_order(tmp_path):
+    route = str(DATA / "topicRoute_TopicOrder.json")
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION)
+    first = write(tmp_path, "a/consumerProgress_OrderGroup.txt", "\n".join([
+        PROGRESS_HEADER, progress_row("broker-a", 0, 1000, 990, "10.0.1.22"),
+        progress_row("broker-a", 1, 1010, 1000, "10.0.1.21")]))
+    second = write(tmp_path, "b/consumerProgress_OrderGroup.txt", "\n".join([
+        PROGRESS_HEADER, progress_row("broker-a", 0, 1005, 999, "10.0.1.21"),
+        progress_row("broker-a", 1, 1010, 1000, "10.0.1.21")]))
+    results = []
+    for a, b in itertools.permutations([first, second]):
+        snap = run(route, conn, a, b)
+        results.append((rows(snap, "offsets", "broker_name", "queue_id", "committed_offset"),
+                        rows(snap, "observed", "broker_name", "queue_id", "client_id"),
+                        sorted(w for w in snap.warnings if "OrderGroup" in w)))
+    assert results[0] == results[1]
+    offsets, observed, warnings = results[0]
+    assert offsets == [("broker-a", 0, 999), ("broker-a", 1, 1000)]
+    assert observed == [("broker-a", 0, "10.0.1.21@21345"), ("broker-a", 1, "10.0.1.21@21345")]
+    assert warnings == [
+        "group OrderGroup: queue TopicOrder broker-a:0 is held by 10.0.1.21@21345 and "
+        "10.0.1.22@22456 in different readings (a rebalance between them?); 10.0.1.21@21345 "
+        "is written to observed",
+        "group OrderGroup: queue TopicOrder broker-a:0 read twice, broker offset 1000 and "
+        "1005; the larger (a later reading) is kept",
+        "group OrderGroup: queue TopicOrder broker-a:0 read twice, consumer offset 990 and "
+        "999; the larger (a later reading) is kept"]  # queue 1, read alike, is silent
+
+
+# 4 ------------------------------------------------------------------------------------
+STATUS_99 = """#Consumer Properties#
+consumerGroup                           : OrderGroup
+messageModel                            : CLUSTERING
+
+#Consumer Subscription#
+001 Topic: TopicOrder                               ClassFilter: false    SubExpression: *
+
+#Consumer Offset#
+#Topic                            #Broker Name                      #QID  #Consumer Offset
+TopicOrder                        broker-a                          0     995
+"""
+
+
+def test_a_running_info_client_missing_from_consumer_connection_is_no_member(tmp_path):
+    status = write(tmp_path, "1795430000000/10.0.1.99@99999", STATUS_99)
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION)
+    snap = run(str(DATA / "topicRoute_TopicOrder.json"), conn, status)
+    assert sorted(set(rows(snap, "members", "client_id"))) == [
+        ("10.0.1.21@21345",), ("10.0.1.22@22456",)]
+    assert rows(snap, "observed", "queue_id", "client_id", "source") == [
+        (0, "10.0.1.99@99999", "mqadmin-consumerStatus")]
+    assert ("group OrderGroup: client 10.0.1.99@99999 (from its running info) is not in "
+            "consumerConnection: it left or joined between the two commands; its held queues "
+            "are written to observed, it is not written as a member") in snap.warnings
+    # without a consumerConnection of the group, the running info is the member list
+    alone = run(str(DATA / "topicRoute_TopicOrder.json"), status)
+    assert set(rows(alone, "members", "client_id")) == {("10.0.1.99@99999",)}
+    assert not any("not in consumerConnection" in w for w in alone.warnings)
+
+
+# 5 ------------------------------------------------------------------------------------
+def test_log_lines_before_the_first_consumer_status_section_are_rejects(tmp_path):
+    log = ["RocketMQLog:WARN No appenders could be found for logger (io.netty).",
+           "RocketMQLog:WARN Please initialize the logger system properly."]
+    status = write(tmp_path, "10.0.1.21@21345", "\n".join(log) + "\n" + STATUS_99)
+    snap = run(status)
+    reason = "line outside any consumerStatus section (before #Consumer Properties#)"
+    assert rejects(snap) == [(status, 1, reason, log[0]), (status, 2, reason, log[1])]
+    assert rows(snap, "observed", "queue_id", "client_id") == [(0, "10.0.1.21@21345")]
+
+
+# 6 ------------------------------------------------------------------------------------
+def test_topic_status_rows_without_a_route_are_queues(tmp_path):
+    status = write(tmp_path, "topicStatus_T.txt", "\n".join(
+        [STATUS_HEADER, status_row("broker-a", 0, 1000)]) + "\n")
+    snap = run(status)
+    assert rows(snap, "queues", "topic", "broker_name", "queue_id", "readable",
+                "max_offset") == [("T", "broker-a", 0, None, 1000)]
+    assert snap.warnings == ["topic T: 1 queue(s) of its topicStatus have no topicRoute of "
+                             "their broker (add topicRoute_T.json): written with readable "
+                             "unknown"]
+
+
+def test_topic_status_queues_beyond_read_queue_nums_are_write_only(tmp_path):
+    route = write(tmp_path, "topicRoute_T.json", (
+        '{"brokerDatas":[{"brokerName":"a","zoneName":"z1"}],"queueDatas":['
+        '{"brokerName":"a","perm":6,"readQueueNums":1,"writeQueueNums":2}]}'))
+    status = write(tmp_path, "topicStatus_T.txt", "\n".join(
+        [STATUS_HEADER, status_row("a", 0, 10), status_row("a", 1, 20)]) + "\n")
+    snap = run(route, status)
+    assert rows(snap, "queues", "queue_id", "readable", "broker_room", "max_offset") == [
+        (0, True, "z1", 10), (1, False, "z1", 20)]
+    assert snap.warnings == []
+
+
+# 7 ------------------------------------------------------------------------------------
+def test_a_dashboard_answer_without_data_is_a_reject(tmp_path):
+    path = write(tmp_path, "consumerConnection_G.json", '{"status":0,"data":null,"errMsg":null}')
+    snap = run(path)
+    assert rejects(snap) == [(path, None, "the dashboard answered with no data (errMsg: None):"
+                              " nothing of this file is imported",
+                              '{"status": 0, "data": null, "errMsg": null}')]
+
+
+def test_a_route_forced_into_the_other_routes_format_is_exit_2(tmp_path):
+    mqadmin = write(tmp_path, "topicRoute_TopicOrder.json",
+                    (DATA / "topicRoute_TopicOrder.json").read_text())
+    with pytest.raises(CaptureError, match=r"needs a rocketmq-dashboard response .* use "
+                                           r"--format mqadmin-topicRoute"):
+        run(mqadmin, fmt="dashboard-topicRoute")
+    dashboard = str(DATA / "dashboard" / "route_TopicOrder.json")
+    with pytest.raises(CaptureError, match=r"the document has no queueDatas.* use --format "
+                                           r"dashboard-topicRoute"):
+        run(dashboard, fmt="mqadmin-topicRoute")
+
+
+# 8 ------------------------------------------------------------------------------------
+def test_a_truncated_json_file_with_a_format_names_the_parse_error(tmp_path):
+    path = write(tmp_path, "route_T.json", '{"status":0,"data":{"queueDatas":[{"brokerN')
+    with pytest.raises(CaptureError, match=r"route_T\.json: not valid JSON \(bad string"):
+        run(path, fmt="dashboard-topicRoute")
+
+
+def test_progress_ip_rejects_carry_the_line(tmp_path):
+    unknown = progress_row("broker-a", 0, 1000, 990, "10.9.9.9")
+    progress = write(tmp_path, "consumerProgress_OrderGroup.txt",
+                     f"{PROGRESS_HEADER}\n{unknown}\n")
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION)
+    snap = run(conn, progress)
+    assert rejects(snap) == [(progress, 2, "client IP 10.9.9.9 matches no client of group "
+                              "OrderGroup (add its consumerConnection file)", unknown)]
