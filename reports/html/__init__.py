@@ -36,16 +36,29 @@ def write_report(output: str, html_path: str | None = None,
                           "of that table deletes every file its log does not name, the page "
                           "with them; write it outside any table, e.g. "
                           f"{os.path.join(output, REPORT_FILE)}")
+    target = html_path or os.path.join(output, REPORT_FILE)
+    _refuse_special(target, f"--html {target}" if html_path else target)
     with _system_allocator():
         data = load(output, snapshots, groups, top or DEFAULT_TOP)
     page = render(data, top or DEFAULT_TOP)
-    target = html_path or os.path.join(output, REPORT_FILE)
     try:
         write_atomically(target, page)
     except OSError as exc:
         raise ConfigError(f"cannot write the page at {target}: "
                           f"{exc.strerror or exc}") from exc
     return os.path.abspath(target)
+
+
+def _refuse_special(target: str, named: str) -> None:
+    """The page replaces its target by a rename, which would turn a symlink, a FIFO or a
+    device (`--html /dev/stdout`) into a plain file: refused before anything is read."""
+    from vocabulary.errors import ConfigError
+
+    if os.path.islink(target) or (os.path.exists(target) and not os.path.isfile(target)):
+        kind = "a symbolic link" if os.path.islink(target) else "not a regular file"
+        raise ConfigError(f"{named} is {kind}: writing the page would replace it; "
+                          "give a regular file's path (the page is written whole, then "
+                          "renamed onto it)")
 
 
 def write_atomically(target: str, text: str) -> None:

@@ -16,7 +16,7 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
                     "network) from the Delta tables of an audit's output root. Default: "
                     "the latest complete snapshot of each cluster in the runs table.",
     )
-    report.add_argument("--output", required=True, metavar="DIR",
+    report.add_argument("--output", required=True, type=non_blank, metavar="DIR",
                         help="output root of an audit run (holds runs, group_balance, ...)")
     report.add_argument("--snapshot", type=non_blank, metavar="ID", action="append",
                         dest="snapshots",

@@ -113,6 +113,30 @@ def has_table(output: str, name: str) -> bool:
                                       for f in os.listdir(log))
 
 
+@contextlib.contextmanager
+def _reading(output: str, name: str) -> Iterator[None]:
+    """A table that cannot be read (a damaged log, a data file its log names gone) stops
+    the page with the table named, not a traceback."""
+    from deltalake.exceptions import DeltaError
+
+    from vocabulary.errors import TableError
+
+    try:
+        yield
+    except (DeltaError, OSError, pa.ArrowException) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TableError(f"{table_path(output, name)}: the '{name}' table cannot be read "
+                         f"({detail}); the output is damaged or was copied in part: audit "
+                         "the snapshots again, or copy the output root whole") from exc
+
+
+def _open(output: str, name: str):  # -> deltalake.DeltaTable
+    from deltalake import DeltaTable
+
+    with _reading(output, name):
+        return DeltaTable(table_path(output, name))
+
+
 def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
          groups: Sequence[str] | None = None, columns: Sequence[str] | None = None,
          where: ds.Expression | None = None) -> Iterator[pa.RecordBatch]:
@@ -120,9 +144,8 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     partitions are skipped), to the consumer groups named in `groups`, to the rows `where`
     holds and to `columns` when given (a table written before a column was added lacks it:
     the column is left out)."""
-    from deltalake import DeltaTable
-
-    dataset = DeltaTable(table_path(output, name)).to_pyarrow_dataset()
+    with _reading(output, name):
+        dataset = _open(output, name).to_pyarrow_dataset()
     if columns is not None:
         columns = [c for c in columns if c in dataset.schema.names]
     conditions = [] if where is None else [where]
@@ -135,8 +158,9 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     for c in conditions:
         condition = c if condition is None else condition & c
     try:
-        for fragment in dataset.get_fragments(filter=condition):
-            yield from _scan_file(dataset, fragment, columns, condition)
+        with _reading(output, name):
+            for fragment in dataset.get_fragments(filter=condition):
+                yield from _scan_file(dataset, fragment, columns, condition)
     finally:  # also when a reader stops early (`reject_names_of`)
         del dataset
         _trim_heap()
@@ -181,9 +205,8 @@ def read_table(output: str, name: str, snapshots: Sequence[str] | None = None,
     """One table as pandas (see `scan` for the arguments)."""
     batches = list(scan(output, name, snapshots, groups, columns))
     if not batches:
-        from deltalake import DeltaTable
-
-        schema = DeltaTable(table_path(output, name)).to_pyarrow_dataset().schema
+        with _reading(output, name):
+            schema = _open(output, name).to_pyarrow_dataset().schema
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns if c in schema.names])
         return schema.empty_table().to_pandas()
@@ -216,10 +239,13 @@ def complete_runs(output: str) -> pd.DataFrame:
     return runs
 
 
-def latest_per_cluster(runs: pd.DataFrame) -> list[str]:
-    """The newest complete snapshot of each cluster (by captured_at, then snapshot_id)."""
-    ordered = in_capture_order(runs)
-    return sorted(set(ordered.groupby("cluster", dropna=False).tail(1)["snapshot_id"]))
+def latest_per_cluster(runs: pd.DataFrame) -> pd.DataFrame:
+    """The complete runs rows of each cluster's newest snapshot (by captured_at, then
+    snapshot_id). Pairs, not ids: when one cluster's newest snapshot is an older one of
+    another cluster, that other cluster's rows of it are not shown."""
+    newest = (in_capture_order(runs).groupby("cluster", dropna=False).tail(1)
+              [["snapshot_id", "cluster"]])
+    return runs.merge(newest, on=["snapshot_id", "cluster"], how="inner")
 
 
 def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -259,9 +285,7 @@ def load(output: str, snapshots: Sequence[str] | None = None,
 
 
 def _version(output: str, name: str) -> int | None:
-    from deltalake import DeltaTable
-
-    return DeltaTable(table_path(output, name)).version() if has_table(output, name) else None
+    return _open(output, name).version() if has_table(output, name) else None
 
 
 def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[str] | None,
@@ -273,19 +297,21 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
             raise NoOutputError(f"{output}: no complete run of snapshot(s) "
                                 f"{', '.join(unknown)}")
         shown = sorted(set(snapshots))
+        runs = all_runs[all_runs["snapshot_id"].isin(shown)]
     else:
-        shown = latest_per_cluster(all_runs)
-    runs = all_runs[all_runs["snapshot_id"].isin(shown)]
+        runs = latest_per_cluster(all_runs)
+        shown = sorted(set(runs["snapshot_id"]))
 
     def rows(name: str, of_groups: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
             return None
         wanted = of_groups if of_groups is not None else (groups or None)
-        frame = of_complete_runs(read_table(output, name, shown, wanted), all_runs)
+        frame = of_complete_runs(read_table(output, name, shown, wanted), runs)
         return frame.reset_index(drop=True)
 
     empty = pd.DataFrame()
-    index = balance_index(output, shown, groups or None, all_runs, top,
+    # `runs`, not `all_runs`: the shown (snapshot, cluster) pairs' rows only
+    index = balance_index(output, shown, groups or None, runs, top,
                           everything=bool(groups))
     detailed = sorted(set(index.worst.get("consumer_group", pd.Series(dtype=object))))
     unknown = sorted(set(groups or []) - set(detailed))
@@ -303,10 +329,10 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=churn_timeline(output, all_runs),
         group_churn=group_churn(output, all_runs, index.worst),
-        drift=drift_counts(output, shown, groups or None, all_runs),
+        drift=drift_counts(output, shown, groups or None, runs),
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
-        rejects=reject_counts(output, shown, all_runs),
+        rejects=reject_counts(output, shown, runs),
         warnings=load_warnings(output, runs["run_id"]),
     )
 

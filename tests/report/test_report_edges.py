@@ -1,0 +1,78 @@
+"""`report` on outputs that are not the happy path: clusters at different snapshots, damaged
+tables, an --html target that is no regular file. No Spark."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from deltalake import write_deltalake
+
+from jobs.cli import main
+from tests.report import frames
+
+
+def cards(page: str) -> list[tuple[str, str, str]]:
+    return re.findall(r"<h3>\d+\. (\S+) / (.*?) @ (\S+)</h3>", page)
+
+
+def test_each_cluster_shows_its_own_newest_snapshot_only(tmp_path, capsys):
+    """c2's newest snapshot is s1, c1's is s2: c1's older s1 rows (g-old) stay out."""
+    output = frames.write_outputs(str(tmp_path / "out"))
+    c2_runs = frames.runs(snapshots=(("s1", frames.T1),), cluster="c2")
+    c2_group = pd.DataFrame([{**frames.balance_row("s1", "g-c2", None, skew=4, max_q=6,
+                                                   findings=["MULTI_TOPIC_SKEW"],
+                                                   captured_at=frames.T1), "cluster": "c2"}])
+    write_deltalake(f"{output}/runs", frames.to_arrow(c2_runs), mode="append")
+    write_deltalake(f"{output}/group_balance", frames.to_arrow(c2_group), mode="append")
+    assert main(["report", "--output", output]) == 0
+    page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
+    shown = cards(page)
+    assert ("c2", "g-c2", "s1") in shown
+    assert ("c1", "g-old", "s1") not in shown  # shown before: c1's s1 is a complete run
+    assert {(c, s) for c, _, s in shown} == {("c1", "s2"), ("c2", "s1")}
+    # asked for by id, s1 is every cluster's s1
+    assert main(["report", "--output", output, "--snapshot", "s1"]) == 0
+    page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
+    assert {("c1", "g-old", "s1"), ("c2", "g-c2", "s1")} <= set(cards(page))
+
+
+@pytest.mark.parametrize("damage", ["log", "data file"])
+def test_a_damaged_table_is_exit_2_naming_it(tmp_path, capsys, damage):
+    output = frames.write_outputs(str(tmp_path / "out"))
+    if damage == "log":
+        log = Path(output, "group_balance", "_delta_log", "00000000000000000000.json")
+        log.write_text(log.read_text()[:100])
+        name = "group_balance"
+    else:
+        next(Path(output, "consumer_load").rglob("*.parquet")).unlink()
+        name = "consumer_load"
+    assert main(["report", "--output", output]) == 2
+    err = capsys.readouterr().err
+    assert f"the '{name}' table cannot be read" in err and "Traceback" not in err
+    assert not Path(output, "report.html").exists()
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_an_html_target_that_is_no_regular_file_is_left_alone(tmp_path, capsys, kind):
+    output = frames.write_outputs(str(tmp_path / "out"))
+    target = tmp_path / "page.html"
+    if kind == "symlink":
+        (tmp_path / "real.html").write_text("mine")
+        target.symlink_to(tmp_path / "real.html")
+    else:
+        os.mkfifo(target)
+    assert main(["report", "--output", output, "--html", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "writing the page would replace it" in err
+    assert target.is_symlink() if kind == "symlink" else target.is_fifo()
+    assert kind == "fifo" or (tmp_path / "real.html").read_text() == "mine"
+
+
+def test_a_blank_output_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", "--output", ""])
+    assert exit_.value.code == 2 and "--output" in capsys.readouterr().err
