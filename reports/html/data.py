@@ -302,6 +302,8 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         runs = latest_per_cluster(all_runs)
         shown = sorted(set(runs["snapshot_id"]))
 
+    _check_tables_present(output, runs)
+
     def rows(name: str, of_groups: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
             return None
@@ -335,6 +337,24 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         rejects=reject_counts(output, shown, runs),
         warnings=load_warnings(output, runs["run_id"]),
     )
+
+
+def _check_tables_present(output: str, runs: pd.DataFrame) -> None:
+    """The tables the page reads that the shown runs wrote (`runs.tables`) must be here: a
+    missing group_balance would read as "every group is balanced", a missing
+    rebalance_churn as "a cluster needs two audited snapshots". An output copied in part
+    is refused, naming what is missing."""
+    if "tables" not in runs.columns:  # outputs from before `runs` listed them
+        return
+    written = {name for listed in runs["tables"] if listed is not None for name in listed}
+    missing = sorted(n for n in written & {*TABLES, "rejects"} if not has_table(output, n))
+    if missing:
+        from vocabulary.errors import TableError
+
+        raise TableError(f"{output}: the shown snapshots' runs wrote the table(s) "
+                         f"{', '.join(missing)}, which are not here (no Delta log): the "
+                         "output was copied in part or damaged; copy the output root whole, "
+                         "or audit the snapshots again")
 
 
 def reject_counts(output: str, snapshots: Sequence[str],

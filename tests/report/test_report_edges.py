@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -54,6 +55,20 @@ def test_a_damaged_table_is_exit_2_naming_it(tmp_path, capsys, damage):
     err = capsys.readouterr().err
     assert f"the '{name}' table cannot be read" in err and "Traceback" not in err
     assert not Path(output, "report.html").exists()
+
+
+@pytest.mark.parametrize("table", ["group_balance", "rebalance_churn"])
+def test_a_table_the_runs_wrote_missing_from_the_output_is_exit_2(tmp_path, capsys, table):
+    """Read as absent, group_balance said "every shown group is balanced" and churn "a
+    cluster needs two audited snapshots"."""
+    runs = frames.runs().assign(tables=[["group_balance", "rebalance_churn"]] * 2)
+    output = frames.write_outputs(str(tmp_path / "out"))
+    write_deltalake(f"{output}/runs", frames.to_arrow(runs), mode="overwrite")
+    assert main(["report", "--output", output]) == 0  # whole: as before
+    shutil.rmtree(Path(output, table))
+    assert main(["report", "--output", output]) == 2
+    err = capsys.readouterr().err
+    assert f"wrote the table(s) {table}, which are not here" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo"])
