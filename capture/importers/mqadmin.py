@@ -130,7 +130,8 @@ TOPIC_STATUS_HEADER = re.compile(r"^#Broker Name\s+#QID\s+#Min Offset\s+#Max Off
 def import_topic_status(state: ImportState, path: str, text: str) -> None:
     """Rows `#Broker Name #QID #Min Offset #Max Offset #Last Updated`. A row without the
     time is whole only when padded to its column (the tool prints an empty time for a
-    queue it never wrote to): a row cut inside #Max Offset would give a wrong offset."""
+    queue it never wrote to) or when its max offset is 0: a row cut inside #Max Offset
+    would give a wrong offset."""
     topic = name_from_file(path, ("topicStatus", "status"), "topic")
     last_updated = None  # the column of #Last Updated; 0 when the header has none
     for number, line in enumerate(text.splitlines(), 1):
@@ -143,7 +144,9 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
         if last_updated is None or len(parts) < 4:
             state.snapshot.reject(path, number, "not a topicStatus row", line)
             continue
-        if last_updated and len(parts) == 4 and len(line) < last_updated:
+        # a max offset of 0 cannot be a longer number cut: a queue never written to, whose
+        # blank time a terminal's copy may have trimmed with the padding
+        if last_updated and len(parts) == 4 and len(line) < last_updated and parts[3] != "0":
             state.snapshot.reject(path, number, "row cut short: no #Last Updated column "
                                   "after #Max Offset", line)
             continue

@@ -57,11 +57,13 @@ def test_a_topic_status_row_cut_inside_max_offset_is_a_reject(tmp_path):
     cut = status_row("broker-b", 3, 1030).split("1030")[0] + "10"  # the file ends there
     assert cut.split() == ["broker-b", "3", "0", "10"]
     empty_time = status_row("broker-b", 2, 0, time="")  # a queue never written: no time
+    # the same, copied from a terminal that trimmed the padding: 0 cannot be a cut number
+    trimmed = status_row("broker-b", 4, 0, time="").rstrip()
     path = write(tmp_path, "topicStatus_T.txt", "\n".join(
-        [STATUS_HEADER, status_row("broker-b", 1, 500), empty_time, cut]) + "\n")
+        [STATUS_HEADER, status_row("broker-b", 1, 500), empty_time, cut, trimmed]) + "\n")
     snap = run(path)
     assert rows(snap, "queues", "broker_name", "queue_id", "max_offset") == [
-        ("broker-b", 1, 500), ("broker-b", 2, 0)]
+        ("broker-b", 1, 500), ("broker-b", 2, 0), ("broker-b", 4, 0)]
     assert rejects(snap) == [(path, 4, "row cut short: no #Last Updated column after "
                               "#Max Offset", cut)]
 
