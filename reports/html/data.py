@@ -248,6 +248,18 @@ def latest_per_cluster(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.merge(newest, on=["snapshot_id", "cluster"], how="inner")
 
 
+SNAPSHOTS_NAMED = 5  # an unknown --snapshot is answered with the newest complete ones
+
+
+def _newest_snapshots(runs: pd.DataFrame) -> str:
+    """The newest SNAPSHOTS_NAMED snapshot ids of complete runs, newest first, and how many
+    more: what an operator who mistyped an id picks from."""
+    ids = list(dict.fromkeys(reversed(in_capture_order(runs)["snapshot_id"].tolist())))
+    more = len(ids) - SNAPSHOTS_NAMED
+    listed = ", ".join(ids[:SNAPSHOTS_NAMED]) + (f" and {more} older" if more > 0 else "")
+    return f"the complete ones, newest first: {listed}"
+
+
 def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Rows written by the run `runs` names for their (snapshot, cluster)."""
     if frame.empty or "run_id" not in frame.columns:
@@ -295,7 +307,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         unknown = sorted(set(snapshots) - set(all_runs["snapshot_id"]))
         if unknown:
             raise NoOutputError(f"{output}: no complete run of snapshot(s) "
-                                f"{', '.join(unknown)}")
+                                f"{', '.join(unknown)}; {_newest_snapshots(all_runs)}")
         shown = sorted(set(snapshots))
         runs = all_runs[all_runs["snapshot_id"].isin(shown)]
     else:

@@ -91,3 +91,16 @@ def test_a_blank_output_is_refused(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["report", "--output", ""])
     assert exit_.value.code == 2 and "--output" in capsys.readouterr().err
+
+
+def test_an_unknown_snapshot_is_answered_with_the_newest_complete_ones(tmp_path, capsys):
+    output = frames.write_outputs(str(tmp_path / "out"))
+    assert main(["report", "--output", output, "--snapshot", "s3"]) == 2
+    assert ("no complete run of snapshot(s) s3; the complete ones, newest first: s2, s1"
+            in capsys.readouterr().err)
+    more = frames.runs(snapshots=[(f"t{i}", frames.T2 + pd.Timedelta(hours=i))
+                                  for i in range(1, 7)])
+    write_deltalake(f"{output}/runs", frames.to_arrow(more), mode="append")
+    assert main(["report", "--output", output, "--snapshot", "x"]) == 2
+    assert ("the complete ones, newest first: t6, t5, t4, t3, t2 and 3 older"
+            in capsys.readouterr().err)
