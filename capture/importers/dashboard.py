@@ -77,8 +77,7 @@ def import_query_topic_by_consumer(state: ImportState, path: str, data: Any) -> 
 
 def _queue_stat(q: Any, topic: Any) -> tuple[QueueKey, int, int, str | None]:
     """One queueStatInfoList entry; ValueError saying what is wrong with it."""
-    if not isinstance(q, dict):
-        raise ValueError(f"not an object: {mqadmin.json_type(q)}")
+    q = mqadmin.json_record(q)
     if q.get("topic"):
         topic = q["topic"]
     if not isinstance(topic, str) or not topic:
@@ -100,8 +99,7 @@ def import_consumer_connection(state: ImportState, path: str, data: Any) -> None
     group.connection = True
     for i, conn in enumerate(mqadmin.json_list(path, data, "connectionSet")):
         try:
-            if not isinstance(conn, dict):
-                raise ValueError(f"not an object: {mqadmin.json_type(conn)}")
+            conn = mqadmin.json_record(conn)
             cid, addr = mqadmin.text_field(conn, "clientId"), conn.get("clientAddr")
             if addr is not None and not isinstance(addr, str):
                 raise ValueError(f"clientAddr {addr!r} is not an address")

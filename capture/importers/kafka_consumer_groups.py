@@ -20,6 +20,7 @@ members.") are kept as warnings when they are in the file.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from capture.importers.state import ImportState
 from capture.importers.values import whole_number
@@ -155,22 +156,17 @@ def _offsets_row(state: ImportState, path: str, number: int, line: str,
     for column, values, value in (("CURRENT-OFFSET", group.committed, committed),
                                   ("LOG-END-OFFSET", group.log_end, log_end)):
         if value is not None:
-            _keep_larger(state, f"{path} line {number}: group {name} topic {topic} partition "
-                         f"{partition}", column, values, key, value)
+            state.keep_larger(values, key, value, _differs(
+                f"{path} line {number}: group {name} topic {topic} partition {partition}",
+                column))
     if member_id != MISSING:
         group.member(member_id).assigned.add(key)
 
 
-def _keep_larger(state: ImportState, where: str, column: str,
-                 values: dict[tuple[str, int], int], key: tuple[str, int], value: int) -> None:
-    """Store an offset read for a partition already read (the same file twice, or two
-    captures of the group): offsets only grow, so the larger one is the later reading and
-    is kept whatever the file order; a difference is said, an identical repeat is not."""
-    old = values.get(key)
-    if old is not None and old != value:
-        state.snapshot.warn(f"{where}: {column} {value} differs from {old} read before; "
-                            f"the larger, {max(old, value)}, is kept")
-    values[key] = value if old is None else max(old, value)
+def _differs(where: str, column: str) -> Callable[[int, int], str]:
+    """The warning for a partition whose offset was read twice with two values."""
+    return lambda old, new: (f"{where}: {column} {new} differs from {old} read before; "
+                             f"the larger, {max(old, new)}, is kept")
 
 
 def _partitions(text: str) -> list[int]:

@@ -11,6 +11,7 @@ per client named by the client id; its properties name the group.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from capture.errors import CaptureError
@@ -80,6 +81,15 @@ def json_object(path: str, data: dict, key: str) -> dict:
     return value
 
 
+def json_record(value: Any, name: str | None = None) -> dict:
+    """One entry of a JSON list or map as the object it must be; ValueError saying what it
+    is instead (the entry becomes a reject, the rest of the file is read)."""
+    if not isinstance(value, dict):
+        subject = f"{name} is not" if name else "not"
+        raise ValueError(f"{subject} an object: {json_type(value)}")
+    return value
+
+
 def text_field(record: dict, key: str) -> str:
     """A required, non-empty string of a JSON record; ValueError naming it otherwise."""
     value = record.get(key)
@@ -100,8 +110,7 @@ def import_topic_route(state: ImportState, path: str, data: Any) -> None:
     zones: dict[str, str | None] = {}
     for i, b in enumerate(json_list(path, data, "brokerDatas")):
         try:
-            if not isinstance(b, dict):
-                raise ValueError("not an object")
+            b = json_record(b)
             zone = b.get("zoneName")
             if zone is not None and not isinstance(zone, str):
                 raise ValueError(f"zoneName {zone!r} is not a name")
@@ -111,8 +120,7 @@ def import_topic_route(state: ImportState, path: str, data: Any) -> None:
     routes = state.routes.setdefault(topic, [])
     for i, q in enumerate(json_list(path, data, "queueDatas")):
         try:
-            if not isinstance(q, dict):
-                raise ValueError("not an object")
+            q = json_record(q)
             broker = text_field(q, "brokerName")
             read = whole_number(q.get("readQueueNums"), "readQueueNums")
             perm = whole_number(q.get("perm"), "perm")
@@ -158,20 +166,15 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
             state.snapshot.reject(path, number, str(exc), line)
             continue
         key = (topic, parts[0], qid)
-        state.max_offset[key] = larger(state, key, "max offset", state.max_offset.get(key),
-                                       max_offset, f"topic {topic}")
+        state.keep_larger(state.max_offset, key, max_offset,
+                          read_twice(f"topic {topic}", key, "max offset"))
 
 
-def larger(state: ImportState, key: QueueKey, what: str, old: int | None, new: int,
-           owner: str) -> int:
-    """Of two readings of one queue, the larger (the later) one, whatever the order of the
-    files; two different readings are said."""
-    if old is None or old == new:
-        return new
-    low, high = sorted((old, new))
-    state.snapshot.warn(f"{owner}: queue {queue_name(key)} read twice, {what} {low} and "
-                        f"{high}; the larger (a later reading) is kept")
-    return high
+def read_twice(owner: str, key: QueueKey, what: str) -> Callable[[int, int], str]:
+    """The warning for a queue read twice with two values of one offset."""
+    return lambda old, new: (f"{owner}: queue {queue_name(key)} read twice, {what} "
+                             f"{min(old, new)} and {max(old, new)}; the larger (a later "
+                             f"reading) is kept")
 
 
 def queue_name(key: QueueKey) -> str:
@@ -273,10 +276,10 @@ def record_offsets(state: ImportState, group_name: str, key: QueueKey, broker_of
     """A queue's offsets; a queue read twice (two files of the group, or a row repeated)
     keeps the larger of each, whatever the order of the files."""
     group, owner = state.rocket_group(group_name), f"group {group_name}"
-    group.broker_offset[key] = larger(state, key, "broker offset",
-                                      group.broker_offset.get(key), broker_offset, owner)
-    group.consumer_offset[key] = larger(state, key, "consumer offset",
-                                        group.consumer_offset.get(key), consumer_offset, owner)
+    state.keep_larger(group.broker_offset, key, broker_offset,
+                      read_twice(owner, key, "broker offset"))
+    state.keep_larger(group.consumer_offset, key, consumer_offset,
+                      read_twice(owner, key, "consumer offset"))
 
 
 def resolve_progress_ips(state: ImportState) -> None:
@@ -366,7 +369,7 @@ def import_running_info_json(state: ImportState, path: str, data: Any,
     subs = []
     for i, sub in enumerate(json_list(path, data, "subscriptionSet")):
         try:
-            subs.append(text_field(sub if isinstance(sub, dict) else {}, "topic"))
+            subs.append(text_field(json_record(sub), "topic"))
         except ValueError as exc:
             state.snapshot.reject(path, None, f"subscriptionSet[{i}]: {exc}", raw_text(sub))
     held: dict[QueueKey, int | None] = {}
@@ -376,9 +379,7 @@ def import_running_info_json(state: ImportState, path: str, data: Any,
             state.snapshot.reject(path, None, "mqTable key is not a MessageQueue", raw_text(key))
             continue
         try:
-            if not isinstance(info, dict):
-                raise ValueError("its ProcessQueueInfo is not an object")
-            offset = info.get("commitOffset")
+            offset = json_record(info, "its ProcessQueueInfo").get("commitOffset")
             held[mq] = None if offset is None else whole_number(offset, "commitOffset")
         except ValueError as exc:
             state.snapshot.reject(path, None, f"mqTable {queue_name(mq)}: {exc}",

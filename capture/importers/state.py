@@ -8,9 +8,11 @@ the command line does not matter.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from capture.errors import CaptureError
 from capture.tables import Snapshot
@@ -79,6 +81,17 @@ class ImportState:
 
     def rocket_group(self, name: str) -> RocketGroup:
         return self.rocket.setdefault(name, RocketGroup())
+
+    def keep_larger(self, readings: dict[Any, int], key: Hashable, value: int,
+                    warning: Callable[[int, int], str]) -> None:
+        """Store an offset read for a queue or partition already read (the same file twice,
+        or two captures): offsets only grow, so the larger is the later reading and is kept
+        whatever the file order; a difference is said (`warning(old, new)`), an identical
+        repeat is not."""
+        old = readings.get(key)
+        if old is not None and old != value:
+            self.snapshot.warn(warning(old, value))
+        readings[key] = value if old is None else max(old, value)
 
 
 _EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)

@@ -99,7 +99,7 @@ def test_a_route_queue_count_that_is_no_whole_number_is_a_reject(tmp_path):
     assert rows(snap, "queues", "broker_name", "queue_id", "readable", "broker_room") == [
         ("a", 0, True, "z1")]
     assert [reason for _, _, reason, _ in rejects(snap)] == [
-        "brokerDatas[1]: not an object",
+        "brokerDatas[1]: not an object: null",
         "queueDatas[0]: readQueueNums inf is not a whole number",
         "queueDatas[1]: perm 'rw' is not a whole number",
         "queueDatas[2]: readQueueNums 2000000000 is not a queue count (0..65536)"]
@@ -256,3 +256,18 @@ def test_progress_ip_rejects_carry_the_line(tmp_path):
     snap = run(conn, progress)
     assert rejects(snap) == [(progress, 2, "client IP 10.9.9.9 matches no client of group "
                               "OrderGroup (add its consumerConnection file)", unknown)]
+
+
+def test_running_info_entries_that_are_not_objects_are_rejects_naming_their_type(tmp_path):
+    """A subscriptionSet entry or a ProcessQueueInfo of the wrong JSON type is a reject
+    saying what it is; the rest of the running info is read."""
+    path = write(tmp_path, "status/10.0.1.22@22456.json", (
+        '{"mqTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{"commitOffset":7},'
+        '{"brokerName":"b","queueId":1,"topic":"T"}:[1]},'
+        '"properties":{"consumerGroup":"G","messageModel":"CLUSTERING"},'
+        '"subscriptionSet":[{"topic":"T"},"T2"]}'))
+    snap = run(path)
+    assert [reason for _, _, reason, _ in rejects(snap)] == [
+        "subscriptionSet[1]: not an object: a string",
+        "mqTable T b:1: its ProcessQueueInfo is not an object: an array"]
+    assert rows(snap, "members", "client_id", "topic") == [("10.0.1.22@22456", "T")]
