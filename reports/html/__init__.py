@@ -69,7 +69,8 @@ def write_atomically(target: str, text: str) -> None:
     try:
         os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
         _remove_partials_of_dead_writers(target)
-        with open(partial, "w", encoding="utf-8") as f:
+        # "backslashreplace": text that is no UTF-8 (a lone surrogate) shows as its escape
+        with open(partial, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(text)
         os.replace(partial, target)
     except OSError:

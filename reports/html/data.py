@@ -74,6 +74,17 @@ _JSON_STRING = r'"(?P<name>(?:[^"\\]|\\.)*)"'
 GROUP_IN_ROW = '"consumer_group":' + _JSON_STRING
 TOPIC_IN_ROW = '"topic":' + _JSON_STRING
 REJECT_NAMES = 3  # named per input and reason; the rest are counted as "more"
+# the columns the page cannot do without: what it keys, joins and groups on. Others may be
+# missing (an output of an older audit lacks the newer ones) and are left out.
+REQUIRED_COLUMNS = {
+    RUNS: ("snapshot_id", "cluster", "captured_at", "run_id", "status"),
+    "group_balance": ("snapshot_id", "cluster", "captured_at", "consumer_group", "topic"),
+    "consumer_load": ("snapshot_id", "cluster", "consumer_group", "client_id"),
+    "rebalance_churn": ("snapshot_id", "cluster", "captured_at", "consumer_group"),
+    "rejects": ("snapshot_id", "cluster", "source_table", "reason"),
+    "what_if": ("snapshot_id", "cluster", "consumer_group"),
+    "drift": ("snapshot_id", "cluster", "consumer_group", "kind"),
+}
 
 
 @dataclass
@@ -135,6 +146,27 @@ def _open(output: str, name: str):  # -> deltalake.DeltaTable
 
     with _reading(output, name):
         return DeltaTable(table_path(output, name))
+
+
+def _columns(output: str, name: str) -> list[str]:
+    with _reading(output, name):
+        return list(_open(output, name).schema().to_arrow().names)
+
+
+def _check_columns(output: str, names: Iterable[str]) -> None:
+    """A table lacking a column the page keys on (REQUIRED_COLUMNS) is refused, naming
+    it, before anything is read: not a KeyError halfway through the page."""
+    from vocabulary.errors import TableError
+
+    for name in names:
+        if not has_table(output, name):
+            continue
+        missing = [c for c in REQUIRED_COLUMNS[name] if c not in _columns(output, name)]
+        if missing:
+            raise TableError(f"{table_path(output, name)}: the '{name}' table has no column "
+                             f"{', '.join(missing)}, which the page cannot do without: it "
+                             "was not written by an audit, or was changed since; audit the "
+                             "snapshots again into this output root")
 
 
 def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
@@ -232,6 +264,7 @@ def complete_runs(output: str) -> pd.DataFrame:
     if not has_table(output, RUNS):
         raise NoOutputError(f"{output}: no output tables here (no '{RUNS}' Delta table); "
                             "point --output at the output root of an audit run")
+    _check_columns(output, [RUNS])
     runs = read_table(output, RUNS)
     runs = runs[runs["status"] == COMPLETE]
     if runs.empty:
@@ -286,10 +319,17 @@ def load(output: str, snapshots: Sequence[str] | None = None,
     under another run id, which the page would leave out as if the snapshot had no
     groups; every publication commits to `runs` (its rows out first, in last), so the
     page reads everything again when `runs` changed while it read."""
+    from vocabulary.errors import TableError
+
     output = output.rstrip("/") or "/"
     for _ in range(READ_ATTEMPTS):
         before = _version(output, RUNS)
-        data = _load_once(output, snapshots, groups, top)
+        try:
+            data = _load_once(output, snapshots, groups, top)
+        except TableError:  # rows replaced under the page look like rows gone
+            if _version(output, RUNS) == before:
+                raise
+            continue
         if _version(output, RUNS) == before:
             return data
     raise NoOutputError(f"{output}: runs were published while the page read the tables, "
@@ -315,6 +355,8 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         shown = sorted(set(runs["snapshot_id"]))
 
     _check_tables_present(output, runs)
+    _check_columns(output, (*TABLES, "rejects"))
+    _check_rows_written(output, runs, shown)
 
     def rows(name: str, of_groups: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
@@ -367,6 +409,66 @@ def _check_tables_present(output: str, runs: pd.DataFrame) -> None:
                          f"{', '.join(missing)}, which are not here (no Delta log): the "
                          "output was copied in part or damaged; copy the output root whole, "
                          "or audit the snapshots again")
+
+
+MISCOUNTS_NAMED = 3  # a table whose rows differ from runs.rows: the first (snapshot, cluster)s
+
+
+def _check_rows_written(output: str, runs: pd.DataFrame, shown: Sequence[str]) -> None:
+    """Each table the page reads must hold the rows the shown runs wrote, as many as
+    `runs.rows` records per (snapshot, cluster): a group_balance emptied or cut by hand
+    (a DELETE, a restore of part of its files) would read as "balanced", a copied batch
+    would count groups twice. Only the RUN_KEYS columns are read."""
+    if not {"tables", "rows"} <= set(runs.columns):  # outputs from before runs counted
+        return
+    for name in (*TABLES, "rejects"):
+        expected = _rows_recorded(runs, name)
+        if expected.empty or not has_table(output, name):
+            continue
+        if not set(RUN_KEYS) <= set(_columns(output, name)):  # from before run_id
+            continue
+        found = reduce_table(output, name, _count_per_run, shown, columns=RUN_KEYS)
+        if found.empty:
+            found = pd.DataFrame({**{k: pd.Series(dtype=object) for k in RUN_KEYS},
+                                  "found": pd.Series(dtype="int64")})
+        found = found.groupby(RUN_KEYS, dropna=False, as_index=False)["found"].sum()
+        both = expected.merge(found, on=RUN_KEYS, how="left")
+        both["found"] = both["found"].fillna(0).astype("int64")
+        wrong = both[both["found"] != both["written"]]
+        if not wrong.empty:
+            _raise_miscounted(output, name, wrong)
+
+
+def _rows_recorded(runs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """RUN_KEYS and `written`: the rows each shown run recorded writing to `name`."""
+    records = []
+    for keys, listed, counted in zip(runs[RUN_KEYS].itertuples(index=False),
+                                     runs["tables"], runs["rows"], strict=True):
+        if listed is None or counted is None or name not in list(listed):
+            continue
+        written = dict(counted).get(name)
+        if written is not None:
+            records.append((*keys, int(written)))
+    return pd.DataFrame(records, columns=[*RUN_KEYS, "written"])
+
+
+def _count_per_run(batch: pa.RecordBatch) -> pd.DataFrame:
+    counted = pa.table(batch).group_by(RUN_KEYS, use_threads=False).aggregate([([], "count_all")])
+    return counted.to_pandas().rename(columns={"count_all": "found"})
+
+
+def _raise_miscounted(output: str, name: str, wrong: pd.DataFrame) -> None:
+    from vocabulary.errors import TableError
+
+    said = [f"snapshot {r.snapshot_id} cluster {r.cluster}: {r.found} rows of run "
+            f"{r.run_id}, which wrote {r.written}"
+            for r in wrong.head(MISCOUNTS_NAMED).itertuples()]
+    more = len(wrong) - MISCOUNTS_NAMED
+    raise TableError(f"{table_path(output, name)}: the '{name}' table does not hold the rows "
+                     f"the shown runs wrote ({'; '.join(said)}"
+                     f"{f'; and {more} more' if more > 0 else ''}): rows were deleted, "
+                     "restored in part or added after the run; audit the snapshot(s) again, "
+                     "or restore the output root whole")
 
 
 def reject_counts(output: str, snapshots: Sequence[str],

@@ -412,9 +412,11 @@ def _reject_names(names: object) -> str | None:
     decoded = []
     for name in list(names)[:REJECT_NAMES]:
         try:
-            decoded.append(json.loads(f'"{name}"'))
-        except ValueError:  # not a JSON string body after all: as written
-            decoded.append(str(name))
+            text = json.loads(f'"{name}"')
+            text.encode("utf-8")  # a lone surrogate escape (\ud800) decodes to no text
+        except ValueError:  # not a JSON string body, or no UTF-8 text: as written
+            text = str(name)
+        decoded.append(text)
     return ", ".join(decoded) + (" and more" if len(names) > REJECT_NAMES else "")
 
 

@@ -118,6 +118,17 @@ TS = pa.timestamp("us", tz="UTC")
 MAPS = {"queues_by_topic": MAP, "rows": pa.map_(pa.string(), pa.int64())}
 
 
+def counted(runs_rows: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """`runs_rows` recording, as the audit does, each listed table's rows per run."""
+    keys = ["snapshot_id", "cluster", "run_id"]
+    rows = []
+    for run in runs_rows.itertuples(index=False):
+        rows.append([(name, int((tables[name][keys] == (run.snapshot_id, run.cluster,
+                                                        run.run_id)).all(axis=1).sum()))
+                     for name in run.tables if name in tables])
+    return runs_rows.assign(rows=rows)
+
+
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """Arrow table with the audit's map columns typed as maps (pandas cannot say so)."""
     columns = {c: pa.array(frame[c].tolist(), MAPS[c]) if c in MAPS
@@ -129,13 +140,14 @@ def write_outputs(root: str, *, with_drift: bool = True, with_what_if: bool = Tr
     """The frames above as Delta tables under `root`, partitioned by snapshot_id."""
     from deltalake import write_deltalake
 
-    tables = {"runs": runs(), "group_balance": group_balance(),
+    tables = {"group_balance": group_balance(),
               "consumer_load": consumer_load(), "rebalance_churn": churn(),
               "rejects": rejects()}
     if with_drift:
         tables["drift"] = drift()
     if with_what_if:
         tables["what_if"] = what_if()
+    tables["runs"] = counted(runs(), tables)
     for name, frame in tables.items():
         write_deltalake(f"{root}/{name}", to_arrow(frame), partition_by=["snapshot_id"])
     return root

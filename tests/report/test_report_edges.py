@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from deltalake import write_deltalake
+from deltalake import DeltaTable, write_deltalake
 
 from jobs.cli import main
+from reports.html.data import REQUIRED_COLUMNS
 from tests.report import frames
 
 
@@ -61,7 +62,9 @@ def test_a_damaged_table_is_exit_2_naming_it(tmp_path, capsys, damage):
 def test_a_table_the_runs_wrote_missing_from_the_output_is_exit_2(tmp_path, capsys, table):
     """Read as absent, group_balance said "every shown group is balanced" and churn "a
     cluster needs two audited snapshots"."""
-    runs = frames.runs().assign(tables=[["group_balance", "rebalance_churn"]] * 2)
+    runs = frames.counted(frames.runs().assign(tables=[["group_balance", "rebalance_churn"]] * 2),
+                          {"group_balance": frames.group_balance(),
+                           "rebalance_churn": frames.churn()})
     output = frames.write_outputs(str(tmp_path / "out"))
     write_deltalake(f"{output}/runs", frames.to_arrow(runs), mode="overwrite")
     assert main(["report", "--output", output]) == 0  # whole: as before
@@ -104,3 +107,65 @@ def test_an_unknown_snapshot_is_answered_with_the_newest_complete_ones(tmp_path,
     assert main(["report", "--output", output, "--snapshot", "x"]) == 2
     assert ("the complete ones, newest first: t6, t5, t4, t3, t2 and 3 older"
             in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("change", ["rows deleted", "table emptied", "rows appended again"])
+def test_a_table_not_holding_the_rows_its_run_wrote_is_exit_2(tmp_path, capsys, change):
+    """runs.rows is what each run wrote: a group_balance cut or emptied by hand read as
+    "balanced", one with a batch appended twice counted groups twice."""
+    output = frames.write_outputs(str(tmp_path / "out"))
+    table = f"{output}/group_balance"
+    if change == "rows deleted":
+        DeltaTable(table).delete("consumer_group = 'g-skew'")
+        said = "snapshot s2 cluster c1: 3 rows of run run-1, which wrote 5"
+    elif change == "table emptied":
+        DeltaTable(table).delete()
+        said = "snapshot s2 cluster c1: 0 rows of run run-1, which wrote 5"
+    else:
+        again = frames.group_balance().query("snapshot_id == 's2' and run_id == 'run-1'")
+        write_deltalake(table, frames.to_arrow(again), mode="append")
+        said = "snapshot s2 cluster c1: 10 rows of run run-1, which wrote 5"
+    assert main(["report", "--output", output]) == 2
+    err = capsys.readouterr().err
+    assert f"the 'group_balance' table does not hold the rows the shown runs wrote ({said}" \
+        in err, err
+    assert "Traceback" not in err and not Path(output, "report.html").exists()
+
+
+def test_rows_of_runs_that_did_not_complete_are_not_counted(tmp_path, capsys):
+    """A run that died part-way left rows under its own run_id: they are not the
+    complete run's rows, so they neither hide a loss nor count as extra."""
+    output = frames.write_outputs(str(tmp_path / "out"))
+    dead = frames.group_balance().query("snapshot_id == 's2'").assign(run_id="dead-2")
+    write_deltalake(f"{output}/group_balance", frames.to_arrow(dead), mode="append")
+    assert main(["report", "--output", output]) == 0
+    DeltaTable(f"{output}/group_balance").delete("consumer_group = 'g-ok' AND run_id = 'run-1'")
+    assert main(["report", "--output", output]) == 2
+    assert "4 rows of run run-1, which wrote 5" in capsys.readouterr().err
+
+
+def test_a_rejected_rows_name_that_is_no_utf8_text_is_shown_as_written(tmp_path, capsys):
+    """A lone surrogate escape in row_json (JSON allows it, UTF-8 has no such character)
+    made the page's write fail with a traceback; the name is shown with its escape."""
+    output = frames.write_outputs(str(tmp_path / "out"))
+    odd = pd.DataFrame([{"snapshot_id": "s2", "cluster": "c1", "source_table": "members",
+                         "row_json": '{"consumer_group":"g\\ud800x"}', "reason": "bad",
+                         "run_id": frames.RUN}])
+    write_deltalake(f"{output}/rejects", frames.to_arrow(odd), mode="append")
+    assert main(["report", "--output", output]) == 0
+    page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
+    assert '<td class="t">bad</td><td>1</td><td class="t">g\\ud800x</td>' in page
+
+
+@pytest.mark.parametrize(("table", "column"), [
+    (table, columns[-1]) for table, columns in REQUIRED_COLUMNS.items()])
+def test_a_table_without_a_column_the_page_keys_on_is_exit_2(tmp_path, capsys, table, column):
+    """Was a KeyError traceback halfway through the page (or, for drift, a pandas one)."""
+    output = frames.write_outputs(str(tmp_path / "out"))
+    kept = DeltaTable(f"{output}/{table}").to_pandas().drop(columns=[column])
+    shutil.rmtree(Path(output, table))
+    write_deltalake(f"{output}/{table}", frames.to_arrow(kept), partition_by=["snapshot_id"])
+    assert main(["report", "--output", output]) == 2
+    err = capsys.readouterr().err
+    assert f"the '{table}' table has no column {column}, which the page cannot do without" \
+        in err and "Traceback" not in err
