@@ -16,7 +16,7 @@ from capture.importers import mqadmin
 from capture.importers.detect import detect_json
 from capture.importers.rocketmq_json import raw_text
 from capture.importers.state import ImportState, QueueKey, name_from_file
-from capture.importers.values import whole_number
+from capture.importers.values import offset_value, whole_number
 
 
 def unwrap(state: ImportState, path: str, doc: Any, kind: str) -> Any | None:
@@ -87,8 +87,8 @@ def _queue_stat(q: Any, topic: Any) -> tuple[QueueKey, int, int, str | None]:
         raise ValueError(f"clientInfo {holder!r} is not a client id")
     key = (topic, mqadmin.text_field(q, "brokerName"),
            whole_number(q.get("queueId"), "queueId", bits=32))
-    return (key, whole_number(q.get("brokerOffset"), "brokerOffset"),
-            whole_number(q.get("consumerOffset"), "consumerOffset"), holder)
+    return (key, offset_value(q.get("brokerOffset"), "brokerOffset"),
+            offset_value(q.get("consumerOffset"), "consumerOffset"), holder)
 
 
 def import_consumer_connection(state: ImportState, path: str, data: Any) -> None:

@@ -18,7 +18,7 @@ from capture.errors import CaptureError
 from capture.importers.detect import detect_json
 from capture.importers.rocketmq_json import message_queue, raw_text
 from capture.importers.state import ImportState, QueueKey, name_from_file
-from capture.importers.values import whole_number
+from capture.importers.values import offset_value, whole_number
 
 PERM_READ = 4
 RETRY_PREFIX = "%RETRY%"
@@ -160,8 +160,8 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
             continue
         try:
             qid = whole_number(parts[1], "#QID", bits=32)
-            whole_number(parts[2], "#Min Offset")
-            max_offset = whole_number(parts[3], "#Max Offset")
+            offset_value(parts[2], "#Min Offset")
+            max_offset = offset_value(parts[3], "#Max Offset")
         except ValueError as exc:
             state.snapshot.reject(path, number, str(exc), line)
             continue
@@ -257,10 +257,13 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
         try:
             key: QueueKey = (row["#Topic"], row["#Broker Name"],
                              whole_number(row["#QID"], "#QID", bits=32))
-            broker_offset = whole_number(row["#Broker Offset"], "#Broker Offset")
-            consumer_offset = whole_number(row["#Consumer Offset"], "#Consumer Offset")
-        except (KeyError, ValueError) as exc:
-            state.snapshot.reject(path, number, f"QID / offsets are not numbers: {exc}", line)
+            broker_offset = offset_value(row["#Broker Offset"], "#Broker Offset")
+            consumer_offset = offset_value(row["#Consumer Offset"], "#Consumer Offset")
+        except KeyError as exc:
+            state.snapshot.reject(path, number, f"the header has no {exc.args[0]} column", line)
+            continue
+        except ValueError as exc:
+            state.snapshot.reject(path, number, str(exc), line)
             continue
         if len(key[0]) in (32, 64):
             state.snapshot.warn(f"{path}: topic {key[0]} is exactly {len(key[0])} characters: "
@@ -416,4 +419,12 @@ def apply_running_info(state: ImportState, path: str, client_id: str | None,
             state.snapshot.warn(f"{path}: AllocateMachineRoomNearby's inner strategy is not "
                                 "in the running info; written as MACHINE_ROOM_NEARBY-AVG")
             client.strategy = "MACHINE_ROOM_NEARBY-AVG"
-    client.held.update(held)
+    unknown = sorted(queue_name(k) for k, offset in held.items()
+                     if offset is not None and offset < 0)
+    if unknown:  # the client's offset store says -1 (none) or -2 (could not read it)
+        state.snapshot.warn(
+            f"{path}: client {client_id} holds {len(unknown)} queue(s) with a negative "
+            f"commit offset, the client's 'no offset known' ({', '.join(unknown[:3])}"
+            f"{', ...' if len(unknown) > 3 else ''}): their consumed offset is left unknown")
+    client.held.update({k: None if offset is not None and offset < 0 else offset
+                        for k, offset in held.items()})

@@ -33,3 +33,12 @@ def whole_number(value: object, what: str, *, bits: int = 64) -> int:
     if not -limit - 1 <= number <= limit:
         raise ValueError(f"{what} {number} is beyond a {bits}-bit integer")
     return number
+
+
+def offset_value(value: object, what: str) -> int:
+    """A broker-side offset (a max, min, broker or committed offset): a whole number, never
+    negative (the broker prints 0 for a queue or group with none); ValueError otherwise."""
+    number = whole_number(value, what)
+    if number < 0:
+        raise ValueError(f"{what} {number} is negative")
+    return number

@@ -271,3 +271,54 @@ def test_running_info_entries_that_are_not_objects_are_rejects_naming_their_type
         "subscriptionSet[1]: not an object: a string",
         "mqTable T b:1: its ProcessQueueInfo is not an object: an array"]
     assert rows(snap, "members", "client_id", "topic") == [("10.0.1.22@22456", "T")]
+
+
+def test_a_negative_broker_side_offset_is_a_reject(tmp_path):
+    """The broker prints 0 for a queue or group with no offset (its consumeStats clamps
+    -1 to 0): a negative max, broker or consumer offset is a garbled line, not an offset
+    the audit would reject later with the rest of its offsets row."""
+    status = write(tmp_path, "topicStatus_T.txt", "\n".join(
+        [STATUS_HEADER, status_row("broker-b", 0, 500), status_row("broker-b", 1, -5)]))
+    negative = progress_row("broker-a", 1, 1010, -1, "10.0.1.21")
+    progress = write(tmp_path, "consumerProgress_OrderGroup.txt", "\n".join(
+        [PROGRESS_HEADER, progress_row("broker-a", 0, 1000, 990, "10.0.1.21"), negative]))
+    dashboard = write(tmp_path, "queryTopicByConsumer_G.json", (
+        '{"status":0,"data":[{"topic":"T","queueStatInfoList":['
+        '{"brokerName":"b","queueId":0,"brokerOffset":-3,"consumerOffset":0}]}]}'))
+    snap = run(status, progress, dashboard)
+    assert rows(snap, "queues", "topic", "broker_name", "queue_id", "max_offset") == [
+        ("T", "broker-b", 0, 500), ("TopicOrder", "broker-a", 0, 1000)]
+    assert rows(snap, "offsets", "broker_name", "queue_id", "committed_offset") == [
+        ("broker-a", 0, 990)]
+    assert [(line, reason) for _, line, reason, _ in rejects(snap)
+            if "client IP" not in reason] == [
+        (3, "#Max Offset -5 is negative"), (3, "#Consumer Offset -1 is negative"),
+        (None, "data[0].queueStatInfoList[0]: brokerOffset -3 is negative")]
+
+
+def test_a_negative_commit_offset_in_running_info_is_an_unknown_consumed_offset(tmp_path):
+    """A client's offset store answers -1 (no offset) or -2 (could not read it): the
+    queue's consumed offset is unknown (null), its committed offset is kept."""
+    info = (DATA / "status" / "10.0.1.22@22456.json").read_text()
+    info = info.replace('"commitOffset":1000', '"commitOffset":-1')
+    status = write(tmp_path, "status/10.0.1.22@22456.json", info)
+    snap = run(str(DATA / "topicRoute_TopicOrder.json"),
+               write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION),
+               str(DATA / "consumerProgress_OrderGroup.txt"), status)
+    offsets = rows(snap, "offsets", "broker_name", "queue_id", "committed_offset",
+                   "consumed_offset")
+    assert [r for r in offsets if r[0] == "broker-b" and r[1] < 2] == [
+        ("broker-b", 0, 990, None), ("broker-b", 1, 1000, 1008)]
+    assert rejects(snap) == []
+    assert (f"{status}: client 10.0.1.22@22456 holds 1 queue(s) with a negative commit "
+            "offset, the client's 'no offset known' (TopicOrder broker-b:0): their consumed "
+            "offset is left unknown") in snap.warnings
+
+
+def test_a_consumer_progress_header_without_an_offset_column_rejects_its_rows(tmp_path):
+    header = PROGRESS_HEADER.replace("#Broker Offset  ", "")
+    row = "TopicOrder  broker-a  0  990  10.0.1.21  10  2026-11-23 10:15:42"
+    progress = write(tmp_path, "consumerProgress_OrderGroup.txt", f"{header}\n{row}")
+    snap = run(progress, fmt="mqadmin-consumerProgress")
+    assert [(line, reason) for _, line, reason, _ in rejects(snap)] == [
+        (2, "the header has no #Broker Offset column")]
