@@ -169,3 +169,22 @@ def test_a_table_without_a_column_the_page_keys_on_is_exit_2(tmp_path, capsys, t
     err = capsys.readouterr().err
     assert f"the '{table}' table has no column {column}, which the page cannot do without" \
         in err and "Traceback" not in err
+
+
+def test_the_rows_a_run_wrote_are_counted_from_the_footers_when_they_say(tmp_path):
+    """Files of one run each: the Parquet footers (row counts, run_id statistics) count
+    the rows, no data read; a count they do not match, or a file of two runs, leaves the
+    counting to a scan of the rows."""
+    from reports.html import data
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    table = f"{output}/group_balance"
+    runs = data.complete_runs(output)
+    expected = data._rows_recorded(runs, "group_balance")
+    assert not data._footers_agree(output, "group_balance", ["s2"], expected)  # + "dead"
+    one_run = frames.group_balance().query("run_id == 'run-1'")
+    write_deltalake(table, frames.to_arrow(one_run), mode="overwrite",
+                    partition_by=["snapshot_id"])
+    assert data._footers_agree(output, "group_balance", ["s1", "s2"], expected)
+    assert not data._footers_agree(output, "group_balance", ["s1", "s2"],
+                                   expected.assign(written=expected["written"] + 1))
