@@ -447,8 +447,9 @@ def _footers_agree(output: str, name: str, shown: Sequence[str],
     """Whether the Parquet footers alone show the rows `expected` records, per (snapshot,
     run): each row group's row count and its run_id statistics (one value), no data read.
     A run's files hold its clusters mixed, so the footers cannot count per cluster: when
-    they disagree, or do not say, the caller counts the rows themselves (exact). At 10M
-    that scan took about 1 s of the page's 3.4; the footers, under 0.1 s."""
+    they disagree, or do not say, the caller counts the rows themselves (exact). On the
+    10M benchmark's output that scan took 0.8-1.4 s of the page's ~3.4; the footers of
+    the six tables, 0.15-0.19 s."""
     recorded = expected.groupby(["snapshot_id", "run_id"], dropna=False)["written"].sum()
     with _reading(output, name):
         dataset = _open(output, name).to_pyarrow_dataset()
