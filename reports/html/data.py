@@ -48,6 +48,7 @@ from vocabulary.severity import SEVERITY_WEIGHTS
 RUNS = "runs"
 COMPLETE = "COMPLETE"
 TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if")
+CHECKED = (*TABLES, "rejects")  # the tables the page reads and checks against `runs`
 # the churn timeline's columns: the whole history, summed per snapshot while it is read
 CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "run_id", "queues_moved")
 CHURN_TIMELINE_KEYS = ["cluster", "snapshot_id", "captured_at"]
@@ -153,20 +154,24 @@ def _columns(output: str, name: str) -> list[str]:
         return list(_open(output, name).schema().to_arrow().names)
 
 
-def _check_columns(output: str, names: Iterable[str]) -> None:
+def _check_columns(output: str, names: Iterable[str]) -> dict[str, list[str]]:
     """A table lacking a column the page keys on (REQUIRED_COLUMNS) is refused, naming
-    it, before anything is read: not a KeyError halfway through the page."""
+    it, before anything is read: not a KeyError halfway through the page. The columns
+    of each table present, for the checks after this one."""
     from vocabulary.errors import TableError
 
+    present = {}
     for name in names:
         if not has_table(output, name):
             continue
-        missing = [c for c in REQUIRED_COLUMNS[name] if c not in _columns(output, name)]
+        present[name] = _columns(output, name)
+        missing = [c for c in REQUIRED_COLUMNS[name] if c not in present[name]]
         if missing:
             raise TableError(f"{table_path(output, name)}: the '{name}' table has no column "
                              f"{', '.join(missing)}, which the page cannot do without: it "
                              "was not written by an audit, or was changed since; audit the "
                              "snapshots again into this output root")
+    return present
 
 
 def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
@@ -355,8 +360,8 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         shown = sorted(set(runs["snapshot_id"]))
 
     _check_tables_present(output, runs)
-    _check_columns(output, (*TABLES, "rejects"))
-    _check_rows_written(output, runs, shown)
+    columns = _check_columns(output, CHECKED)
+    _check_rows_written(output, runs, shown, columns)
 
     def rows(name: str, of_groups: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
@@ -401,7 +406,7 @@ def _check_tables_present(output: str, runs: pd.DataFrame) -> None:
     if "tables" not in runs.columns:  # outputs from before `runs` listed them
         return
     written = {name for listed in runs["tables"] if listed is not None for name in listed}
-    missing = sorted(n for n in written & {*TABLES, "rejects"} if not has_table(output, n))
+    missing = sorted(n for n in written & set(CHECKED) if not has_table(output, n))
     if missing:
         from vocabulary.errors import TableError
 
@@ -414,19 +419,21 @@ def _check_tables_present(output: str, runs: pd.DataFrame) -> None:
 MISCOUNTS_NAMED = 3  # a table whose rows differ from runs.rows: the first (snapshot, cluster)s
 
 
-def _check_rows_written(output: str, runs: pd.DataFrame, shown: Sequence[str]) -> None:
+def _check_rows_written(output: str, runs: pd.DataFrame, shown: Sequence[str],
+                        columns: dict[str, list[str]]) -> None:
     """Each table the page reads must hold the rows the shown runs wrote, as many as
     `runs.rows` records per (snapshot, cluster): a group_balance emptied or cut by hand
     (a DELETE, a restore of part of its files) would read as "balanced", a copied batch
     would count groups twice. The Parquet footers count first (`_footers_agree`); only
-    when they cannot say are the RUN_KEYS columns read."""
+    when they cannot say are the RUN_KEYS columns read. `columns`: those of each table
+    present (`_check_columns`)."""
     if not {"tables", "rows"} <= set(runs.columns):  # outputs from before runs counted
         return
-    for name in (*TABLES, "rejects"):
+    for name in CHECKED:
         expected = _rows_recorded(runs, name)
-        if expected.empty or not has_table(output, name):
+        if expected.empty or name not in columns:
             continue
-        if not set(RUN_KEYS) <= set(_columns(output, name)):  # from before run_id
+        if not set(RUN_KEYS) <= set(columns[name]):  # from before run_id
             continue
         if _footers_agree(output, name, shown, expected):
             continue
