@@ -198,12 +198,12 @@ def _build_kafka(state: ImportState) -> None:
 def _build_rocketmq(state: ImportState) -> None:
     snap, at = state.snapshot, state.captured_at
     queues: dict[tuple[str, str | None, int], dict] = {}
-    for topic, routes in state.routes.items():
-        for broker, read, perm, zone in routes:
-            for qid in range(read):
-                queues[(topic, broker, qid)] = {"readable": bool(perm & mqadmin.PERM_READ),
-                                                "broker_room": zone}
-    _add_status_queues(state, queues)
+    routes = mqadmin.broker_routes(state)
+    for (topic, broker), route in routes.items():
+        for qid in range(route.listed):
+            queues[(topic, broker, qid)] = {"readable": qid < route.readable,
+                                            "broker_room": route.zone}
+    _add_status_queues(state, queues, routes)
     default_used = False
     for name in sorted(state.rocket):
         g = state.rocket[name]
@@ -250,7 +250,8 @@ def _build_rocketmq(state: ImportState) -> None:
                  max_offset=state.max_offset.get(key), in_rate=None)
 
 
-def _add_status_queues(state: ImportState, queues: dict) -> None:
+def _add_status_queues(state: ImportState, queues: dict,
+                       routes: dict[tuple[str, str], mqadmin.BrokerRoute]) -> None:
     """topicStatus rows no route gives: a queue id beyond its broker's readQueueNums is
     write-only (readable false); without a route of the topic and broker, readability is
     unknown (null, warning)."""
@@ -259,10 +260,10 @@ def _add_status_queues(state: ImportState, queues: dict) -> None:
         if key in queues:
             continue
         topic, broker, _ = key
-        routes = [r for r in state.routes.get(topic, []) if r[0] == broker]
-        queues[key] = {"readable": False if routes else None,
-                       "broker_room": routes[0][3] if routes else None}
-        if not routes:
+        route = routes.get((topic, broker))
+        queues[key] = {"readable": False if route else None,
+                       "broker_room": route.zone if route else None}
+        if not route:
             unknown[topic] = unknown.get(topic, 0) + 1
     for topic in sorted(unknown):
         state.snapshot.warn(f"topic {topic}: {unknown[topic]} queue(s) of its topicStatus have "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from capture.errors import CaptureError
 from capture.importers.detect import detect_json
@@ -130,6 +130,48 @@ def import_topic_route(state: ImportState, path: str, data: Any) -> None:
             state.snapshot.reject(path, None, f"queueDatas[{i}]: {exc}", raw_text(q))
             continue
         routes.append((broker, read, perm, zones.get(broker)))
+
+
+class BrokerRoute(NamedTuple):
+    """What the topicRoute files say of one (topic, broker): queue ids below `readable` are
+    readable, those below `listed` exist; `zone` is the broker's zoneName."""
+
+    readable: int
+    listed: int
+    zone: str | None
+
+
+def broker_routes(state: ImportState) -> dict[tuple[str, str], BrokerRoute]:
+    """(topic, broker) → BrokerRoute, the queueDatas entries of every route file merged as
+    the client merges one route's (MQClientInstance.topicRouteData2TopicSubscribeInfo adds
+    each readable entry's queues to a set): a queue is readable when any readable entry
+    of its broker counts it. Whatever the order of the entries and files; entries of one
+    broker that differ (two captures of a route, or one listing the broker twice) are said
+    in a warning."""
+    merged: dict[tuple[str, str], BrokerRoute] = {}
+    for topic in sorted(state.routes):
+        entries: dict[str, set[tuple[int, int, str | None]]] = {}
+        for broker, read, perm, zone in state.routes[topic]:
+            entries.setdefault(broker, set()).add((read, perm, zone))
+        for broker in sorted(entries):
+            found = sorted(entries[broker], key=lambda e: (e[0], e[1], e[2] or ""))
+            zones = sorted({zone for _, _, zone in found if zone is not None})
+            route = BrokerRoute(
+                readable=max((read for read, perm, _ in found if perm & PERM_READ), default=0),
+                listed=max(read for read, _, _ in found),
+                zone=zones[0] if zones else None)
+            if len(found) > 1:
+                said = "; ".join(f"readQueueNums {read} perm {perm}"
+                                 + (f" zone {zone}" if zone is not None else "")
+                                 for read, perm, zone in found)
+                state.snapshot.warn(
+                    f"topic {topic}: the routes of broker {broker} differ ({said}); as the "
+                    "client merges one route's entries, a queue any readable one counts is "
+                    f"readable: {route.readable} queue(s) written readable, "
+                    f"{route.listed - route.readable} not"
+                    + (f", zone {route.zone} (the first by name)" if len(zones) > 1 else ""))
+            merged[(topic, broker)] = route
+    return merged
 
 
 TOPIC_STATUS_HEADER = re.compile(r"^#Broker Name\s+#QID\s+#Min Offset\s+#Max Offset")

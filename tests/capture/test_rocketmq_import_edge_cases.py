@@ -220,6 +220,55 @@ def test_topic_status_queues_beyond_read_queue_nums_are_write_only(tmp_path):
     assert snap.warnings == []
 
 
+def route_json(*entries: tuple[str, int, int], zones: dict[str, str] | None = None) -> str:
+    brokers = ",".join(f'{{"brokerName":"{b}","zoneName":"{z}"}}'
+                       for b, z in (zones or {}).items())
+    queues = ",".join(f'{{"brokerName":"{b}","perm":{perm},"readQueueNums":{read}}}'
+                      for b, read, perm in entries)
+    return f'{{"brokerDatas":[{brokers}],"queueDatas":[{queues}]}}'
+
+
+def test_two_routes_of_a_broker_merge_as_the_client_merges_whatever_the_file_order(tmp_path):
+    """Two captures of one topic's route that disagree: a queue either counts readable is
+    readable (the client adds each readable entry's queues to one set), the same in any
+    order, and the difference is said."""
+    wide = write(tmp_path, "a/topicRoute_T.json",
+                 route_json(("a", 4, 6), ("b", 1, 6), zones={"a": "z2"}))
+    cut = write(tmp_path, "b/topicRoute_T.json",
+                route_json(("a", 6, 2), ("b", 1, 6), zones={"a": "z1"}))
+    expected = [("a", q, q < 4, "z1") for q in range(6)] + [("b", 0, True, None)]
+    warning = ("topic T: the routes of broker a differ (readQueueNums 4 perm 6 zone z2; "
+               "readQueueNums 6 perm 2 zone z1); as the client merges one route's entries, a "
+               "queue any readable one counts is readable: 4 queue(s) written readable, 2 not,"
+               " zone z1 (the first by name)")
+    for order in ((wide, cut), (cut, wide)):
+        snap = run(*order)
+        assert rows(snap, "queues", "broker_name", "queue_id", "readable",
+                    "broker_room") == expected
+        assert snap.warnings == [warning]
+
+
+def test_a_route_listing_a_broker_twice_counts_its_readable_entry(tmp_path):
+    """One document, the broker listed readable then write-only: its queues stay readable,
+    as the client reads it (a write-only entry adds no queue and removes none)."""
+    path = write(tmp_path, "topicRoute_T.json", route_json(("a", 2, 6), ("a", 2, 2)))
+    snap = run(path)
+    assert rows(snap, "queues", "queue_id", "readable") == [(0, True), (1, True)]
+    assert snap.warnings == [
+        "topic T: the routes of broker a differ (readQueueNums 2 perm 2; readQueueNums 2 "
+        "perm 6); as the client merges one route's entries, a queue any readable one counts "
+        "is readable: 2 queue(s) written readable, 0 not"]
+
+
+def test_a_route_imported_twice_is_no_difference(tmp_path):
+    text = route_json(("a", 2, 6), zones={"a": "z1"})
+    snap = run(write(tmp_path, "a/topicRoute_T.json", text),
+               write(tmp_path, "b/topicRoute_T.json", text))
+    assert rows(snap, "queues", "queue_id", "readable", "broker_room") == [
+        (0, True, "z1"), (1, True, "z1")]
+    assert snap.warnings == []
+
+
 # 7 ------------------------------------------------------------------------------------
 def test_a_dashboard_answer_without_data_is_a_reject(tmp_path):
     path = write(tmp_path, "consumerConnection_G.json", '{"status":0,"data":null,"errMsg":null}')
