@@ -412,3 +412,47 @@ def test_an_output_without_churn_has_no_rebalances(tmp_path):
     cards = pd.DataFrame([{"snapshot_id": "s2", "cluster": "c1", "consumer_group": "g-skew",
                            "captured_at": frames.T2}])
     assert group_churn(output, complete_runs(output), cards) is None
+
+
+def test_each_table_log_is_read_once_a_page(tmp_path, monkeypatch):
+    """Each read of a log replays its commits since the last checkpoint: the page reads
+    each table's once (`runs` also before and after, to see a run publish meanwhile)."""
+    import collections
+    import os
+
+    import deltalake
+
+    from reports.html.data import CHECKED
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    opened: collections.Counter = collections.Counter()
+
+    class Counted(deltalake.DeltaTable):
+        def __init__(self, path, *args, **kwargs):
+            opened[os.path.basename(str(path).rstrip("/"))] += 1
+            super().__init__(path, *args, **kwargs)
+
+    monkeypatch.setattr(deltalake, "DeltaTable", Counted)
+    load(output)
+    assert dict(opened) == {"runs": 3, **dict.fromkeys(CHECKED, 1)}
+
+
+def test_every_read_of_a_table_sees_the_version_its_rows_were_counted_in(tmp_path,
+                                                                         monkeypatch):
+    """Rows deleted by hand after the page counted them (no run published): the page
+    still shows the version it checked, not a group gone from some sections only."""
+    from deltalake import DeltaTable
+
+    from reports.html import data as report_data
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    check = report_data._check_rows_written
+
+    def then_deleted(*args, **kwargs):
+        check(*args, **kwargs)
+        DeltaTable(f"{output}/group_balance").delete("consumer_group = 'g-skew'")
+
+    monkeypatch.setattr(report_data, "_check_rows_written", then_deleted)
+    data = load(output, groups=["g-skew"])
+    assert set(data.group_balance["consumer_group"]) == {"g-skew"}
+    assert data.skew_counts.to_dict() == {3: 1}
