@@ -178,13 +178,17 @@ TOPIC_STATUS_HEADER = re.compile(r"^#Broker Name\s+#QID\s+#Min Offset\s+#Max Off
 
 
 def import_topic_status(state: ImportState, path: str, text: str) -> None:
-    """Rows `#Broker Name #QID #Min Offset #Max Offset #Last Updated`. A row without the
-    time is whole only when padded to its column (the tool prints an empty time for a
-    queue it never wrote to) or when its max offset is 0: a row cut inside #Max Offset
-    would give a wrong offset."""
+    """Rows `#Broker Name #QID #Min Offset #Max Offset #Last Updated`. The tool prints an
+    empty time for a queue whose last message it cannot date (never written to, or
+    expired); a terminal's copy may trim that padding. A row without the time is whole
+    when padded to its column, when its max offset is 0, or when a row follows it (a
+    file cut short loses its end); the file's last such row may be cut inside #Max
+    Offset, a wrong offset, and is a reject."""
     topic = name_from_file(path, ("topicStatus", "status"), "topic")
     last_updated = None  # the column of #Last Updated; 0 when the header has none
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+    for number, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("Topic Put TPS:"):
             continue
         if TOPIC_STATUS_HEADER.match(line):
@@ -196,7 +200,8 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
             continue
         # a max offset of 0 cannot be a longer number cut: a queue never written to, whose
         # blank time a terminal's copy may have trimmed with the padding
-        if last_updated and len(parts) == 4 and len(line) < last_updated and parts[3] != "0":
+        if last_updated and len(parts) == 4 and len(line) < last_updated and parts[3] != "0" \
+                and number == last:
             state.snapshot.reject(path, number, "row cut short: no #Last Updated column "
                                   "after #Max Offset", line)
             continue

@@ -60,12 +60,23 @@ def test_a_topic_status_row_cut_inside_max_offset_is_a_reject(tmp_path):
     # the same, copied from a terminal that trimmed the padding: 0 cannot be a cut number
     trimmed = status_row("broker-b", 4, 0, time="").rstrip()
     path = write(tmp_path, "topicStatus_T.txt", "\n".join(
-        [STATUS_HEADER, status_row("broker-b", 1, 500), empty_time, cut, trimmed]) + "\n")
+        [STATUS_HEADER, status_row("broker-b", 1, 500), empty_time, trimmed, cut]) + "\n")
     snap = run(path)
     assert rows(snap, "queues", "broker_name", "queue_id", "max_offset") == [
         ("broker-b", 1, 500), ("broker-b", 2, 0), ("broker-b", 4, 0)]
-    assert rejects(snap) == [(path, 4, "row cut short: no #Last Updated column after "
+    assert rejects(snap) == [(path, 5, "row cut short: no #Last Updated column after "
                               "#Max Offset", cut)]
+
+
+def test_an_expired_queue_trimmed_by_a_terminal_is_whole_when_a_row_follows(tmp_path):
+    """The tool prints no time for a queue whose last message expired; a terminal's copy
+    trims the padding. A file cut short loses its end: only its last row can be cut."""
+    expired = [status_row("broker-b", q, 800 + q, time="").rstrip() for q in range(3)]
+    path = write(tmp_path, "topicStatus_T.txt", "\n".join([STATUS_HEADER, *expired]) + "\n")
+    snap = run(path)
+    assert rows(snap, "queues", "queue_id", "max_offset") == [(0, 800), (1, 801)]
+    assert rejects(snap) == [(path, 4, "row cut short: no #Last Updated column after "
+                              "#Max Offset", expired[2])]
 
 
 # 2 ------------------------------------------------------------------------------------
