@@ -86,6 +86,7 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
             raise _unrecognised(path, text)
         _dispatch(state, path, kind, text, doc)
     mqadmin.resolve_progress_ips(state)
+    state.warn_differences()
     _build_kafka(state)
     _build_rocketmq(state)
     return state.snapshot

@@ -20,9 +20,8 @@ members.") are kept as warnings when they are in the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from capture.importers.state import ImportState
+from capture.importers.state import ImportState, Reading, ReadingsWarning, spoken
 from capture.importers.values import whole_number
 
 STATE_LINE = re.compile(r"(Consumer group '.*' (has no active members|does not exist)\.|"
@@ -157,16 +156,19 @@ def _offsets_row(state: ImportState, path: str, number: int, line: str,
                                   ("LOG-END-OFFSET", group.log_end, log_end)):
         if value is not None:
             state.keep_larger(values, key, value, _differs(
-                f"{path} line {number}: group {name} topic {topic} partition {partition}",
-                column))
+                f"group {name} topic {topic} partition {partition}", column),
+                where=f"{path} line {number}")
     if member_id != MISSING:
         group.member(member_id).assigned.add(key)
 
 
-def _differs(where: str, column: str) -> Callable[[int, int], str]:
-    """The warning for a partition whose offset was read twice with two values."""
-    return lambda old, new: (f"{where}: {column} {new} differs from {old} read before; "
-                             f"the larger, {max(old, new)}, is kept")
+def _differs(owner: str, column: str) -> ReadingsWarning:
+    """The warning for a partition whose offset was read with different values."""
+    def warning(readings: list[Reading]) -> str:
+        said = spoken([f"{value} ({where})" for value, where in readings])
+        kept = "larger" if len(readings) == 2 else "largest"
+        return f"{owner}: {column} read as {said}; the {kept}, {readings[-1][0]}, is kept"
+    return warning
 
 
 def _partitions(text: str) -> list[int]:

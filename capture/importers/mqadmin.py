@@ -11,13 +11,19 @@ per client named by the client id; its properties name the group.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from capture.errors import CaptureError
 from capture.importers.detect import detect_json
 from capture.importers.rocketmq_json import message_queue, raw_text
-from capture.importers.state import ImportState, QueueKey, name_from_file
+from capture.importers.state import (
+    ImportState,
+    QueueKey,
+    Reading,
+    ReadingsWarning,
+    name_from_file,
+    spoken,
+)
 from capture.importers.values import offset_value, whole_number
 
 PERM_READ = 4
@@ -217,11 +223,16 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
                           read_twice(f"topic {topic}", key, "max offset"))
 
 
-def read_twice(owner: str, key: QueueKey, what: str) -> Callable[[int, int], str]:
-    """The warning for a queue read twice with two values of one offset."""
-    return lambda old, new: (f"{owner}: queue {queue_name(key)} read twice, {what} "
-                             f"{min(old, new)} and {max(old, new)}; the larger (a later "
-                             f"reading) is kept")
+def read_twice(owner: str, key: QueueKey, what: str) -> ReadingsWarning:
+    """The warning for a queue read again with another value of one offset."""
+    def warning(readings: list[Reading]) -> str:
+        values = [str(value) for value, _ in readings]
+        if len(values) == 2:
+            return (f"{owner}: queue {queue_name(key)} read twice, {what} {spoken(values)}; "
+                    "the larger (a later reading) is kept")
+        return (f"{owner}: queue {queue_name(key)} read with {len(values)} different "
+                f"{what}s, {spoken(values)}; the largest (the latest reading) is kept")
+    return warning
 
 
 def queue_name(key: QueueKey) -> str:

@@ -18,6 +18,9 @@ from capture.errors import CaptureError
 from capture.tables import Snapshot
 
 QueueKey = tuple[str, str | None, int]  # topic, broker_name, queue_id
+Reading = tuple[int, str | None]  # a value read, and where it was read (file, line) if said
+# the warning about one queue's different readings, given them ascending by value
+ReadingsWarning = Callable[[list[Reading]], str]
 
 
 @dataclass
@@ -75,6 +78,12 @@ class ImportState:
     max_offset: dict[QueueKey, int] = field(default_factory=dict)
     # (group, queue, holder IP, file, line number, line): resolved once every file is read
     progress_ips: list[tuple[str, QueueKey, str, str, int, str]] = field(default_factory=list)
+    # `keep_larger`, per (readings dict, key): each dict lives as long as the state, so its
+    # id names it. Where a value was read while all readings agree (the first by name) ...
+    read_at: dict[tuple[int, Hashable], str] = field(default_factory=dict)
+    # ... and, once they differ, each value → where (the first by name), and the warning
+    differing: dict[tuple[int, Hashable], tuple[ReadingsWarning, dict[int, str | None]]] = \
+        field(default_factory=dict)
 
     def kafka_group(self, name: str) -> KafkaGroup:
         return self.kafka.setdefault(name, KafkaGroup())
@@ -83,15 +92,38 @@ class ImportState:
         return self.rocket.setdefault(name, RocketGroup())
 
     def keep_larger(self, readings: dict[Any, int], key: Hashable, value: int,
-                    warning: Callable[[int, int], str]) -> None:
-        """Store an offset read for a queue or partition already read (the same file twice,
-        or two captures): offsets only grow, so the larger is the later reading and is kept
-        whatever the file order; a difference is said (`warning(old, new)`), an identical
-        repeat is not."""
-        old = readings.get(key)
-        if old is not None and old != value:
-            self.snapshot.warn(warning(old, value))
+                    warning: ReadingsWarning, where: str | None = None) -> None:
+        """Store an offset read for a queue or partition that may be read again (the same
+        file twice, or two captures): offsets only grow, so the larger is the later reading
+        and is kept whatever the file order. Different values are said once every file is
+        read (`warn_differences`); an identical repeat is not. `where`: the file and line,
+        named in the warning (kept per key only while the readings agree)."""
+        at, old = (id(readings), key), readings.get(key)
+        values = self.differing.get(at)
+        if values is None and old is not None and old != value:
+            values = self.differing[at] = (warning, {old: self.read_at.pop(at, None)})
+        if values is not None:
+            values[1][value] = _first(values[1].get(value), where)
+        elif where is not None:
+            self.read_at[at] = min(self.read_at.get(at, where), where)
         readings[key] = value if old is None else max(old, value)
+
+    def warn_differences(self) -> None:
+        """One warning per queue or partition read with different values, each value said
+        once, ascending, in the warnings' order: the same whatever the order of the files."""
+        said = [warning(sorted(seen.items())) for warning, seen in self.differing.values()]
+        for text in sorted(said):
+            self.snapshot.warn(text)
+
+
+def _first(known: str | None, where: str | None) -> str | None:
+    """Of two places a value was read, the first by name: the same whatever the file order."""
+    return where if known is None else known if where is None else min(known, where)
+
+
+def spoken(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 _EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)

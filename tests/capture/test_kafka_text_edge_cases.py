@@ -3,6 +3,8 @@ each line is read as the tool printed it or becomes a `rejects` row, never half-
 
 from __future__ import annotations
 
+import functools
+import itertools
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -223,19 +225,31 @@ def test_conflicting_duplicates_keep_the_larger_whatever_the_order(tmp_path):
         assert queues(snap) == {("orders", 0): 120}
         assert committed(snap) == {("g1", "orders", 0): 110}
         assert rejects(snap) == []
-        said = [w for w in snap.warnings if "differs" in w]
-        assert len(said) == 2
-        current = next(w for w in said if "CURRENT-OFFSET" in w)
-        end = next(w for w in said if "LOG-END-OFFSET" in w)
-        for warning, values in ((current, ("100", "110")), (end, ("118", "120"))):
-            assert "group g1 topic orders partition 0" in warning
-            assert all(v in warning for v in values), warning
+        assert [w for w in snap.warnings if "read as" in w] == [
+            f"group g1 topic orders partition 0: CURRENT-OFFSET read as 100 ({a} line 2) and "
+            f"110 ({b} line 2); the larger, 110, is kept",
+            f"group g1 topic orders partition 0: LOG-END-OFFSET read as 118 ({b} line 2) and "
+            f"120 ({a} line 2); the larger, 120, is kept"]
     for table in ("queues", "offsets", "observed", "members"):
         assert frame(ab, table).equals(frame(ba, table)), table
     # an identical repeat (one file given twice) is silent
     same = run(a, a)
-    assert not [w for w in same.warnings if "differs" in w]
+    assert not [w for w in same.warnings if "read as" in w]
     assert queues(same) == {("orders", 0): 120}
+
+
+def test_a_partition_read_three_times_is_one_warning_whatever_the_order(tmp_path):
+    """Each value once, where it was first read by file name, in any order of the files."""
+    line = functools.partial(offsets_line, "g1", "orders", 0)
+    a = write(tmp_path, "a.txt", HEADER, line(100, 120, 20, M1, "/10.0.0.11", "consumer-1"))
+    b = write(tmp_path, "b.txt", HEADER, line(110, 120, 10, M1, "/10.0.0.11", "consumer-1"))
+    c = write(tmp_path, "c.txt", HEADER, line(100, 120, 20, M1, "/10.0.0.11", "consumer-1"))
+    d = write(tmp_path, "d.txt", HEADER, line(105, 120, 15, M1, "/10.0.0.11", "consumer-1"))
+    said = {tuple(w for w in run(*order).warnings if "read as" in w)
+            for order in itertools.permutations([a, b, c, d])}
+    assert said == {(f"group g1 topic orders partition 0: CURRENT-OFFSET read as 100 ({a} "
+                     f"line 2), 105 ({d} line 2) and 110 ({b} line 2); the largest, 110, is "
+                     "kept",)}
 
 
 # 7. numbers the tables cannot hold are rejects of their line

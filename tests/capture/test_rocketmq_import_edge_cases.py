@@ -165,6 +165,17 @@ def test_two_readings_of_a_queue_keep_the_larger_offsets_whatever_the_order(tmp_
         "999; the larger (a later reading) is kept"]  # queue 1, read alike, is silent
 
 
+def test_three_readings_of_a_queue_are_one_warning_whatever_the_order(tmp_path):
+    paths = [write(tmp_path, f"{i}/topicStatus_T.txt",
+                   "\n".join([STATUS_HEADER, status_row("a", 0, offset)]) + "\n")
+             for i, offset in enumerate((500, 700, 600))]
+    said = {tuple(run(*order).warnings) for order in itertools.permutations(paths)}
+    assert said == {("topic T: queue T a:0 read with 3 different max offsets, 500, 600 and "
+                     "700; the largest (the latest reading) is kept",
+                     "topic T: 1 queue(s) of its topicStatus have no topicRoute of their "
+                     "broker (add topicRoute_T.json): written with readable unknown")}
+
+
 # 4 ------------------------------------------------------------------------------------
 STATUS_99 = """#Consumer Properties#
 consumerGroup                           : OrderGroup
