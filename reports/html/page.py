@@ -432,6 +432,11 @@ def warnings_section(warnings: RunWarnings) -> str:
                       f"{esc(', '.join(warnings.unrecorded))}: audited before runs kept "
                       "them, or stopped between publishing and recording them; their "
                       "log has them.</p>")
+    if warnings.unreadable:
+        unrecorded += (f'<p class="muted">The record of the warnings of run(s) '
+                       f"{esc(', '.join(warnings.unreadable))} cannot be read (its file "
+                       f"in {FOLDER}/ under the output root is damaged or cut); their log "
+                       "has them.</p>")
     if not total:
         return unrecorded
     several = sum(1 for texts in warnings.by_run.values() if texts) > 1

@@ -25,11 +25,13 @@ SUFFIX = ".json"
 class RunWarnings:
     """The warnings of the shown runs, by run id (sorted: a default id starts with its
     run's start time); `unrecorded`: shown runs with no file (audited before runs kept
-    their warnings, or stopped between landing and writing it), whose warnings are not
-    known to be none."""
+    their warnings, or stopped between landing and writing it); `unreadable`: shown runs
+    whose file is there but cannot be read (damaged, cut, not readable by this user).
+    The warnings of either are not known to be none."""
 
     by_run: dict[str, list[str]] = field(default_factory=dict)
     unrecorded: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
 
     def count(self) -> int:
         return sum(len(texts) for texts in self.by_run.values())
@@ -52,19 +54,22 @@ def save(output: str, run_id: str, warnings: Sequence[str]) -> str:
 
 
 def load(output: str, run_ids: Iterable[str]) -> RunWarnings:
-    """The warnings each of `run_ids` recorded; a file that cannot be read counts as none
-    recorded (the page says so), never as a failed page."""
+    """The warnings each of `run_ids` recorded; a file missing or that cannot be read is
+    said on the page (`unrecorded`, `unreadable`), never a failed page."""
     found = RunWarnings()
     for run_id in sorted(set(run_ids)):
         try:
             with open(_path(output, run_id), encoding="utf-8") as f:
                 texts = json.load(f)["warnings"]
+        except FileNotFoundError:
+            found.unrecorded.append(run_id)
+            continue
         except (OSError, ValueError, KeyError, TypeError):
             texts = None
         if isinstance(texts, list):
             found.by_run[run_id] = [str(t) for t in texts]
         else:
-            found.unrecorded.append(run_id)
+            found.unreadable.append(run_id)
     return found
 
 

@@ -157,4 +157,5 @@ def test_a_damaged_warnings_file_is_no_record_not_a_failed_page(tmp_path):
                          ("text", '{"warnings": "not a list"}'), ("ok", '{"warnings": []}')):
         (folder / f"{run_id}.json").write_text(text)
     found = run_warnings.load(str(tmp_path), ["half", "list", "text", "ok"])
-    assert found.by_run == {"ok": []} and found.unrecorded == ["half", "list", "text"]
+    assert found.by_run == {"ok": []} and found.unreadable == ["half", "list", "text"]
+    assert found.unrecorded == []

@@ -200,6 +200,14 @@ def test_warnings_of_several_runs_name_their_run_and_unrecorded_runs_are_named()
     assert 'id="warnings"' not in page and "No record of the warnings of run(s) run-old" in page
 
 
+def test_a_run_whose_warnings_record_cannot_be_read_is_named_apart():
+    """A damaged record is not "audited before runs kept them": the page says which."""
+    page = body(render(data(warnings=RunWarnings(unreadable=["run-cut"]))))
+    assert ("The record of the warnings of run(s) run-cut cannot be read (its file in "
+            "_warnings/ under the output root is damaged or cut); their log has them") in page
+    assert "No record" not in page
+
+
 def test_the_skew_axis_reaches_five_and_counts_are_whole():
     """One balanced group was a block filling the axis with a tick at 0.5 groups."""
     from reports.html.charts import skew_histogram
