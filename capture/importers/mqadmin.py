@@ -345,11 +345,16 @@ def record_offsets(state: ImportState, group_name: str, key: QueueKey, broker_of
 
 def resolve_progress_ips(state: ImportState) -> None:
     """consumerProgress prints the holder's IP (client id cut at '@', or the connection's
-    address); map it back to one client id through consumerConnection."""
+    address); map it back to one client id through consumerConnection. Both come from
+    the broker: a client only a running info names (one that left, say a restart on the
+    same host) is a candidate only when no client of the consumerConnection has the IP."""
     for group_name, key, ip, path, number, line in state.progress_ips:
         group = state.rocket_group(group_name)
         matches = sorted(cid for cid, c in group.clients.items()
                          if cid.split("@")[0] == ip or (c.addr or "").rsplit(":", 1)[0] == ip)
+        listed = [cid for cid in matches if group.clients[cid].listed]
+        if group.connection and listed:
+            matches = listed
         if len(matches) == 1:
             group.holders.setdefault(key, set()).add((matches[0], "mqadmin-consumerProgress"))
         elif not matches:

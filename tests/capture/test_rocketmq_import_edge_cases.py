@@ -207,6 +207,22 @@ def test_a_running_info_client_missing_from_consumer_connection_is_no_member(tmp
     assert not any("not in consumerConnection" in w for w in alone.warnings)
 
 
+def test_a_progress_ip_is_resolved_among_the_connection_clients_first(tmp_path):
+    """A client restarted on the same host: its old id only in a running info file. The
+    broker's consumerProgress IP names the client its consumerConnection lists."""
+    old = write(tmp_path, "1795430000000/10.0.1.21@99999", STATUS_99)
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION)
+    progress = write(tmp_path, "consumerProgress_OrderGroup.txt", "\n".join([
+        PROGRESS_HEADER, progress_row("broker-a", 0, 1000, 995, "10.0.1.21"),
+        progress_row("broker-a", 1, 1010, 1000, "10.0.1.21")]))
+    snap = run(str(DATA / "topicRoute_TopicOrder.json"), conn, old, progress)
+    assert rows(snap, "observed", "queue_id", "client_id", "source") == [
+        (0, "10.0.1.21@99999", "mqadmin-consumerStatus"),
+        (1, "10.0.1.21@21345", "mqadmin-consumerProgress")]
+    assert rejects(snap) == []
+    assert not any("share IP" in w for w in snap.warnings)
+
+
 # 5 ------------------------------------------------------------------------------------
 def test_log_lines_before_the_first_consumer_status_section_are_rejects(tmp_path):
     log = ["RocketMQLog:WARN No appenders could be found for logger (io.netty).",
