@@ -152,12 +152,11 @@ def _offsets_row(state: ImportState, path: str, number: int, line: str,
         return  # a member that holds nothing
     key = (topic, partition)
     group.partitions.add(key)
+    owner, where = f"group {name} topic {topic} partition {partition}", f"{path} line {number}"
     for column, values, value in (("CURRENT-OFFSET", group.committed, committed),
                                   ("LOG-END-OFFSET", group.log_end, log_end)):
         if value is not None:
-            state.keep_larger(values, key, value, _differs(
-                f"group {name} topic {topic} partition {partition}", column),
-                where=f"{path} line {number}")
+            state.keep_larger(values, key, value, _differs(owner, column), where=where)
     if member_id != MISSING:
         group.member(member_id).assigned.add(key)
 
