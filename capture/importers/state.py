@@ -78,9 +78,9 @@ class ImportState:
     max_offset: dict[QueueKey, int] = field(default_factory=dict)
     # (group, queue, holder IP, file, line number, line): resolved once every file is read
     progress_ips: list[tuple[str, QueueKey, str, str, int, str]] = field(default_factory=list)
-    # `keep_larger`, per (readings dict, key): each dict lives as long as the state, so its
-    # id names it. Where a value was read while all readings agree (the first by name) ...
-    read_at: dict[tuple[int, Hashable], str] = field(default_factory=dict)
+    # `keep_larger`, per readings dict (each lives as long as the state, so its id names
+    # it) and key: where a value was read while all readings agree (the first by name) ...
+    read_at: dict[int, dict[Hashable, str]] = field(default_factory=dict)
     # ... and, once they differ, each value → where (the first by name), and the warning
     differing: dict[tuple[int, Hashable], tuple[ReadingsWarning, dict[int, str | None]]] = \
         field(default_factory=dict)
@@ -101,11 +101,13 @@ class ImportState:
         at, old = (id(readings), key), readings.get(key)
         values = self.differing.get(at)
         if values is None and old is not None and old != value:
-            values = self.differing[at] = (warning, {old: self.read_at.pop(at, None)})
+            agreed = self.read_at.get(id(readings), {}).pop(key, None)
+            values = self.differing[at] = (warning, {old: agreed})
         if values is not None:
             values[1][value] = _first(values[1].get(value), where)
         elif where is not None:
-            self.read_at[at] = min(self.read_at.get(at, where), where)
+            known = self.read_at.setdefault(id(readings), {})
+            known[key] = min(known.get(key, where), where)
         readings[key] = value if old is None else max(old, value)
 
     def warn_differences(self) -> None:
