@@ -424,21 +424,22 @@ def warnings_section(warnings: RunWarnings) -> str:
     """What the shown runs warned about, as they printed it: what their tables lack or
     replaced by nothing (an input missing a snapshot, groups whose lag stays unknown, rows
     a left-out option removed, a later snapshot to audit again). Each text names its run
-    when the page shows several; runs that kept no record are named below."""
+    when the page shows several; runs that kept no record, or one that cannot be read,
+    are named below."""
     total = warnings.count()
-    unrecorded = ""
+    not_known = ""
     if warnings.unrecorded:
-        unrecorded = (f'<p class="muted">No record of the warnings of run(s) '
-                      f"{esc(', '.join(warnings.unrecorded))}: audited before runs kept "
-                      "them, or stopped between publishing and recording them; their "
-                      "log has them.</p>")
+        not_known = (f'<p class="muted">No record of the warnings of run(s) '
+                     f"{esc(', '.join(warnings.unrecorded))}: audited before runs kept "
+                     "them, or stopped between publishing and recording them; their "
+                     "log has them.</p>")
     if warnings.unreadable:
-        unrecorded += (f'<p class="muted">The record of the warnings of run(s) '
-                       f"{esc(', '.join(warnings.unreadable))} cannot be read (its file "
-                       f"in {FOLDER}/ under the output root is damaged or cut); their log "
-                       "has them.</p>")
+        not_known += (f'<p class="muted">The record of the warnings of run(s) '
+                      f"{esc(', '.join(warnings.unreadable))} cannot be read (its file "
+                      f"in {FOLDER}/ under the output root is damaged or cut); their log "
+                      "has them.</p>")
     if not total:
-        return unrecorded
+        return not_known
     several = sum(1 for texts in warnings.by_run.values() if texts) > 1
     texts = [f"run {run_id}: {text}" if several else text
              for run_id, run_texts in warnings.by_run.items() for text in run_texts]
@@ -448,7 +449,7 @@ def warnings_section(warnings: RunWarnings) -> str:
             if total > WARNINGS_SHOWN else "")
     return (f'<h2 id="warnings">Warnings of the shown run(s) ({total})</h2>'
             f'<div class="rec"><ul>{items}</ul></div><p class="muted">{more}each run '
-            "printed them too</p>" + unrecorded)
+            "printed them too</p>" + not_known)
 
 
 def _with_counts(data: ReportData) -> ReportData:

@@ -148,7 +148,7 @@ def test_run_warnings_files_are_named_by_the_encoded_run_id(tmp_path):
     assert found.unrecorded == ["never"]
 
 
-def test_a_damaged_warnings_file_is_no_record_not_a_failed_page(tmp_path):
+def test_a_damaged_warnings_file_is_said_unreadable_not_a_failed_page(tmp_path):
     from reports.html import run_warnings
 
     folder = tmp_path / "_warnings"

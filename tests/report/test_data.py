@@ -416,7 +416,7 @@ def test_an_output_without_churn_has_no_rebalances(tmp_path):
 
 def test_each_table_log_is_read_once_a_page(tmp_path, monkeypatch):
     """Each read of a log replays its commits since the last checkpoint: the page reads
-    each table's once (`runs` also before and after, to see a run publish meanwhile)."""
+    each table's log once (`runs` also before and after, to see a run publish meanwhile)."""
     import collections
     import os
 
