@@ -113,6 +113,13 @@ def import_topic_route(state: ImportState, path: str, data: Any) -> None:
         hint = f"; it reads as {found}: use --format {found}" if found else ""
         raise CaptureError(f"{path}: the document has no queueDatas: not a topicRoute "
                            f"(keys: {', '.join(map(str, data)) or 'none'}{hint})")
+    if data.get("topicQueueMappingByBroker"):
+        # RocketMQ 5's static topic: its clients allocate logical queues (global ids under a
+        # mock broker name) built from this mapping, not the brokers' queues read below
+        state.snapshot.warn(f"{path}: topic {topic} is a static topic (its route has a "
+                            "topicQueueMappingByBroker): its clients allocate its logical "
+                            "queues, which are not imported; the queues written are the "
+                            "brokers' own, so its recomputed assignment is not the clients'")
     zones: dict[str, str | None] = {}
     for i, b in enumerate(json_list(path, data, "brokerDatas")):
         try:

@@ -298,6 +298,22 @@ def test_a_route_listing_a_broker_twice_counts_its_readable_entry(tmp_path):
         "is readable: 2 queue(s) written readable, 0 not"]
 
 
+def test_a_static_topic_route_is_said_to_be_allocated_otherwise(tmp_path):
+    """RocketMQ 5's static topics: the clients allocate logical queues the importer does
+    not build; the queues are written, with a warning, never silently."""
+    path = write(tmp_path, "topicRoute_T.json", route_json(("a", 2, 6))[:-1]
+                 + ',"topicQueueMappingByBroker":{"a":{"topic":"T","totalQueues":2}}}')
+    snap = run(path)
+    assert rows(snap, "queues", "queue_id", "readable") == [(0, True), (1, True)]
+    assert snap.warnings == [
+        f"{path}: topic T is a static topic (its route has a topicQueueMappingByBroker): "
+        "its clients allocate its logical queues, which are not imported; the queues written "
+        "are the brokers' own, so its recomputed assignment is not the clients'"]
+    plain = run(write(tmp_path, "b/topicRoute_T.json", route_json(("a", 2, 6))[:-1]
+                      + ',"topicQueueMappingByBroker":{}}'))
+    assert plain.warnings == []
+
+
 def test_a_route_imported_twice_is_no_difference(tmp_path):
     text = route_json(("a", 2, 6), zones={"a": "z1"})
     snap = run(write(tmp_path, "a/topicRoute_T.json", text),
