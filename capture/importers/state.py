@@ -80,7 +80,7 @@ class ImportState:
     progress_ips: list[tuple[str, QueueKey, str, str, int, str]] = field(default_factory=list)
     # `keep_larger`, per readings dict (each lives as long as the state, so its id names
     # it) and key: where a value was read while all readings agree (the first by name) ...
-    read_at: dict[int, dict[Hashable, str]] = field(default_factory=dict)
+    read_at: dict[int, dict[Hashable, str | None]] = field(default_factory=dict)
     # ... and, once they differ, each value → where (the first by name), and the warning
     differing: dict[tuple[int, Hashable], tuple[ReadingsWarning, dict[int, str | None]]] = \
         field(default_factory=dict)
@@ -107,7 +107,7 @@ class ImportState:
             values[1][value] = _first(values[1].get(value), where)
         elif where is not None:
             known = self.read_at.setdefault(id(readings), {})
-            known[key] = min(known.get(key, where), where)
+            known[key] = _first(known.get(key), where)
         readings[key] = value if old is None else max(old, value)
 
     def warn_differences(self) -> None:

@@ -183,24 +183,20 @@ def _columns(output: str, name: str) -> list[str]:
         return list(_open(output, name).schema().to_arrow().names)
 
 
-def _check_columns(output: str, names: Iterable[str]) -> dict[str, list[str]]:
+def _check_columns(output: str, names: Iterable[str]) -> None:
     """A table lacking a column the page keys on (REQUIRED_COLUMNS) is refused, naming
-    it, before anything is read: not a KeyError halfway through the page. The columns
-    of each table present, for the checks after this one."""
+    it, before anything is read: not a KeyError halfway through the page."""
     from vocabulary.errors import TableError
 
-    present = {}
     for name in names:
         if not has_table(output, name):
             continue
-        present[name] = _columns(output, name)
-        missing = [c for c in REQUIRED_COLUMNS[name] if c not in present[name]]
+        missing = [c for c in REQUIRED_COLUMNS[name] if c not in _columns(output, name)]
         if missing:
             raise TableError(f"{table_path(output, name)}: the '{name}' table has no column "
                              f"{', '.join(missing)}, which the page cannot do without: it "
                              "was not written by an audit, or was changed since; audit the "
                              "snapshots again into this output root")
-    return present
 
 
 def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
@@ -235,16 +231,21 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
 def _scan_file(dataset: ds.FileSystemDataset, fragment: ds.ParquetFileFragment,
                columns: Sequence[str] | None,
                condition: ds.Expression | None) -> Iterator[pa.RecordBatch]:
-    """One file's batches, read through a fragment of its own that is dropped after.
-
-    A scanned fragment keeps its file's Parquet metadata (about 64 KB a file in memory)
-    for as long as its dataset lives: one scanner over a 100M-row run's group_balance
-    (723 files in the shown snapshot) peaked about 40 MB higher than this, for 75 rows."""
-    fresh = dataset.format.make_fragment(fragment.path, fragment.filesystem,
-                                         partition_expression=fragment.partition_expression)
-    scanner = ds.Scanner.from_fragment(fresh, schema=dataset.schema, columns=columns,
+    """One file's batches, read through a fragment of its own (`_own_fragment`)."""
+    scanner = ds.Scanner.from_fragment(_own_fragment(dataset, fragment),
+                                       schema=dataset.schema, columns=columns,
                                        filter=condition, batch_readahead=1)
     yield from scanner.to_batches()
+
+
+def _own_fragment(dataset: ds.FileSystemDataset,
+                  fragment: ds.ParquetFileFragment) -> ds.ParquetFileFragment:
+    """A fragment of the same file that is dropped once read. A dataset's fragment keeps
+    its file's Parquet metadata (about 64 KB a file in memory) for as long as the dataset
+    lives: one scanner over a 100M-row run's group_balance (723 files in the shown
+    snapshot) peaked about 40 MB higher than this, for 75 rows."""
+    return dataset.format.make_fragment(fragment.path, fragment.filesystem,
+                                        partition_expression=fragment.partition_expression)
 
 
 @functools.cache
@@ -391,8 +392,8 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         shown = sorted(set(runs["snapshot_id"]))
 
     _check_tables_present(output, runs)
-    columns = _check_columns(output, CHECKED)
-    _check_rows_written(output, runs, shown, columns)
+    _check_columns(output, CHECKED)
+    _check_rows_written(output, runs, shown)
 
     def rows(name: str, of_groups: Sequence[str] | None = None) -> pd.DataFrame | None:
         if not has_table(output, name):
@@ -450,21 +451,19 @@ def _check_tables_present(output: str, runs: pd.DataFrame) -> None:
 MISCOUNTS_NAMED = 3  # a table whose rows differ from runs.rows: the first (snapshot, cluster)s
 
 
-def _check_rows_written(output: str, runs: pd.DataFrame, shown: Sequence[str],
-                        columns: dict[str, list[str]]) -> None:
+def _check_rows_written(output: str, runs: pd.DataFrame, shown: Sequence[str]) -> None:
     """Each table the page reads must hold the rows the shown runs wrote, as many as
     `runs.rows` records per (snapshot, cluster): a group_balance emptied or cut by hand
     (a DELETE, a restore of part of its files) would read as "balanced", a copied batch
     would count groups twice. The Parquet footers count first (`_footers_agree`); only
-    when they cannot say are the RUN_KEYS columns read. `columns`: those of each table
-    present (`_check_columns`)."""
+    when they cannot say are the RUN_KEYS columns read."""
     if not {"tables", "rows"} <= set(runs.columns):  # outputs from before runs counted
         return
     for name in CHECKED:
         expected = _rows_recorded(runs, name)
-        if expected.empty or name not in columns:
+        if expected.empty or not has_table(output, name):
             continue
-        if not set(RUN_KEYS) <= set(columns[name]):  # from before run_id
+        if not set(RUN_KEYS) <= set(_columns(output, name)):  # from before run_id
             continue
         if _footers_agree(output, name, shown, expected):
             continue
@@ -517,12 +516,9 @@ def _footers_count(dataset: ds.FileSystemDataset,
 def _footer_counts(dataset: ds.FileSystemDataset,
                    fragment: ds.ParquetFileFragment) -> dict[tuple, int] | None:
     """(snapshot_id, run_id) → rows of one file from its footer; None when a row group
-    holds more than one run (or its statistics do not say). A fragment of its own, dropped
-    after, as `_scan_file` does."""
-    fresh = dataset.format.make_fragment(fragment.path, fragment.filesystem,
-                                         partition_expression=fragment.partition_expression)
+    holds more than one run (or its statistics do not say)."""
     snapshot = ds.get_partition_keys(fragment.partition_expression).get("snapshot_id")
-    metadata = fresh.metadata
+    metadata = _own_fragment(dataset, fragment).metadata
     names = metadata.schema.names
     if snapshot is None or "run_id" not in names:
         return None
