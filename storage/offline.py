@@ -258,10 +258,11 @@ class OfflineStore:
         if df is None and not self.exists(path):
             return WriteResult(name, self.engine, 0, None)  # nothing to remove
         arrow_schema = (to_arrow_schema(df.schema, timezone="UTC") if df is not None else None)
-        if df is not None and self.exists(path):
+        if self.exists(path):
             table = self._open(path, name)
             _refuse_unsupported_features(table, name, path)
-            _check_same_schema(table, arrow_schema, name, path)
+            if df is not None:
+                _check_same_schema(table, arrow_schema, name, path)
         staging_name = uuid.uuid4().hex
         staging = root / STAGING_DIR / staging_name
         staging_lock = root / STAGING_DIR / f"{staging_name}.lock"
@@ -392,21 +393,43 @@ def _sweep_staging(root: Path, before: float) -> list[str]:
 
 
 def _refuse_unsupported_features(table: object, name: str, path: str) -> None:
-    """The offline engine reads the file list; features that change its meaning are refused."""
+    """The offline engine reads the file list and commits adds and removes by path; what
+    changes their meaning is refused: column mapping (the files' column names are not the
+    table's), and data files carrying deletion vectors (the list names rows that were
+    deleted, and a remove by path alone leaves such a file in place for Delta's readers).
+    A table that only allows deletion vectors, with none written (the default for new
+    tables on some Spark platforms), is read and written exactly and is accepted."""
     protocol = table.protocol()  # type: ignore[attr-defined]
     features = set(protocol.reader_features or []) | set(protocol.writer_features or [])
     config = table.metadata().configuration or {}  # type: ignore[attr-defined]
     problems = []
-    if "deletionVectors" in features and config.get("delta.enableDeletionVectors") != "false":
-        problems.append("deletion vectors")
+    if "deletionVectors" in features:
+        problems += _deletion_vectors(table)
     if "columnMapping" in features or config.get("delta.columnMapping.mode", "none") != "none":
         problems.append("column mapping")
     if problems:
         raise TableError(
             f"{name} table at {path} uses {' and '.join(problems)}, which the offline engine "
             "cannot honour (rows or column names would come back wrong). Run with "
-            "--engine native on a Spark that has Delta's jars."
+            "--engine native on a Spark that has Delta's jars (there, `REORG TABLE "
+            f"delta.`{path}` APPLY (PURGE)` rewrites the files a deletion vector marks)."
         )
+
+
+def _deletion_vectors(table: object) -> list[str]:
+    """What the table's current deletion vectors amount to, for the refusal ([] when no
+    data file carries one). They are decided by the files, not by the
+    `delta.enableDeletionVectors` property: turning it off keeps the vectors written."""
+    try:
+        vectors = pa.table(table.deletion_vectors())  # type: ignore[attr-defined]
+    except Exception as exc:  # a vector file gone or damaged
+        return [f"deletion vectors that cannot be read ({first_line(exc)})"]
+    if vectors.num_rows == 0:
+        return []
+    kept = pc.list_flatten(vectors.column("selection_vector"))
+    deleted = len(kept) - int(pc.sum(kept).as_py() or 0)
+    return [f"deletion vectors ({deleted:,} row(s) deleted in {vectors.num_rows:,} "
+            "data file(s))"]
 
 
 def _check_same_schema(table: object, arrow_schema: pa.Schema, name: str, path: str) -> None:

@@ -126,18 +126,37 @@ def has_table(output: str, name: str) -> bool:
                                       for f in os.listdir(log))
 
 
+# some platforms give every new table deletion vectors, which delta-rs' pyarrow datasets
+# refuse; the Spark session's default for new tables turns them off
+_NO_DELETION_VECTORS = (
+    "audit into a new output root with deletion vectors off for new tables "
+    "(spark-submit.sh --conf "
+    "spark.databricks.delta.properties.defaults.enableDeletionVectors=false audit ...), or ")
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's first line, its type's name when it has no text."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 @contextlib.contextmanager
 def _reading(output: str, name: str) -> Iterator[None]:
-    """A table that cannot be read (a damaged log, a data file its log names gone) stops
-    the page with the table named, not a traceback."""
-    from deltalake.exceptions import DeltaError
+    """A table that cannot be read (a damaged log, a data file its log names gone, a Delta
+    feature delta-rs cannot read) stops the page with the table named, not a traceback."""
+    from deltalake.exceptions import DeltaError, DeltaProtocolError
 
     from vocabulary.errors import TableError
 
     try:
         yield
+    except DeltaProtocolError as exc:
+        detail = _first_line(exc)
+        advice = _NO_DELETION_VECTORS if "deletionVectors" in detail else ""
+        raise TableError(f"{table_path(output, name)}: the '{name}' table uses a Delta "
+                         f"feature the page's reader (delta-rs) cannot read ({detail}): "
+                         f"{advice}query the tables with Spark") from exc
     except (DeltaError, OSError, pa.ArrowException) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        detail = _first_line(exc)
         raise TableError(f"{table_path(output, name)}: the '{name}' table cannot be read "
                          f"({detail}); the output is damaged or was copied in part: audit "
                          "the snapshots again, or copy the output root whole") from exc

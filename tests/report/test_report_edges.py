@@ -15,6 +15,7 @@ from deltalake import DeltaTable, write_deltalake
 from jobs.cli import main
 from reports.html.data import REQUIRED_COLUMNS
 from tests.report import frames
+from tests.support.deletion_vectors import allow_deletion_vectors
 
 
 def cards(page: str) -> list[tuple[str, str, str]]:
@@ -188,3 +189,16 @@ def test_the_rows_a_run_wrote_are_counted_from_the_footers_when_they_say(tmp_pat
     assert data._footers_agree(output, "group_balance", ["s1", "s2"], expected)
     assert not data._footers_agree(output, "group_balance", ["s1", "s2"],
                                    expected.assign(written=expected["written"] + 1))
+
+
+def test_a_table_with_deletion_vectors_is_exit_2_saying_how_to_avoid_them(tmp_path, capsys):
+    """A Spark whose new tables get deletion vectors writes outputs delta-rs' datasets
+    refuse: the page says so and how to audit without them, not "damaged"."""
+    output = frames.write_outputs(str(tmp_path / "out"))
+    allow_deletion_vectors(Path(output, "consumer_load"))
+    assert main(["report", "--output", output]) == 2
+    err = capsys.readouterr().err
+    assert ("the 'consumer_load' table uses a Delta feature the page's reader (delta-rs) "
+            "cannot read (") in err and "deletionVectors" in err
+    assert "enableDeletionVectors=false audit" in err and "damaged" not in err
+    assert "Traceback" not in err and not Path(output, "report.html").exists()

@@ -15,6 +15,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from storage.delta import DeltaStore, TableError
 from storage.offline import _refuse_unsupported_features, _values_in_folders, hadoop_uri
+from tests.support.deletion_vectors import allow_deletion_vectors, delete_rows
 
 pytestmark = pytest.mark.spark
 
@@ -184,20 +185,57 @@ def test_native_engine_is_refused_without_jars(spark) -> None:
         DeltaStore(spark, "native")
 
 
-@pytest.mark.parametrize(
-    ("features", "config", "problem"),
-    [
-        (["deletionVectors"], {}, "deletion vectors"),
-        (["columnMapping"], {"delta.columnMapping.mode": "name"}, "column mapping"),
-    ],
-)
-def test_features_the_offline_engine_cannot_honour(features, config, problem) -> None:
+def test_column_mapping_is_refused() -> None:
     table = SimpleNamespace(
-        protocol=lambda: SimpleNamespace(reader_features=features, writer_features=features),
-        metadata=lambda: SimpleNamespace(configuration=config),
+        protocol=lambda: SimpleNamespace(reader_features=["columnMapping"],
+                                         writer_features=["columnMapping"]),
+        metadata=lambda: SimpleNamespace(configuration={"delta.columnMapping.mode": "name"}),
     )
-    with pytest.raises(TableError, match=f"uses {problem}.*--engine native"):
+    with pytest.raises(TableError, match=r"uses column mapping.*--engine native"):
         _refuse_unsupported_features(table, "queues", "/data/q")
+
+
+def _one_file(spark, values, offset=0):
+    return _frame(spark, values, offset).coalesce(1)
+
+
+def test_a_table_that_only_allows_deletion_vectors_is_read_and_written(
+        spark, store, tmp_path: Path) -> None:
+    """New tables on some platforms allow deletion vectors before any is written: the
+    file list is then the table's rows, and the offline engine reads and writes it."""
+    path = str(tmp_path / "t")
+    store.write(_one_file(spark, ["a", "a", "b"]), path, "t", ["snapshot_id"])
+    allow_deletion_vectors(path)
+    assert DeltaTable(path).protocol().reader_features == ["deletionVectors"]
+    assert sorted(r.n for r in store.read(path, "t").collect()) == [0, 1, 2]
+    store.write(_one_file(spark, ["b"], offset=10), path, "t", ["snapshot_id"], replace=["b"])
+    store.write(None, path, "t", ["snapshot_id"], replace=["c"])
+    assert sorted(r.n for r in store.read(path, "t").collect()) == [0, 1, 10]
+
+
+@pytest.mark.parametrize("property_off", [False, True])
+def test_rows_a_deletion_vector_deletes_are_refused_not_read(
+        spark, store, tmp_path: Path, property_off: bool) -> None:
+    """The file list still names rows a deletion vector deleted: reading it would bring
+    them back, so such a table is refused, also once `delta.enableDeletionVectors` is
+    turned off (the vectors written before stay)."""
+    path = str(tmp_path / "t")
+    store.write(_one_file(spark, ["a", "a", "a"]), path, "t", ["snapshot_id"])
+    allow_deletion_vectors(path)
+    delete_rows(path, 0, [1])
+    vectors = pa.table(DeltaTable(path).deletion_vectors()).to_pylist()
+    assert [v["selection_vector"] for v in vectors] == [[True, False, True]]
+    if property_off:
+        DeltaTable(path).alter.set_table_properties({"delta.enableDeletionVectors": "false"})
+    refused = r"t table at .* uses deletion vectors \(1 row\(s\) deleted in 1 data file\(s\)\)"
+    with pytest.raises(TableError, match=refused + r".*REORG TABLE"):
+        store.read(path, "t")
+    with pytest.raises(TableError, match=refused):
+        store.write(_one_file(spark, ["a"]), path, "t", ["snapshot_id"], replace=["a"])
+    with pytest.raises(TableError, match=refused):  # a remove by path alone leaves the file
+        store.write(None, path, "t", ["snapshot_id"], replace=["a"])
+    with pytest.raises(TableError, match=refused):
+        store.check(path, "t", started=0.0)
 
 
 def test_hadoop_uri_matches_spark_file_path(spark, tmp_path: Path) -> None:
