@@ -218,6 +218,12 @@ def _check_columns(output: str, names: Iterable[str]) -> None:
                              "snapshots again into this output root")
 
 
+def _one_of(column: str, values: Iterable[str]) -> ds.Expression:
+    """`column` holds one of the `values` (strings), as a dataset filter: typed, since
+    pyarrow cannot bind an empty list's null type to a string column."""
+    return ds.field(column).isin(pa.array(list(values), pa.string()))
+
+
 def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
          groups: Sequence[str] | None = None, columns: Sequence[str] | None = None,
          where: ds.Expression | None = None) -> Iterator[pa.RecordBatch]:
@@ -230,11 +236,10 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     if columns is not None:
         columns = [c for c in columns if c in dataset.schema.names]
     conditions = [] if where is None else [where]
-    # typed value sets: pyarrow cannot bind an empty list's null type to a string column
     if groups is not None:
-        conditions.append(ds.field("consumer_group").isin(pa.array(list(groups), pa.string())))
+        conditions.append(_one_of("consumer_group", groups))
     if snapshots is not None:
-        conditions.append(ds.field("snapshot_id").isin(pa.array(list(snapshots), pa.string())))
+        conditions.append(_one_of("snapshot_id", snapshots))
     condition = None
     for c in conditions:
         condition = c if condition is None else condition & c
@@ -378,9 +383,10 @@ def load(output: str, snapshots: Sequence[str] | None = None,
 
     output = output.rstrip("/") or "/"
     for _ in range(READ_ATTEMPTS):
-        before = _version(output, RUNS)
+        before = None
         try:
-            with _each_log_once():
+            with _each_log_once():  # the version checked is the one the page reads
+                before = _version(output, RUNS)
                 data = _load_once(output, snapshots, groups, top)
         except TableError:  # rows replaced under the page look like rows gone
             if _version(output, RUNS) == before:
@@ -393,6 +399,7 @@ def load(output: str, snapshots: Sequence[str] | None = None,
 
 
 def _version(output: str, name: str) -> int | None:
+    """The table's version now (outside `_each_log_once`), or as the page reads it."""
     return _open(output, name).version() if has_table(output, name) else None
 
 
@@ -521,7 +528,7 @@ def _footers_count(dataset: ds.FileSystemDataset,
                    shown: Sequence[str]) -> dict[tuple, int] | None:
     """(snapshot_id, run_id) → rows of the shown snapshots' files; None when a file's
     footer does not say."""
-    wanted = ds.field("snapshot_id").isin(pa.array(list(shown), pa.string()))
+    wanted = _one_of("snapshot_id", shown)
     found: dict[tuple, int] = {}
     for fragment in dataset.get_fragments(filter=wanted):
         counted = _footer_counts(dataset, fragment)
