@@ -402,34 +402,34 @@ def _refuse_unsupported_features(table: object, name: str, path: str) -> None:
     protocol = table.protocol()  # type: ignore[attr-defined]
     features = set(protocol.reader_features or []) | set(protocol.writer_features or [])
     config = table.metadata().configuration or {}  # type: ignore[attr-defined]
-    problems = []
-    if "deletionVectors" in features:
-        problems += _deletion_vectors(table)
+    vectors = _deletion_vectors(table) if "deletionVectors" in features else None
+    problems = [vectors] if vectors else []
     if "columnMapping" in features or config.get("delta.columnMapping.mode", "none") != "none":
         problems.append("column mapping")
     if problems:
+        purge = (f" (there, `REORG TABLE delta.`{path}` APPLY (PURGE)` rewrites the files a "
+                 "deletion vector marks)") if vectors else ""
         raise TableError(
             f"{name} table at {path} uses {' and '.join(problems)}, which the offline engine "
             "cannot honour (rows or column names would come back wrong). Run with "
-            "--engine native on a Spark that has Delta's jars (there, `REORG TABLE "
-            f"delta.`{path}` APPLY (PURGE)` rewrites the files a deletion vector marks)."
+            f"--engine native on a Spark that has Delta's jars{purge}."
         )
 
 
-def _deletion_vectors(table: object) -> list[str]:
-    """What the table's current deletion vectors amount to, for the refusal ([] when no
+def _deletion_vectors(table: object) -> str | None:
+    """What the table's current deletion vectors amount to, for the refusal (None when no
     data file carries one). They are decided by the files, not by the
     `delta.enableDeletionVectors` property: turning it off keeps the vectors written."""
     try:
         vectors = pa.table(table.deletion_vectors())  # type: ignore[attr-defined]
     except Exception as exc:  # a vector file gone or damaged
-        return [f"deletion vectors that cannot be read ({first_line(exc)})"]
+        return f"deletion vectors that cannot be read ({first_line(exc)})"
     if vectors.num_rows == 0:
-        return []
+        return None
     kept = pc.list_flatten(vectors.column("selection_vector"))
     deleted = len(kept) - int(pc.sum(kept).as_py() or 0)
-    return [f"deletion vectors ({deleted:,} row(s) deleted in {vectors.num_rows:,} "
-            "data file(s))"]
+    return (f"deletion vectors ({deleted:,} row(s) deleted in {vectors.num_rows:,} "
+            "data file(s))")
 
 
 def _check_same_schema(table: object, arrow_schema: pa.Schema, name: str, path: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import unquote
@@ -191,8 +192,9 @@ def test_column_mapping_is_refused() -> None:
                                          writer_features=["columnMapping"]),
         metadata=lambda: SimpleNamespace(configuration={"delta.columnMapping.mode": "name"}),
     )
-    with pytest.raises(TableError, match=r"uses column mapping.*--engine native"):
+    with pytest.raises(TableError, match=r"uses column mapping.*--engine native") as refused:
         _refuse_unsupported_features(table, "queues", "/data/q")
+    assert "REORG" not in str(refused.value)  # that advice is for deletion vectors
 
 
 def _one_file(spark, values, offset=0):
@@ -236,6 +238,19 @@ def test_rows_a_deletion_vector_deletes_are_refused_not_read(
         store.write(None, path, "t", ["snapshot_id"], replace=["a"])
     with pytest.raises(TableError, match=refused):
         store.check(path, "t", started=0.0)
+
+
+def test_a_deletion_vector_that_cannot_be_read_is_refused(spark, store, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    store.write(_one_file(spark, ["a", "a"]), path, "t", ["snapshot_id"])
+    allow_deletion_vectors(path)
+    delete_rows(path, 0, [0])
+    log = max(Path(path, "_delta_log").glob("*.json"))
+    vector = json.loads(log.read_text().splitlines()[-1])["add"]["deletionVector"]
+    log.write_text(log.read_text().replace(vector["pathOrInlineDv"],
+                                           "0" * len(vector["pathOrInlineDv"])))
+    with pytest.raises(TableError, match=r"uses deletion vectors that cannot be read \("):
+        store.read(path, "t")
 
 
 def test_hadoop_uri_matches_spark_file_path(spark, tmp_path: Path) -> None:
