@@ -14,8 +14,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 LOG_DIR = "_delta_log"
@@ -103,3 +106,22 @@ def _checkpoint_paths(file: Path) -> Iterable[str]:
             for entry in table.column(kind).to_pylist():
                 if entry and entry.get("path"):
                     yield unquote(entry["path"])
+
+
+class VectorCount(NamedTuple):
+    """Rows deleted through deletion vectors, and the data files whose vectors delete them."""
+
+    rows: int
+    files: int
+
+
+def deletion_vector_count(table: object) -> VectorCount:
+    """What the current deletion vectors of a delta-rs table delete (0 files: none is
+    written). delta-rs' add actions do not show the vectors; its `deletion_vectors()`
+    decodes them, one keep-mask per data file that has one. Raises what delta-rs raises
+    for a vector it cannot decode."""
+    vectors = pa.table(table.deletion_vectors())  # type: ignore[attr-defined]
+    if vectors.num_rows == 0:
+        return VectorCount(0, 0)
+    kept = pc.list_flatten(vectors.column("selection_vector"))
+    return VectorCount(len(kept) - int(pc.sum(kept).as_py() or 0), vectors.num_rows)

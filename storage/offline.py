@@ -421,15 +421,12 @@ def _deletion_vectors(table: object) -> str | None:
     data file carries one). They are decided by the files, not by the
     `delta.enableDeletionVectors` property: turning it off keeps the vectors written."""
     try:
-        vectors = pa.table(table.deletion_vectors())  # type: ignore[attr-defined]
+        count = delta_log.deletion_vector_count(table)
     except Exception as exc:  # a vector file gone or damaged
         return f"deletion vectors that cannot be read ({first_line(exc)})"
-    if vectors.num_rows == 0:
+    if count.files == 0:
         return None
-    kept = pc.list_flatten(vectors.column("selection_vector"))
-    deleted = len(kept) - int(pc.sum(kept).as_py() or 0)
-    return (f"deletion vectors ({deleted:,} row(s) deleted in {vectors.num_rows:,} "
-            "data file(s))")
+    return f"deletion vectors ({count.rows:,} row(s) deleted in {count.files:,} data file(s))"
 
 
 def _check_same_schema(table: object, arrow_schema: pa.Schema, name: str, path: str) -> None:

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from reports.html.delta_files import RowsDeletedByVectors, files_dataset
 from reports.html.run_warnings import RunWarnings
 from reports.html.run_warnings import load as load_warnings
 from reports.html.select import (
@@ -126,14 +127,6 @@ def has_table(output: str, name: str) -> bool:
                                       for f in os.listdir(log))
 
 
-# some platforms give every new table deletion vectors, which delta-rs' pyarrow datasets
-# refuse; the Spark session's default for new tables turns them off
-_NO_DELETION_VECTORS = (
-    "audit into a new output root with deletion vectors off for new tables "
-    "(spark-submit.sh --conf "
-    "spark.databricks.delta.properties.defaults.enableDeletionVectors=false audit ...), or ")
-
-
 def _first_line(exc: BaseException) -> str:
     """An exception's first line, its type's name when it has no text."""
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -150,11 +143,15 @@ def _reading(output: str, name: str) -> Iterator[None]:
     try:
         yield
     except DeltaProtocolError as exc:
-        detail = _first_line(exc)
-        advice = _NO_DELETION_VECTORS if "deletionVectors" in detail else ""
         raise TableError(f"{table_path(output, name)}: the '{name}' table uses a Delta "
-                         f"feature the page's reader (delta-rs) cannot read ({detail}): "
-                         f"{advice}query the tables with Spark") from exc
+                         f"feature the page's reader (delta-rs) cannot read "
+                         f"({_first_line(exc)}): query the tables with Spark") from exc
+    except RowsDeletedByVectors as exc:
+        path = table_path(output, name)
+        raise TableError(f"{path}: the '{name}' table has {exc}, which the page's reader "
+                         "(delta-rs' datasets) cannot apply: rewrite those files on Spark "
+                         f"(`REORG TABLE delta.`{path}` APPLY (PURGE)`), or query the "
+                         "table with Spark") from exc
     except (DeltaError, OSError, pa.ArrowException) as exc:
         detail = _first_line(exc)
         raise TableError(f"{table_path(output, name)}: the '{name}' table cannot be read "
@@ -197,6 +194,12 @@ def _open(output: str, name: str):  # -> deltalake.DeltaTable
     return table
 
 
+def _dataset(output: str, name: str) -> ds.FileSystemDataset:
+    """The table's rows as a pyarrow dataset (`files_dataset`: also when it only allows
+    deletion vectors)."""
+    return files_dataset(_open(output, name), table_path(output, name))
+
+
 def _columns(output: str, name: str) -> list[str]:
     with _reading(output, name):
         return list(_open(output, name).schema().to_arrow().names)
@@ -232,7 +235,7 @@ def scan(output: str, name: str, snapshots: Sequence[str] | None = None,
     holds and to `columns` when given (a table written before a column was added lacks it:
     the column is left out)."""
     with _reading(output, name):
-        dataset = _open(output, name).to_pyarrow_dataset()
+        dataset = _dataset(output, name)
     if columns is not None:
         columns = [c for c in columns if c in dataset.schema.names]
     conditions = [] if where is None else [where]
@@ -297,7 +300,7 @@ def read_table(output: str, name: str, snapshots: Sequence[str] | None = None,
     batches = list(scan(output, name, snapshots, groups, columns))
     if not batches:
         with _reading(output, name):
-            schema = _open(output, name).to_pyarrow_dataset().schema
+            schema = _dataset(output, name).schema
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns if c in schema.names])
         return schema.empty_table().to_pandas()
@@ -515,7 +518,7 @@ def _footers_agree(output: str, name: str, shown: Sequence[str],
     the six tables, 0.15-0.19 s."""
     recorded = expected.groupby(["snapshot_id", "run_id"], dropna=False)["written"].sum()
     with _reading(output, name):
-        dataset = _open(output, name).to_pyarrow_dataset()
+        dataset = _dataset(output, name)
         try:
             found = _footers_count(dataset, shown)
         finally:

@@ -15,7 +15,7 @@ from deltalake import DeltaTable, write_deltalake
 from jobs.cli import main
 from reports.html.data import REQUIRED_COLUMNS
 from tests.report import frames
-from tests.support.deletion_vectors import allow_deletion_vectors
+from tests.support.deletion_vectors import allow_deletion_vectors, delete_rows
 
 
 def cards(page: str) -> list[tuple[str, str, str]]:
@@ -191,14 +191,36 @@ def test_the_rows_a_run_wrote_are_counted_from_the_footers_when_they_say(tmp_pat
                                    expected.assign(written=expected["written"] + 1))
 
 
-def test_a_table_with_deletion_vectors_is_exit_2_saying_how_to_avoid_them(tmp_path, capsys):
-    """A Spark whose new tables get deletion vectors writes outputs delta-rs' datasets
-    refuse: the page says so and how to audit without them, not "damaged"."""
+def test_tables_that_only_allow_deletion_vectors_show_as_they_are(tmp_path, capsys):
+    """A platform that turns deletion vectors on for new tables gives the feature to every
+    output the native engine writes, and its re-runs (whole snapshot partitions) write no
+    vector: the page reads such tables from their file list (delta-rs' datasets refuse
+    them), row for row as the same tables without the feature."""
+    from reports.html.data import load
+
+    plain = frames.write_outputs(str(tmp_path / "plain"))
+    allowing = str(tmp_path / "allowing")
+    shutil.copytree(plain, allowing)
+    tables = [p.parent for p in Path(allowing).glob("*/_delta_log")]
+    for table in tables:
+        allow_deletion_vectors(table)
+    assert len(tables) >= 6
+    shown, expected = load(allowing), load(plain)
+    for name, frame in vars(expected).items():
+        if isinstance(frame, pd.DataFrame):
+            pd.testing.assert_frame_equal(getattr(shown, name), frame, obj=name)
+    assert main(["report", "--output", allowing]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_rows_deleted_by_a_deletion_vector_are_exit_2_naming_them(tmp_path, capsys):
+    """The files still hold the deleted rows: showing them would bring them back."""
     output = frames.write_outputs(str(tmp_path / "out"))
     allow_deletion_vectors(Path(output, "consumer_load"))
+    delete_rows(Path(output, "consumer_load"), 0, [0])
     assert main(["report", "--output", output]) == 2
     err = capsys.readouterr().err
-    assert ("the 'consumer_load' table uses a Delta feature the page's reader (delta-rs) "
-            "cannot read (") in err and "deletionVectors" in err
-    assert "enableDeletionVectors=false audit" in err and "damaged" not in err
-    assert "Traceback" not in err and not Path(output, "report.html").exists()
+    assert ("the 'consumer_load' table has 1 row(s) deleted through deletion vectors in 1 "
+            "data file(s), which the page's reader (delta-rs' datasets) cannot apply") in err
+    assert "APPLY (PURGE)" in err and "damaged" not in err and "Traceback" not in err
+    assert not Path(output, "report.html").exists()
