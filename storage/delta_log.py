@@ -5,6 +5,9 @@ The offline engine needs both beyond what delta-rs exposes: conflict detection b
 runs (did a commit after version v add or remove files in the partitions this run
 replaces?) and debris sweeping (a parquet file that no commit ever added is an orphan of
 a killed writer; a file a commit added, even one later removed, is never touched).
+
+Also what a table's deletion vectors delete, which its add actions in delta-rs do not
+show: the offline engine and the page (which loads no pyspark) both refuse such rows.
 """
 
 from __future__ import annotations
