@@ -18,8 +18,7 @@ from pyspark.sql import SparkSession
 
 from jobs.jvm_logs import quiet_known_warnings, quiet_task_failures
 from jobs.sizing import INITIAL_HEAP, launcher_heap, tasks_heap
-from storage.base import first_line
-from vocabulary.errors import ConfigError
+from vocabulary.errors import ConfigError, first_line
 
 log = logging.getLogger("rebalance_audit")
 

@@ -63,9 +63,3 @@ def filter_snapshots(df: DataFrame, snapshots: list | None) -> DataFrame:
     if snapshots is None or PARTITION_COLUMN not in df.columns:
         return df
     return df.where(snapshot_filter(snapshots))
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an error, for a message that names the table (no JVM stack)."""
-    text = str(exc).strip().splitlines()
-    return text[0][:500] if text else type(exc).__name__

@@ -19,9 +19,9 @@ from storage.base import (
     TableState,
     WriteResult,
     filter_snapshots,
-    first_line,
 )
 from storage.delta_log import Commit
+from vocabulary.errors import first_line
 
 # delta-spark's exceptions for a lost optimistic-concurrency race
 _CONFLICTS = ("ConcurrentAppendException", "ConcurrentDeleteReadException",

@@ -41,9 +41,9 @@ from storage.base import (
     TableState,
     WriteResult,
     filter_snapshots,
-    first_line,
 )
 from storage.paths import is_local, spark_path, without_file_scheme
+from vocabulary.errors import first_line
 
 log = logging.getLogger(__name__)
 

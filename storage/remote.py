@@ -9,8 +9,8 @@ import logging
 from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 
-from storage.base import first_line
 from storage.paths import is_bare
+from vocabulary.errors import first_line
 
 log = logging.getLogger(__name__)
 

@@ -31,3 +31,10 @@ class CaptureError(AuditError):
 
 class NoOutputError(AuditError):
     """The output root holds no complete run to report on."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error, for a message that names the table: no JVM stack, no
+    page of text (500 characters at most), the error's type when it says nothing."""
+    text = str(exc).strip().splitlines()
+    return text[0][:500] if text else type(exc).__name__

@@ -44,7 +44,7 @@ from reports.html.select import (
     severity,
     skew_counts,
 )
-from vocabulary.errors import NoOutputError
+from vocabulary.errors import NoOutputError, first_line
 from vocabulary.severity import SEVERITY_WEIGHTS
 
 RUNS = "runs"
@@ -127,11 +127,6 @@ def has_table(output: str, name: str) -> bool:
                                       for f in os.listdir(log))
 
 
-def _first_line(exc: BaseException) -> str:
-    """An exception's first line, its type's name when it has no text."""
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
 @contextlib.contextmanager
 def _reading(output: str, name: str) -> Iterator[None]:
     """A table that cannot be read (a damaged log, a data file its log names gone, a Delta
@@ -145,7 +140,7 @@ def _reading(output: str, name: str) -> Iterator[None]:
     except DeltaProtocolError as exc:
         raise TableError(f"{table_path(output, name)}: the '{name}' table uses a Delta "
                          f"feature the page's reader (delta-rs) cannot read "
-                         f"({_first_line(exc)}): query the tables with Spark") from exc
+                         f"({first_line(exc)}): query the tables with Spark") from exc
     except RowsDeletedByVectors as exc:
         path = table_path(output, name)
         raise TableError(f"{path}: the '{name}' table has {exc}, which the page's reader "
@@ -153,7 +148,7 @@ def _reading(output: str, name: str) -> Iterator[None]:
                          f"(`REORG TABLE delta.`{path}` APPLY (PURGE)`), or query the "
                          "table with Spark") from exc
     except (DeltaError, OSError, pa.ArrowException) as exc:
-        detail = _first_line(exc)
+        detail = first_line(exc)
         raise TableError(f"{table_path(output, name)}: the '{name}' table cannot be read "
                          f"({detail}); the output is damaged or was copied in part: audit "
                          "the snapshots again, or copy the output root whole") from exc

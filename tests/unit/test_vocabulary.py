@@ -44,3 +44,14 @@ def test_a_count_of_one_reads_in_the_singular() -> None:
     assert [counted(1, "client"), counted(16, "client"), counted(0, "queue"),
             counted(1, "queue moves", "queues move")] == [
         "1 client", "16 clients", "0 queues", "1 queue moves"]
+
+
+def test_an_errors_first_line_is_what_a_message_quotes() -> None:
+    """Storage and the page quote a reader's error by its first line: no JVM stack, no
+    page-long line, the error's type when it says nothing."""
+    from vocabulary.errors import first_line
+
+    assert first_line(OSError("  no such file: x\n\tat org.apache.Foo(Foo.java:1)")) \
+        == "no such file: x"
+    assert first_line(ValueError("   ")) == "ValueError"
+    assert first_line(RuntimeError("y" * 2000)) == "y" * 500
