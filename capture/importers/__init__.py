@@ -34,9 +34,10 @@ ROCKETMQ_DEFAULT_STRATEGY = "AVG"  # DefaultMQPushConsumer's default
 
 
 # byte-order marks of what Windows tools write: PowerShell 5's `>` writes UTF-16 LE,
-# Notepad and `Out-File -Encoding utf8` UTF-8 with a BOM
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))
+# Notepad and `Out-File -Encoding utf8` UTF-8 with a BOM; each with the codec of the text
+# after it
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
 def _read(path: str) -> str:
@@ -47,19 +48,31 @@ def _read(path: str) -> str:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc}") from exc
-    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    bom, encoding = next(((bom, name) for bom, name in _BOMS if data.startswith(bom)),
+                         (b"", "utf-8"))
+    body = data[len(bom):]
     try:
-        text = data.decode(encoding)
+        text = body.decode(encoding)
     except UnicodeDecodeError as exc:
         # decoded with replacement, gé and gè would both read g\ufffd: one group of two
-        line = data[:exc.start].count(b"\n") + 1
+        if encoding != "utf-8":  # a UTF-16 file cut at an odd byte, or half a pair
+            raise CaptureError(f"{path}: not whole UTF-16 text (byte {len(bom) + exc.start} "
+                               f"of {len(data)}: {exc.reason}); the file was cut short or "
+                               "damaged: save the tool's output again") from exc
+        line = _text_line(body, exc.start)
         raise CaptureError(
-            f"{path}: not {encoding.upper().removesuffix('-SIG')} text (byte "
-            f"0x{data[exc.start]:02x} on line {line}); names in it would be garbled. Convert "
-            f"it first, e.g. `iconv -f GBK -t UTF-8 {Path(path).name} > utf8-"
-            f"{Path(path).name}` (the encoding the tool wrote it in: GBK, Latin-1, ...)"
-        ) from exc
+            f"{path}: not UTF-8 text (byte 0x{body[exc.start]:02x} on line {line}); names in "
+            f"it would be garbled. Convert it first, e.g. `iconv -f GBK -t UTF-8 "
+            f"{Path(path).name} > utf8-{Path(path).name}` (the encoding the tool wrote it "
+            "in: GBK, Latin-1, ...)") from exc
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _text_line(data: bytes, offset: int) -> int:
+    """The line of the byte at `offset`, as an editor counts lines (a lone CR ends one too,
+    as `_read` reads it)."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
 
 
 def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_at: datetime,
@@ -72,9 +85,11 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
         doc = None
         if text.lstrip().startswith(("{", "[")):
             try:
-                doc = loads(text.strip())
+                doc = loads(text)
             except JsonError as exc:
-                if fmt is None or fmt in JSON_FORMATS:
+                # a text output may open with a bracket too: a log line of the tool
+                # (`[2026-11-23 10:15:42,123] WARN ...`, saved with `2>&1`) before its rows
+                if fmt in JSON_FORMATS or (fmt is None and detect_text(text) is None):
                     raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
         kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
         if kind is None and not_online(exception := java_exception(text)):
@@ -173,7 +188,11 @@ def _build_kafka(state: ImportState) -> None:
             snap.add("offsets", consumer_group=name, topic=topic, broker_name=None, queue_id=p,
                      committed_offset=offset, consumed_offset=None)
         topics = sorted({t for t, _ in g.partitions})
-        strategy = g.strategy
+        strategy = min(g.strategies, default=None)
+        if len(g.strategies) > 1:
+            snap.warn(f"group {name}: the --state files name the assignors "
+                      f"{' and '.join(sorted(g.strategies))} (captures on either side of a "
+                      f"change?); members written with {strategy}, the first by name")
         if strategy is None and g.members:
             strategy = KAFKA_DEFAULT_STRATEGY
             snap.warn(f"group {name}: assignor unknown (add `--describe --state` output); "
@@ -181,6 +200,7 @@ def _build_kafka(state: ImportState) -> None:
         if g.members and topics:
             snap.warn(f"group {name}: kafka-consumer-groups does not print subscriptions; "
                       "every member is taken to subscribe every topic the group consumes")
+        holders: dict[tuple[str, int], list[str]] = {}
         for member_id in sorted(g.members):
             m = g.members[member_id]
             for topic in topics or [None]:
@@ -188,12 +208,28 @@ def _build_kafka(state: ImportState) -> None:
                          strategy=strategy, message_model=None, client_room=None,
                          client_addr=m.host, strategy_params=None, client_name=m.client_name,
                          client_host=m.host)
-            for topic, p in sorted(m.assigned):
-                snap.add("observed", consumer_group=name, topic=topic, broker_name=None,
-                         queue_id=p, client_id=member_id, source="kafka-consumer-groups")
+            for key in m.assigned:
+                holders.setdefault(key, []).append(member_id)
+        for (topic, p), named in sorted(holders.items()):
+            snap.add("observed", consumer_group=name, topic=topic, broker_name=None,
+                     queue_id=p, client_id=_kafka_holder(state, name, (topic, p), named),
+                     source="kafka-consumer-groups")
     for (topic, p), end in sorted(queues.items()):
         snap.add("queues", captured_at=at, topic=topic, broker_name=None, queue_id=p,
                  readable=True, broker_room=None, max_offset=end, in_rate=None)
+
+
+def _kafka_holder(state: ImportState, group: str, key: tuple[str, int],
+                  named: list[str]) -> str:
+    """The holder of a partition two files name differently: a Kafka partition has one
+    owner per generation, so two names are two readings a rebalance fell between (the
+    --offsets and the --members output taken apart). As for RocketMQ (`_holder`): the
+    smaller member id, whatever the order of the files, said in a warning."""
+    if len(named) > 1:
+        state.snapshot.warn(f"group {group}: partition {key[0]}-{key[1]} is held by "
+                            f"{' and '.join(named)} in different readings (a rebalance "
+                            f"between them?); {named[0]} is written to observed")
+    return named[0]
 
 
 def _build_rocketmq(state: ImportState) -> None:
@@ -209,7 +245,8 @@ def _build_rocketmq(state: ImportState) -> None:
     for name in sorted(state.rocket):
         g = state.rocket[name]
         for key, offset in g.broker_offset.items():
-            queues.setdefault(key, {"readable": None, "broker_room": None})
+            if key not in queues:
+                queues[key] = _beyond_routes(key, routes)
             state.max_offset.setdefault(key, offset)
         for key in sorted(g.consumer_offset):
             snap.add("offsets", consumer_group=name, topic=key[0], broker_name=key[1],
@@ -236,11 +273,16 @@ def _build_rocketmq(state: ImportState) -> None:
             topics = sorted(c.subscriptions if c.subscriptions is not None else g.subscription)
             strategy = c.strategy or ROCKETMQ_DEFAULT_STRATEGY
             default_used = default_used or c.strategy is None
-            for topic in topics or [None]:
-                snap.add("members", consumer_group=name, client_id=cid, topic=topic,
-                         strategy=strategy, message_model=c.message_model or g.message_model,
-                         client_room=None, client_addr=c.addr, strategy_params=None,
-                         client_name=None, client_host=(c.addr or "").rsplit(":", 1)[0] or None)
+            # one row per connection: an id two processes share is listed twice, and the
+            # audit gives it a slot per address (DUPLICATE_CLIENT_ID)
+            for addr in sorted(c.addrs, key=lambda a: a or "") or [None]:
+                for topic in topics or [None]:
+                    snap.add("members", consumer_group=name, client_id=cid, topic=topic,
+                             strategy=strategy,
+                             message_model=c.message_model or g.message_model,
+                             client_room=None, client_addr=addr, strategy_params=None,
+                             client_name=None,
+                             client_host=(addr or "").rsplit(":", 1)[0] or None)
     if default_used:
         snap.warn("RocketMQ allocation strategy not in the files (only consumerStatus shows "
                   f"it): members written with {ROCKETMQ_DEFAULT_STRATEGY}, the client default")
@@ -251,20 +293,27 @@ def _build_rocketmq(state: ImportState) -> None:
                  max_offset=state.max_offset.get(key), in_rate=None)
 
 
+def _beyond_routes(key: tuple[str, str | None, int],
+                   routes: dict[tuple[str, str], mqadmin.BrokerRoute]) -> dict:
+    """A queue the broker lists (topicStatus, consumerProgress, the dashboard's progress)
+    that no route counts: beyond its broker's readQueueNums it is write-only (readable
+    false; the broker lists a topic's writeQueueNums queues, the client reads the route's
+    readQueueNums); without a route of the topic and broker, readability is unknown."""
+    route = routes.get((key[0], key[1] or ""))
+    return {"readable": False if route else None, "broker_room": route.zone if route else None}
+
+
 def _add_status_queues(state: ImportState, queues: dict,
                        routes: dict[tuple[str, str], mqadmin.BrokerRoute]) -> None:
-    """topicStatus rows no route gives: a queue id beyond its broker's readQueueNums is
-    write-only (readable false); without a route of the topic and broker, readability is
-    unknown (null, warning)."""
+    """topicStatus rows no route gives (`_beyond_routes`); those of a topic and broker no
+    route gives are said in a warning."""
     unknown: dict[str, int] = {}
     for key in state.max_offset:
         if key in queues:
             continue
         topic, broker, _ = key
-        route = routes.get((topic, broker))
-        queues[key] = {"readable": False if route else None,
-                       "broker_room": route.zone if route else None}
-        if not route:
+        queues[key] = _beyond_routes(key, routes)
+        if (topic, broker) not in routes:
             unknown[topic] = unknown.get(topic, 0) + 1
     for topic in sorted(unknown):
         state.snapshot.warn(f"topic {topic}: {unknown[topic]} queue(s) of its topicStatus have "

@@ -16,7 +16,7 @@ from capture.importers import mqadmin
 from capture.importers.detect import detect_json
 from capture.importers.rocketmq_json import raw_text
 from capture.importers.state import ImportState, QueueKey, name_from_file
-from capture.importers.values import offset_value, whole_number
+from capture.importers.values import offset_value, queue_id_value
 
 
 def unwrap(state: ImportState, path: str, doc: Any, kind: str) -> Any | None:
@@ -86,7 +86,7 @@ def _queue_stat(q: Any, topic: Any) -> tuple[QueueKey, int, int, str | None]:
     if holder is not None and not isinstance(holder, str):
         raise ValueError(f"clientInfo {holder!r} is not a client id")
     key = (topic, mqadmin.text_field(q, "brokerName"),
-           whole_number(q.get("queueId"), "queueId", bits=32))
+           queue_id_value(q.get("queueId"), "queueId"))
     return (key, offset_value(q.get("brokerOffset"), "brokerOffset"),
             offset_value(q.get("consumerOffset"), "consumerOffset"), holder)
 
@@ -106,8 +106,7 @@ def import_consumer_connection(state: ImportState, path: str, data: Any) -> None
         except ValueError as exc:
             state.snapshot.reject(path, None, f"connectionSet[{i}]: {exc}", raw_text(conn))
             continue
-        client = group.client(cid)
-        client.addr, client.listed = addr, True
+        group.connected(cid, addr)
     if not any(c.listed for c in group.clients.values()):
         state.snapshot.warn(f"{path}: group {group_name} has no connected clients")
     for topic in subscription:

@@ -94,6 +94,7 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
     snap = state.snapshot
     cols: list[tuple[str, int]] | None = None
     kind = None
+    indent = 0  # the header's: a pasted block's lines share it
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         if not line.strip():
@@ -101,7 +102,9 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
         if STATE_LINE.match(line.strip()):
             snap.warn(f"{path} line {number}: {line.strip()}")
             continue
-        if line.startswith(("GROUP ", "GROUP\t")):  # tabs: pasted via a spreadsheet
+        if line.lstrip().startswith(("GROUP ", "GROUP\t")):  # tabs: via a spreadsheet
+            indent = len(line) - len(line.lstrip())
+            line = line.lstrip()
             cols = _columns(line)
             names = [c for c, _ in cols]
             kind = ("offsets" if "PARTITION" in names else "members" if "#PARTITIONS" in names
@@ -113,6 +116,8 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
         if cols is None:
             snap.reject(path, number, "row before any kafka-consumer-groups header", line)
             continue
+        # under an indented header, its columns start `indent` further right
+        line = line[indent:] if not line[:indent].strip() else line.lstrip()
         try:
             if kind == "offsets":
                 _offsets_row(state, path, number, line, cols)
@@ -254,7 +259,7 @@ def _state_row(state: ImportState, path: str, number: int, line: str,
     group, strategy, group_state = m.group(1), row["ASSIGNMENT-STRATEGY"], row["STATE"]
     g = state.kafka_group(group)
     if strategy not in ("", MISSING):
-        g.strategy = strategy
+        g.strategies.add(strategy)
     elif group_state.upper() not in ("EMPTY", "DEAD"):
         state.snapshot.warn(f"{path} line {number}: group {group} ({group_state}) shows no "
                             "assignment strategy")

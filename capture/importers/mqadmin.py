@@ -24,7 +24,7 @@ from capture.importers.state import (
     name_from_file,
     spoken,
 )
-from capture.importers.values import offset_value, whole_number
+from capture.importers.values import offset_value, queue_id_value, whole_number
 
 PERM_READ = 4
 RETRY_PREFIX = "%RETRY%"
@@ -219,7 +219,7 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
                                   "after #Max Offset", line)
             continue
         try:
-            qid = whole_number(parts[1], "#QID", bits=32)
+            qid = queue_id_value(parts[1], "#QID")
             offset_value(parts[2], "#Min Offset")
             max_offset = offset_value(parts[3], "#Max Offset")
         except ValueError as exc:
@@ -273,8 +273,7 @@ def import_consumer_connection(state: ImportState, path: str, text: str) -> None
             if len(parts) < 2 or "@" not in parts[0]:
                 state.snapshot.reject(path, number, "not a #ClientId #ClientAddr row", line)
                 continue
-            client = group.client(parts[0])
-            client.addr, client.listed = parts[1], True
+            group.connected(parts[0], parts[1])
         elif section == "subscription":
             group.subscription.add(stripped.split()[0])
         else:
@@ -321,7 +320,7 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
         row = dict(zip(cols, parts, strict=False))
         try:
             key: QueueKey = (row["#Topic"], row["#Broker Name"],
-                             whole_number(row["#QID"], "#QID", bits=32))
+                             queue_id_value(row["#QID"], "#QID"))
             broker_offset = offset_value(row["#Broker Offset"], "#Broker Offset")
             consumer_offset = offset_value(row["#Consumer Offset"], "#Consumer Offset")
         except KeyError as exc:
@@ -358,7 +357,8 @@ def resolve_progress_ips(state: ImportState) -> None:
     for group_name, key, ip, path, number, line in state.progress_ips:
         group = state.rocket_group(group_name)
         matches = sorted(cid for cid, c in group.clients.items()
-                         if cid.split("@")[0] == ip or (c.addr or "").rsplit(":", 1)[0] == ip)
+                         if cid.split("@")[0] == ip
+                         or any((a or "").rsplit(":", 1)[0] == ip for a in c.addrs))
         listed = [cid for cid in matches if group.clients[cid].listed]
         if group.connection and listed:
             matches = listed
@@ -415,7 +415,7 @@ def import_running_info_text(state: ImportState, path: str, text: str,
                 continue
             parts = stripped.split()
             try:
-                held[(parts[0], parts[1], whole_number(parts[2], "#QID", bits=32))] = \
+                held[(parts[0], parts[1], queue_id_value(parts[2], "#QID"))] = \
                     whole_number(parts[3], "#Consumer Offset")
             except (IndexError, ValueError) as exc:
                 state.snapshot.reject(path, number, "not a #Topic #Broker Name #QID "
@@ -425,7 +425,7 @@ def import_running_info_text(state: ImportState, path: str, text: str,
                 continue
             parts = stripped.split()
             try:
-                held.setdefault((parts[0], parts[1], whole_number(parts[2], "#QID", bits=32)),
+                held.setdefault((parts[0], parts[1], queue_id_value(parts[2], "#QID")),
                                 None)
             except (IndexError, ValueError) as exc:
                 state.snapshot.reject(path, number, f"not a Consumer MQ Detail row ({exc})",

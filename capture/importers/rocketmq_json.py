@@ -12,10 +12,12 @@ import json
 import re
 from typing import Any
 
-from capture.importers.values import whole_number
+from capture.importers.values import queue_id_value
 
 _NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _WS = re.compile(r"\s*")
+# half of a UTF-16 pair that `\ud800`-style escapes left alone: no UTF-8 text holds it
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
@@ -27,9 +29,13 @@ class JsonError(ValueError):
 
 
 def freeze(value: Any) -> Any:
-    """A hashable form of a parsed value (for object keys)."""
+    """A hashable form of a parsed value (for object keys). An object's pairs are sorted by
+    name; an object keyed by other values too (no writer's) by each key's type and text."""
     if isinstance(value, dict):
-        return tuple(sorted((k, freeze(v)) for k, v in value.items()))
+        pairs = [(k, freeze(v)) for k, v in value.items()]
+        if all(isinstance(k, str) for k in value):
+            return tuple(sorted(pairs))
+        return tuple(sorted(pairs, key=lambda p: (type(p[0]).__name__, repr(p[0]))))
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
     return value
@@ -57,9 +63,13 @@ def _value(text: str, pos: int) -> tuple[Any, int]:
         return _array(text, pos + 1)
     if ch == '"':
         try:
-            return _scanstring(text, pos + 1)
+            string, end = _scanstring(text, pos + 1)
         except ValueError as exc:
             raise JsonError(f"bad string: {exc}", text, pos) from exc
+        if _LONE_SURROGATE.search(string):
+            raise JsonError("bad string: a \\u escape of half a UTF-16 surrogate pair",
+                            text, pos)
+        return string, end
     for word, val in (("true", True), ("false", False), ("null", None)):
         if text.startswith(word, pos):
             return val, pos + len(word)
@@ -122,9 +132,9 @@ def message_queue(key: Any) -> tuple[str, str, int] | None:
             fields = dict(key)
             topic, broker = fields["topic"], fields["brokerName"]
             if isinstance(topic, str) and isinstance(broker, str) and topic and broker:
-                return topic, broker, whole_number(fields["queueId"], "queueId", bits=32)
+                return topic, broker, queue_id_value(fields["queueId"], "queueId")
         elif isinstance(key, str) and (m := _MQ_STRING.fullmatch(key.strip())):
-            return m.group(1), m.group(2), whole_number(m.group(3), "queueId", bits=32)
+            return m.group(1), m.group(2), queue_id_value(m.group(3), "queueId")
     except (KeyError, TypeError, ValueError):  # not (name, value) pairs, or a bad id
         pass
     return None

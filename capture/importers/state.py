@@ -36,7 +36,7 @@ class KafkaGroup:
     committed: dict[tuple[str, int], int] = field(default_factory=dict)
     log_end: dict[tuple[str, int], int] = field(default_factory=dict)
     partitions: set[tuple[str, int]] = field(default_factory=set)
-    strategy: str | None = None
+    strategies: set[str] = field(default_factory=set)  # every assignor a --state file named
 
     def member(self, member_id: str) -> KafkaMember:
         return self.members.setdefault(member_id, KafkaMember())
@@ -44,7 +44,9 @@ class KafkaGroup:
 
 @dataclass
 class RocketClient:
-    addr: str | None = None
+    # the addresses of its connections (consumerConnection): two processes that share a
+    # client id (Docker's `ip@1`) are one id the broker lists twice, one row per address
+    addrs: set[str | None] = field(default_factory=set)
     subscriptions: set[str] | None = None  # per client (running info); None = unknown
     strategy: str | None = None
     message_model: str | None = None
@@ -65,6 +67,12 @@ class RocketGroup:
 
     def client(self, client_id: str) -> RocketClient:
         return self.clients.setdefault(client_id, RocketClient())
+
+    def connected(self, client_id: str, addr: str | None) -> None:
+        """A connection of `client_id` a consumerConnection lists."""
+        client = self.client(client_id)
+        client.addrs.add(addr)
+        client.listed = True
 
 
 @dataclass
@@ -129,19 +137,29 @@ def spoken(items: list[str]) -> str:
 
 
 _EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)
+# what RocketMQ takes for a topic or group name (its clients' and broker's validators)
+ROCKETMQ_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")
 
 
 def name_from_file(path: str, prefixes: tuple[str, ...], what: str) -> str:
     """The group or topic a file is about, from its name `<command>_<NAME>.<ext>` (the
-    admin tools do not print it). Raises CaptureError when the name does not say."""
+    admin tools do not print it). Raises CaptureError when the name does not say, or says
+    no RocketMQ name (a copy's `Topic (1)`, a backup's `Group.txt.bak`: queues of such a
+    topic would join no subscription)."""
     name = Path(path).name
     stem = _EXTENSIONS.sub("", name)
+    # the file's own extension in the example: an mqadmin text file or a dashboard's JSON
+    extension = name[len(stem):] or ".txt"
     for prefix in prefixes:
         if stem.lower().startswith(prefix.lower()) and len(stem) > len(prefix) + 1 \
                 and stem[len(prefix)] in "_-.@=":
-            return stem[len(prefix) + 1:]
-    # the file's own extension in the example: an mqadmin text file or a dashboard's JSON
-    extension = name[len(stem):] or ".txt"
+            found = stem[len(prefix) + 1:]
+            if ROCKETMQ_NAME.fullmatch(found):
+                return found
+            raise CaptureError(
+                f"{path}: the file's name gives the {what} {found!r}, which is no RocketMQ "
+                f"{what} name (letters, digits, %, |, _ and - only): rename the file "
+                f"{prefixes[0]}_<{what}>{extension}, as the {what} is spelled on the broker")
     raise CaptureError(
         f"{path}: cannot tell which {what} this file is about; the tool does not print it. "
         f"Name the file {prefixes[0]}_<{what}>{extension} (e.g. "

@@ -8,8 +8,12 @@ raises ValueError, which the importers turn into a `rejects` row naming the line
 from __future__ import annotations
 
 import math
+import re
 
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
+# as the tools print a number: ASCII digits, a minus at most (Python's int() also takes
+# "1_000", "+5" and other scripts' digits, which no tool prints: a garbled line)
+_DIGITS = re.compile(r"-?[0-9]+")
 
 
 def whole_number(value: object, what: str, *, bits: int = 64) -> int:
@@ -25,10 +29,12 @@ def whole_number(value: object, what: str, *, bits: int = 64) -> int:
         number = value
     else:
         text = str(value).strip()
-        try:
-            number = int(text)
-        except ValueError:
-            raise ValueError(f"{what} {text!r} is not a whole number") from None
+        if not _DIGITS.fullmatch(text):
+            raise ValueError(f"{what} {text!r} is not a whole number")
+        if len(text) > 40:  # beyond any column (and int() refuses 4,300 digits)
+            raise ValueError(f"{what} {text[:20]}... ({len(text):,} characters) is beyond a "
+                             f"{bits}-bit integer")
+        number = int(text)
     limit = INT32_MAX if bits == 32 else INT64_MAX
     if not -limit - 1 <= number <= limit:
         raise ValueError(f"{what} {number} is beyond a {bits}-bit integer")
@@ -39,6 +45,15 @@ def offset_value(value: object, what: str) -> int:
     """A broker-side offset (a max, min, broker or committed offset): a whole number, never
     negative (the broker prints 0 for a queue or group with none); ValueError otherwise."""
     number = whole_number(value, what)
+    if number < 0:
+        raise ValueError(f"{what} {number} is negative")
+    return number
+
+
+def queue_id_value(value: object, what: str) -> int:
+    """A RocketMQ queue id: a whole number a 32-bit column holds, never negative (the
+    queues table's contract); ValueError otherwise."""
+    number = whole_number(value, what, bits=32)
     if number < 0:
         raise ValueError(f"{what} {number} is negative")
     return number

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -303,3 +304,38 @@ def test_consumer_progress_4_8_layout():
     main = out[out.topic == "TopicOrder"]
     assert main[["broker_name", "queue_id", "kind"]].values.tolist() == [
         ["broker-b", 3, "NOT_HELD"]]
+
+
+def test_json_a_writer_never_wrote_is_refused_not_a_traceback(tmp_path):
+    """Half a UTF-16 pair (`\\ud800`) is no text a table can hold (pyarrow raised
+    UnicodeEncodeError); an object key keyed by a number and a name could not be sorted
+    (TypeError)."""
+    lone = tmp_path / "topicRoute_T.json"
+    lone.write_text('{"queueDatas":[{"brokerName":"b\\ud800","readQueueNums":1,"perm":6}]}')
+    with pytest.raises(CaptureError, match=r"topicRoute_T.json: not valid JSON \(bad string: "
+                       r"a \\u escape of half a UTF-16 surrogate pair at line 1\)"):
+        import_files([str(lone)], cluster="c1", snapshot_id="s1", captured_at=AT)
+    assert loads('"\\ud83d\\ude00"') == "\U0001F600"  # a whole pair is a character
+    assert loads('{{"a":1, 2:3}: 4}') == {((2, 3), ("a", 1)): 4}
+
+
+def test_a_json_error_names_the_line_of_the_file(tmp_path):
+    route = tmp_path / "topicRoute_T.json"
+    route.write_text('\n\n{"queueDatas":[\n  {"brokerName":"b"\n  "perm":6}]}\n')
+    with pytest.raises(CaptureError, match="expected ',' or '}' at line 5"):
+        import_files([str(route)], cluster="c1", snapshot_id="s1", captured_at=AT)
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    # the BOM's 3 bytes were left out of the offset: the byte and line named were wrong
+    (codecs.BOM_UTF8 + b"GROUP TOPIC\r\nx\r\n-\xe9\n", "not UTF-8 text (byte 0xe9 on line 3)"),
+    (codecs.BOM_UTF8 + b"GROUP TOPIC\rx\r-\xe9\n", "not UTF-8 text (byte 0xe9 on line 3)"),
+    # a UTF-16 file cut at an odd byte is damaged, not another encoding to convert from
+    (codecs.BOM_UTF16_LE + "GROUP".encode("utf-16-le") + b"\x00",
+     "not whole UTF-16 text (byte 12 of 13: truncated data); the file was cut short"),
+])
+def test_an_encoding_error_names_the_byte_where_it_is(tmp_path, data, message):
+    path = tmp_path / "offsets.txt"
+    path.write_bytes(data)
+    with pytest.raises(CaptureError, match=re.escape(message)):
+        import_files([str(path)], cluster="c1", snapshot_id="s1", captured_at=AT)

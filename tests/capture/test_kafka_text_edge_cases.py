@@ -276,3 +276,60 @@ def test_numbers_beyond_the_columns_are_rejects(tmp_path):
     [(line, reason, _)] = rejects(snap)
     assert line == 2 and "partition 3000000000 is beyond a 32-bit integer" in reason
     assert frame(snap, "members").empty
+
+
+# a file holding more than one reading, or laid out as pasted
+MEMBERS_HEADER = ("GROUP           CONSUMER-ID                                     HOST            "
+                  "CLIENT-ID       #PARTITIONS     ASSIGNMENT")
+
+
+def test_a_partition_two_files_give_two_holders_is_one_observed_row(tmp_path):
+    """--offsets and --members taken either side of a rebalance: a Kafka partition has
+    one owner per generation, yet both were written to observed, which the audit reads
+    as a partition held twice. The smaller id is written, whatever the file order."""
+    offsets = write(tmp_path, "offsets.txt", HEADER, ROW0, ROW1)
+    moved = write(tmp_path, "members.txt", MEMBERS_HEADER,
+                  f"g1              {M2} /10.0.0.12      consumer-2      2               "
+                  "orders(0,1)")
+    for files in ((offsets, moved), (moved, offsets)):
+        snap = run(*files)
+        assert len(frame(snap, "observed")) == 2
+        assert observed(snap) == {("orders", 0): M1, ("orders", 1): M2}
+        assert [w for w in snap.warnings if "different readings" in w] == [
+            f"group g1: partition orders-0 is held by {M1} and {M2} in different readings "
+            f"(a rebalance between them?); {M1} is written to observed"]
+
+
+def test_state_files_naming_two_assignors_are_a_warning_whatever_the_order(tmp_path):
+    state = (DATA / "kcg_state.txt").read_text()
+    range_file = write(tmp_path, "state1.txt", state)
+    rr_file = write(tmp_path, "state2.txt", state.replace("range                Stable",
+                                                          "roundrobin           Stable"))
+    offsets = str(DATA / "kcg_offsets.txt")
+    for files in ((offsets, range_file, rr_file), (offsets, rr_file, range_file)):
+        snap = run(*files)
+        assert set(frame(snap, "members")["strategy"]) == {"range"}
+        assert ("group orders-range: the --state files name the assignors range and "
+                "roundrobin (captures on either side of a change?); members written with "
+                "range, the first by name") in snap.warnings
+
+
+def test_an_output_opening_with_a_bracketed_log_line_is_text_not_json(tmp_path):
+    """log4j's `[time] WARN ...` line, saved with the rows by `2>&1`, opens the file with a
+    bracket: the file was refused as JSON that does not parse (exit 2)."""
+    log = ("[2026-11-23 10:15:40,123] WARN [AdminClient clientId=adminclient-1] Connection "
+           "to node -1 (localhost/127.0.0.1:9092) could not be established.")
+    snap = run(write(tmp_path, "offsets.txt", log, "", HEADER, ROW0, ROW1))
+    assert observed(snap) == {("orders", 0): M1, ("orders", 1): M2}
+    assert rejects(snap) == [(1, "row before any kafka-consumer-groups header", log)]
+
+
+def test_an_indented_output_reads_as_the_tool_printed_it(tmp_path):
+    """A block pasted indented (from a wiki or a chat): the header was not recognised, and
+    every line became a reject."""
+    plain = run(write(tmp_path, "plain.txt", HEADER, ROW0, ROW1))
+    indented = run(write(tmp_path, "offsets.txt", *(f"    {line}" for line in
+                                                    (HEADER, ROW0, ROW1))))
+    assert rejects(indented) == []
+    for table in ("queues", "members", "offsets", "observed"):
+        assert frame(indented, table).equals(frame(plain, table)), table

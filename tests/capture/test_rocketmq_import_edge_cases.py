@@ -425,3 +425,97 @@ def test_a_consumer_progress_header_without_an_offset_column_rejects_its_rows(tm
     snap = run(progress, fmt="mqadmin-consumerProgress")
     assert [(line, reason) for _, line, reason, _ in rejects(snap)] == [
         (2, "the header has no #Broker Offset column")]
+
+
+# 9 ------------------------------------------------------------------------------------
+TWICE = CONNECTION.replace(
+    "10.0.1.22@22456                      10.0.1.22:49876",
+    "10.0.1.21@21345                      10.0.1.31:40001        JAVA       V4_9_7\n"
+    "10.0.1.22@22456                      10.0.1.22:49876")
+
+
+def test_a_client_id_the_broker_lists_twice_is_two_members_rows(tmp_path):
+    """Two processes sharing one id (Docker's `ip@1`): the broker lists the id once per
+    connection, and the audit gives it a slot per address (DUPLICATE_CLIENT_ID). Read
+    into one member, the capture hid the finding and the audit's cidAll had one slot too
+    few. The same file read twice is still one row per address."""
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", TWICE)
+    for files in ([conn], [conn, conn]):
+        snap = run(*files)
+        members = rows(snap, "members", "client_id", "client_addr", "client_host", "topic")
+        assert [m[:3] for m in members if m[3] == "TopicOrder"] == [
+            ("10.0.1.21@21345", "10.0.1.21:53012", "10.0.1.21"),
+            ("10.0.1.21@21345", "10.0.1.31:40001", "10.0.1.31"),
+            ("10.0.1.22@22456", "10.0.1.22:49876", "10.0.1.22")]
+    dashboard = write(tmp_path, "dashboard/consumerConnection_OrderGroup.json", (
+        '{"status":0,"data":{"connectionSet":['
+        '{"clientId":"172.17.0.2@1","clientAddr":"10.1.0.6:50002"},'
+        '{"clientId":"172.17.0.2@1","clientAddr":"10.1.0.5:50001"}],'
+        '"subscriptionTable":{"TopicOrder":{}},"messageModel":"CLUSTERING"}}'))
+    assert rows(run(dashboard), "members", "client_id", "client_addr") == [
+        ("172.17.0.2@1", "10.1.0.5:50001"), ("172.17.0.2@1", "10.1.0.6:50002")]
+
+
+def test_a_progress_ip_matches_any_connection_of_a_client(tmp_path):
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", TWICE)
+    progress = write(tmp_path, "consumerProgress_OrderGroup.txt", "\n".join([
+        PROGRESS_HEADER, progress_row("broker-a", 0, 1000, 995, "10.0.1.31")]))
+    snap = run(conn, progress)
+    assert rows(snap, "observed", "queue_id", "client_id") == [(0, "10.0.1.21@21345")]
+
+
+def test_progress_queues_beyond_read_queue_nums_are_write_only(tmp_path):
+    """The broker's consumeStats lists a topic's writeQueueNums queues, the client reads
+    the route's readQueueNums: a queue beyond them (a topic mid-resize) was written
+    readable (null), so the audit allocated a queue no client sees."""
+    route = write(tmp_path, "topicRoute_T.json", (
+        '{"brokerDatas":[{"brokerName":"a","zoneName":"z1"}],"queueDatas":['
+        '{"brokerName":"a","perm":6,"readQueueNums":1,"writeQueueNums":2}]}'))
+    progress = write(tmp_path, "consumerProgress_OrderGroup.txt", "\n".join([
+        PROGRESS_HEADER.replace("#Topic        ", "#Topic "),
+        progress_row("broker-a", 0, 10, 5, "10.0.1.21").replace("TopicOrder  broker-a", "T a"),
+        progress_row("broker-a", 1, 20, 5, "10.0.1.21").replace("TopicOrder  broker-a", "T a"),
+        progress_row("broker-a", 0, 7, 7, "10.0.1.21").replace("TopicOrder  broker-a", "U a"),
+    ]))
+    snap = run(route, progress, write(tmp_path, "consumerConnection_OrderGroup.txt",
+                                      CONNECTION))
+    assert rows(snap, "queues", "topic", "queue_id", "readable", "broker_room",
+                "max_offset") == [("T", 0, True, "z1", 10), ("T", 1, False, "z1", 20),
+                                  ("U", 0, None, None, 7)]
+
+
+@pytest.mark.parametrize(("name", "text", "reason"), [
+    ("topicStatus_TopicOrder.txt", f"{STATUS_HEADER}\n{status_row('broker-a', -3, 10)}\n",
+     "#QID -3 is negative"),
+    ("consumerProgress_OrderGroup.txt",
+     f"{PROGRESS_HEADER}\n{progress_row('broker-a', -1, 10, 5, '10.0.1.21')}\n",
+     "#QID -1 is negative"),
+    ("10.0.1.21@21345", STATUS_99.replace("broker-a                          0     995",
+                                          "broker-a                          -2    995"),
+     "not a #Topic #Broker Name #QID #Consumer Offset row (#QID -2 is negative)"),
+    ("dashboard/queryTopicByConsumer_OrderGroup.json",
+     '{"status":0,"data":[{"topic":"TopicOrder","queueStatInfoList":[{"brokerName":"b",'
+     '"queueId":-4,"brokerOffset":1,"consumerOffset":1}]}]}',
+     "data[0].queueStatInfoList[0]: queueId -4 is negative"),
+])
+def test_a_negative_queue_id_is_a_reject(tmp_path, name, text, reason):
+    """The queues table's contract is queue_id >= 0: a negative id was written, and the
+    audit only refused it later, away from the file and line that held it."""
+    snap = run(write(tmp_path, name, text))
+    for table in ("queues", "offsets", "observed"):
+        assert rows(snap, table, "queue_id") == [], table
+    assert [r for _, _, r, _ in rejects(snap)] == [reason]
+
+
+@pytest.mark.parametrize("name", ["topicRoute_TopicOrder (1).json",
+                                  "consumerConnection_OrderGroup.txt.bak"])
+def test_a_file_name_giving_no_rocketmq_name_is_exit_2(tmp_path, name):
+    """A browser's second download or a backup copy: its name gave the topic
+    `TopicOrder (1)` or the group `OrderGroup.txt.bak`, which join nothing."""
+    source = DATA / ("topicRoute_TopicOrder.json" if "Route" in name
+                     else "consumerConnection_OrderGroup.txt")
+    path = write(tmp_path, name, source.read_text())
+    what = "topic" if "Route" in name else "group"
+    with pytest.raises(CaptureError, match=re.escape(
+            f"which is no RocketMQ {what} name (letters, digits, %, |, _ and - only)")):
+        run(path)

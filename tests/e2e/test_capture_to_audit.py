@@ -77,3 +77,21 @@ def test_an_audit_into_the_capture_folder_is_refused_before_any_work(spark, tmp_
     assert "rejects table at" in err and "is not an audit's rejects table" in err
     assert "lacks source_table, row_json, run_id" in err
     assert sorted(p.name for p in captured.iterdir()) == before
+
+
+def test_a_client_id_two_processes_share_is_the_audits_duplicate(spark, tmp_path: Path) -> None:
+    """consumerConnection lists a shared id once per connection: the capture wrote it as
+    one member, so the audit could never say DUPLICATE_CLIENT_ID of a RocketMQ capture."""
+    text = (DATA / "consumerConnection_OrderGroup.txt").read_text().replace(
+        "10.0.1.22@22456                      10.0.1.22:49876",
+        "10.0.1.21@21345                      10.0.1.31:40001        JAVA       V4_9_7\n"
+        "10.0.1.22@22456                      10.0.1.22:49876")
+    shared = tmp_path / "files" / "consumerConnection_OrderGroup.txt"
+    shared.parent.mkdir()
+    shared.write_text(text)
+    out = capture_then_audit(tmp_path, [DATA / ROCKET[0], DATA / ROCKET[1], shared])
+    assert "DUPLICATE_CLIENT_ID" in _whole_group(out)["findings"]
+    assignments = DeltaTable(str(out / "assignments")).to_pandas()
+    ordered = assignments[assignments["topic"] == "TopicOrder"]
+    # three slots for 8 readable queues: the shared id's two processes pull the same share
+    assert set(ordered["client_id"].dropna()) == {"10.0.1.21@21345", "10.0.1.22@22456"}
