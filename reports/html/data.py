@@ -10,8 +10,8 @@ ahead; each file through a dataset fragment of its own, see `_scan_file`), so wh
 driver holds grows with what the page shows, not with the tables or their files: every
 group is read only as the few figures the overview needs, reduced per batch (the groups
 worth detailing to the `top` worst so far, the skew histogram to one count per skew
-value, the churn timeline to one sum per snapshot, drift to one count per group and
-kind), whole rows only for the groups the page details.
+value, the churn timeline to one sum per snapshot, drift to one count per snapshot,
+group and kind), whole rows only for the groups the page details.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from reports.html.select import (
     has_findings,
     in_capture_order,
     most_severe,
+    not_after,
     severity,
     skew_counts,
 )
@@ -67,8 +68,10 @@ BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_grou
                          "findings", *SEVERITY_WEIGHTS)
 RUN_KEYS = ["snapshot_id", "cluster", "run_id"]
 BATCH_ROW = "_batch_row"  # balance_index: a row's place in the batch it was read in
-# the drift section's rows: drifting queues counted per group and kind
-DRIFT_KEYS = ["cluster", "consumer_group", "kind"]
+# the drift section's rows: drifting queues counted per group and kind in each shown
+# snapshot. Per snapshot, not summed over them: a queue drifting in three shown snapshots
+# is one queue three times (the rejects section keeps its snapshots apart too)
+DRIFT_KEYS = ["snapshot_id", "cluster", "consumer_group", "kind"]
 # the rejects section's rows: input rows the run could not use, counted per input and reason
 REJECT_KEYS = ["snapshot_id", "cluster", "source_table", "reason"]
 # what a rejected row belonged to, read off its row_json (Spark's to_json: compact, keys
@@ -351,11 +354,13 @@ def _newest_snapshots(runs: pd.DataFrame) -> str:
 
 
 def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """Rows written by the run `runs` names for their (snapshot, cluster)."""
-    if frame.empty or "run_id" not in frame.columns:
+    """Rows written by the run `runs` names for their (snapshot, cluster). A table of an
+    older audit has no run_id: its rows are kept to the (snapshot, cluster) pairs of
+    `runs`, so another cluster's rows of a shown snapshot id stay out there too."""
+    keys = [k for k in RUN_KEYS if k in frame.columns]
+    if frame.empty or not keys:
         return frame
-    keys = runs[RUN_KEYS].drop_duplicates()
-    return frame.merge(keys, on=RUN_KEYS, how="inner")
+    return frame.merge(runs[keys].drop_duplicates(), on=keys, how="inner")
 
 
 # how many times the page reads the tables again when runs were published meanwhile
@@ -433,11 +438,11 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
     detailed = sorted(set(index.worst.get("consumer_group", pd.Series(dtype=object))))
     unknown = sorted(set(groups or []) - set(detailed))
     if unknown:  # a typo among several names fails like an unknown --snapshot
-        from reports.html.missing_groups import why_missing
+        from reports.html.missing_groups import shown_snapshots, why_missing
 
         raise NoOutputError(f"{output}: no consumer group {', '.join(unknown)} "
-                            f"in snapshot(s) {', '.join(shown)}. "
-                            + "; ".join(why_missing(output, unknown, shown, all_runs)))
+                            f"in snapshot(s) {shown_snapshots(runs)}. "
+                            + "; ".join(why_missing(output, unknown, runs, all_runs)))
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
         group_balance=_or(rows("group_balance", of_groups=detailed), empty),
@@ -850,9 +855,9 @@ def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.Data
                 batch = batch.set_column(at, name, pc.list_value_length(batch[name]))
         rows = of_complete_runs(batch.to_pandas(), runs).merge(
             until, on=["cluster", "consumer_group"])
-        earlier = (rows["captured_at"] < rows["_until_at"]) | (
-            (rows["captured_at"] == rows["_until_at"])
-            & (rows["snapshot_id"] <= rows["_until_id"]))
+        # in the order every "latest" of the page follows: untimed snapshots first
+        earlier = not_after(rows["captured_at"], rows["snapshot_id"], rows["_until_at"],
+                            rows["_until_id"])
         return _latest_churn(rows[earlier].drop(columns=["_until_at", "_until_id"]))
 
     groups = sorted(set(cards["consumer_group"]))

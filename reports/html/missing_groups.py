@@ -22,11 +22,25 @@ CLOSE_NAMES = 3  # suggested per unknown name
 NEIGHBOURS = 2000  # names compared on each side of an unknown one, among many
 
 
-def why_missing(output: str, unknown: Sequence[str], shown: Sequence[str],
+def shown_snapshots(runs: pd.DataFrame) -> str:
+    """The shown snapshots (`runs`: the complete runs rows the page shows) as the message
+    names them: their ids when every shown cluster shows each of them, else each id with
+    its clusters. Clusters at different latest snapshots show a pair each: "s1, s2" would
+    say that c1 lacks a group it holds in s1, a snapshot of c1 that is not shown."""
+    pairs = runs[["snapshot_id", "cluster"]].drop_duplicates()
+    clusters = pairs.groupby("snapshot_id")["cluster"].agg(sorted)
+    if len(clusters) < 2 or clusters.map(len).eq(pairs["cluster"].nunique()).all():
+        return ", ".join(clusters.index)
+    return ", ".join(f"{snapshot} ({', '.join(names)})" for snapshot, names in clusters.items())
+
+
+def why_missing(output: str, unknown: Sequence[str], runs: pd.DataFrame,
                 all_runs: pd.DataFrame) -> list[str]:
-    """One sentence per name in `unknown`: where the group is, or what became of it."""
-    elsewhere = _snapshots_of(output, unknown, shown, all_runs)
-    rejected = _rejected_rows(output, unknown, shown, all_runs)
+    """One sentence per name in `unknown`: where the group is, or what became of it.
+    `runs`: the complete runs rows the page shows, (snapshot, cluster) pairs: a snapshot
+    id shown for one cluster may be another cluster's unshown one."""
+    elsewhere = _snapshots_of(output, unknown, runs, all_runs)
+    rejected = _rejected_rows(output, unknown, runs)
     names = None
     said = []
     for group in unknown:
@@ -41,7 +55,7 @@ def why_missing(output: str, unknown: Sequence[str], shown: Sequence[str],
             said.append(f"{group}: {'; '.join(found)}")
         else:
             if names is None:
-                names = _group_names(output, shown, all_runs)
+                names = _group_names(output, runs)
             close = difflib.get_close_matches(group, _near(names, group), n=CLOSE_NAMES,
                                               cutoff=0.6)
             said.append(f"{group}: no audited snapshot holds it" + (
@@ -66,13 +80,18 @@ def _listed(values: Sequence[str], most: int = 5) -> str:
     return ", ".join(values[-most:]) + earlier
 
 
-def _snapshots_of(output: str, groups: Sequence[str], shown: Sequence[str],
+def _snapshots_of(output: str, groups: Sequence[str], runs: pd.DataFrame,
                   all_runs: pd.DataFrame) -> dict[str, list[str]]:
-    """Per group, the other complete snapshots holding it, oldest first (capture time)."""
-    others = sorted(set(all_runs["snapshot_id"]) - set(shown))
-    if not others or not has_table(output, "group_balance"):
+    """Per group, the complete snapshots not shown that hold it, oldest first (capture
+    time): by (snapshot, cluster) pair, so a cluster's older snapshot counts though
+    another cluster is shown at that id."""
+    shown = set(zip(runs["snapshot_id"], runs["cluster"], strict=True))
+    other_runs = all_runs[[pair not in shown for pair in zip(
+        all_runs["snapshot_id"], all_runs["cluster"], strict=True)]]
+    if other_runs.empty or not has_table(output, "group_balance"):
         return {}
-    frames = [of_complete_runs(batch.to_pandas(), all_runs) for batch in scan(
+    others = sorted(set(other_runs["snapshot_id"]))
+    frames = [of_complete_runs(batch.to_pandas(), other_runs) for batch in scan(
         output, "group_balance", others, groups, [*RUN_KEYS, "consumer_group"])]
     found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if found.empty:
@@ -91,10 +110,9 @@ def _capture_order(all_runs: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(ordered["snapshot_id"]))
 
 
-def _rejected_rows(output: str, groups: Sequence[str], shown: Sequence[str],
-                   all_runs: pd.DataFrame) -> dict[str, str]:
-    """Per group whose input rows the shown snapshots' runs rejected: how many, from which
-    input, and why."""
+def _rejected_rows(output: str, groups: Sequence[str], runs: pd.DataFrame) -> dict[str, str]:
+    """Per group whose input rows the shown runs rejected: how many, from which input,
+    and why."""
     if not has_table(output, "rejects"):
         return {}
     # row_json holds each name JSON-escaped, as Spark's to_json writes it
@@ -102,7 +120,7 @@ def _rejected_rows(output: str, groups: Sequence[str], shown: Sequence[str],
     wanted = pa.array(list(escaped), pa.string())
     frames = []
     columns = list(dict.fromkeys([*RUN_KEYS, "source_table", "reason", "row_json"]))
-    for batch in scan(output, "rejects", shown, None, columns):
+    for batch in scan(output, "rejects", sorted(set(runs["snapshot_id"])), None, columns):
         if "row_json" not in batch.schema.names or not batch.num_rows:
             continue
         names = pc.struct_field(pc.extract_regex(batch["row_json"], GROUP_IN_ROW), [0])
@@ -111,7 +129,7 @@ def _rejected_rows(output: str, groups: Sequence[str], shown: Sequence[str],
             continue
         rows = pa.table({c: batch[c] for c in columns if c != "row_json"}).filter(keep)
         frames.append(rows.to_pandas().assign(group=names.filter(keep).to_pylist()))
-    found = of_complete_runs(pd.concat(frames, ignore_index=True), all_runs) if frames \
+    found = of_complete_runs(pd.concat(frames, ignore_index=True), runs) if frames \
         else pd.DataFrame()
     said = {}
     if found.empty:
@@ -123,11 +141,12 @@ def _rejected_rows(output: str, groups: Sequence[str], shown: Sequence[str],
     return said
 
 
-def _group_names(output: str, shown: Sequence[str], all_runs: pd.DataFrame) -> list[str]:
-    """The consumer groups of the shown snapshots (names only)."""
+def _group_names(output: str, runs: pd.DataFrame) -> list[str]:
+    """The consumer groups of the shown runs (names only)."""
     if not has_table(output, "group_balance"):
         return []
     names: set[str] = set()
-    for batch in scan(output, "group_balance", shown, None, [*RUN_KEYS, "consumer_group"]):
-        names.update(of_complete_runs(batch.to_pandas(), all_runs)["consumer_group"])
+    for batch in scan(output, "group_balance", sorted(set(runs["snapshot_id"])), None,
+                      [*RUN_KEYS, "consumer_group"]):
+        names.update(of_complete_runs(batch.to_pandas(), runs)["consumer_group"])
     return sorted(names)

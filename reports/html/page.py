@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -52,6 +54,7 @@ CHURN_COLUMNS = ["snapshots", "captured_at", "clients", "queues_moved", "paused_
                  "estimated_duplicates", "triggers"]
 RUN_COLUMNS = ["snapshot_id", "cluster", "captured_at", "run_id", "finished_at", "engine"]
 WARNINGS_SHOWN = 50  # a run over many snapshots may warn about each: the rest are counted
+FILE_NAME_PART = 100  # of a group's name in its page's file name (255 bytes at most)
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
@@ -143,15 +146,19 @@ def header(data: ReportData, generated: datetime) -> str:
 
 
 def drift_section(drift: pd.DataFrame | None) -> str:
-    """Drifting queues per group and kind (`data.drift_counts`), when the run had an
-    observed input."""
+    """Drifting queues per group and kind in each shown snapshot (`data.drift_counts`),
+    when the run had an observed input: a row per (snapshot, group), worst first, never
+    one group's snapshots summed (its queues would count once per snapshot)."""
     if drift is None or drift.empty:
         return ""
     counts = (drift.groupby(DRIFT_KEYS, dropna=False)["queues"].sum()
               .unstack("kind", fill_value=0))
     counts.insert(0, "drifting_queues", counts.sum(axis=1))
-    counts = counts.sort_values("drifting_queues", ascending=False).reset_index()
+    # stable: rows drifting as much stay in snapshot, cluster and group order
+    counts = counts.sort_values("drifting_queues", ascending=False,
+                                kind="stable").reset_index()
     return ('<h2 id="drift">Drift: observed holders vs the recomputed assignment</h2>'
+            '<p class="muted">drifting queues per group in each shown snapshot, by kind</p>'
             + html_table(counts, list(counts.columns)))
 
 
@@ -352,11 +359,25 @@ def _without_card(e: Example | None, cards: int, output: str | None) -> str:
     the command that renders `e`'s; nothing when every named group has a card (`e` None)."""
     if e is None:
         return ""
-    command = shlex.join(["spark-submit.sh", "report", "--output", output or "ROOT",
-                          "--snapshot", e.snapshot_id, "--group", e.consumer_group])
+    command = _card_command(e, output or "ROOT")
     return (f'<p class="muted">A group named without a link ranks below the {cards:,} '
             "with a card (<code>report --top N</code> shows more); "
             f"<code>{esc(command)}</code> renders a page with its card.</p>")
+
+
+def _card_command(e: Example, output: str) -> str:
+    """The command, as README spells it, that renders `e`'s card into a page of its own
+    beside report.html: without `--html` it would write OUTPUT/report.html, replacing
+    the run's page (this one, often) with a page of that one group. Values shell-quoted."""
+    page = os.path.join(output, f"report-{_in_file_name(e.consumer_group)}.html")
+    return shlex.join(["./spark-submit.sh", "report", "--output", output, "--snapshot",
+                       e.snapshot_id, "--group", e.consumer_group, "--html", page])
+
+
+def _in_file_name(name: str) -> str:
+    """`name` as part of a file name: a group name may hold `/` or spaces, and be longer
+    than a file name may be; the name on the command line is the group's own."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:FILE_NAME_PART]
 
 
 def _by_worst_group(examples: list[Example]) -> list[str]:

@@ -64,7 +64,9 @@ def load(output: str, run_ids: Iterable[str]) -> RunWarnings:
         except FileNotFoundError:
             found.unrecorded.append(run_id)
             continue
-        except (OSError, ValueError, KeyError, TypeError):
+        # RecursionError: a file of nested brackets deeper than the parser's stack
+        # (`[[[[…`) is as damaged as a cut one
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             texts = None
         if isinstance(texts, list):
             found.by_run[run_id] = [str(t) for t in texts]

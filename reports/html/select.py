@@ -48,6 +48,18 @@ def in_capture_order(rows: pd.DataFrame, *first: str) -> pd.DataFrame:
     return rows.sort_values([*first, "captured_at", "snapshot_id"], na_position="first")
 
 
+def not_after(at: pd.Series, ids: pd.Series, until_at: pd.Series,
+              until_ids: pd.Series) -> pd.Series:
+    """Whether each snapshot (capture time `at`, id `ids`) comes no later than its
+    (`until_at`, `until_ids`) in `in_capture_order`'s order. Spelled out, not compared as
+    times: a missing capture time (NaT) compares False to everything, so a plain `<`
+    would drop every untimed snapshot instead of ordering it first."""
+    timed, until_timed = at.notna(), until_at.notna()
+    before = (~timed & until_timed) | (timed & until_timed & (at < until_at))
+    same_time = (~timed & ~until_timed) | (timed & until_timed & (at == until_at))
+    return before | (same_time & (ids <= until_ids))
+
+
 def latest_per_group(rows: pd.DataFrame) -> pd.DataFrame:
     """Each (cluster, group) at its latest shown snapshot."""
     if rows.empty:

@@ -78,9 +78,9 @@ def drift() -> pd.DataFrame:
 
 
 def drift_counts() -> pd.DataFrame:
-    """`drift()` as the page gets it: drifting queues per group and kind."""
-    return (drift().groupby(["cluster", "consumer_group", "kind"]).size().rename("queues")
-            .reset_index())
+    """`drift()` as the page gets it: drifting queues per snapshot, group and kind."""
+    return (drift().groupby(["snapshot_id", "cluster", "consumer_group", "kind"]).size()
+            .rename("queues").reset_index())
 
 
 def rejects() -> pd.DataFrame:
@@ -150,4 +150,19 @@ def write_outputs(root: str, *, with_drift: bool = True, with_what_if: bool = Tr
     tables["runs"] = counted(runs(), tables)
     for name, frame in tables.items():
         write_deltalake(f"{root}/{name}", to_arrow(frame), partition_by=["snapshot_id"])
+    return root
+
+
+def add_second_cluster(root: str, group: str = "g-c2") -> str:
+    """A cluster c2 added to `write_outputs`' root whose only, so newest, snapshot is s1,
+    holding `group` (with a finding): the page shows c2 at s1 beside c1 at s2, and c1's
+    rows of s1 not at all."""
+    from deltalake import write_deltalake
+
+    c2_runs = runs(snapshots=(("s1", T1),), cluster="c2")
+    c2_group = pd.DataFrame([{**balance_row("s1", group, None, skew=4, max_q=6,
+                                            findings=["MULTI_TOPIC_SKEW"], captured_at=T1),
+                              "cluster": "c2"}])
+    write_deltalake(f"{root}/runs", to_arrow(c2_runs), mode="append")
+    write_deltalake(f"{root}/group_balance", to_arrow(c2_group), mode="append")
     return root

@@ -154,8 +154,11 @@ def test_a_damaged_warnings_file_is_said_unreadable_not_a_failed_page(tmp_path):
     folder = tmp_path / "_warnings"
     folder.mkdir()
     for run_id, text in (("half", '{"run_id": "half", "warn'), ("list", "[1, 2]"),
-                         ("text", '{"warnings": "not a list"}'), ("ok", '{"warnings": []}')):
+                         ("text", '{"warnings": "not a list"}'), ("ok", '{"warnings": []}'),
+                         # deeper than the JSON parser's recursion limit: RecursionError
+                         ("deep", "[" * 200_000)):
         (folder / f"{run_id}.json").write_text(text)
-    found = run_warnings.load(str(tmp_path), ["half", "list", "text", "ok"])
-    assert found.by_run == {"ok": []} and found.unreadable == ["half", "list", "text"]
+    found = run_warnings.load(str(tmp_path), ["half", "list", "text", "ok", "deep"])
+    assert found.by_run == {"ok": []}
+    assert found.unreadable == ["deep", "half", "list", "text"]
     assert found.unrecorded == []

@@ -66,6 +66,27 @@ def test_top_one_details_one_group_and_the_findings_table_counts_them_all(output
     assert "4 group(s) shown" in page and 'href="#g1"' in table and "g-idle" in table
 
 
+def test_the_command_a_group_without_a_card_is_given_renders_it_beside_the_page(output,
+                                                                             capsys):
+    """The findings table's command for a group below --top: run as printed, it wrote
+    OUTPUT/report.html, replacing the page it was read from with one group's page."""
+    import html
+    import shlex
+
+    assert main(["report", "--output", output, "--top", "1"]) == 0
+    path = capsys.readouterr().out.strip()
+    page = Path(path).read_text(encoding="utf-8")
+    command = html.unescape(re.search(r"<code>(\S*spark-submit\.sh report .*?)</code>",
+                                      page).group(1))
+    program, *args = shlex.split(command)
+    assert main(args) == 0
+    card = capsys.readouterr().out.strip()
+    assert Path(path).read_text(encoding="utf-8") == page  # the run's page left as it is
+    assert card == os.path.join(output, "report-g-skew.html")
+    assert titles(card) == [("g-skew", "s2")]
+    assert program == "./spark-submit.sh"  # as README runs it, from the project folder
+
+
 def test_without_what_if_and_drift_tables(tmp_path, capsys):
     out = frames.write_outputs(str(tmp_path / "bare"), with_drift=False, with_what_if=False)
     assert main(["report", "--output", out]) == 0

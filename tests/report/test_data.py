@@ -228,10 +228,24 @@ def test_drift_is_counted_per_group_and_kind_of_complete_runs(tmp_path, monkeypa
         monkeypatch.setattr(data, "scan", batches)
     drift = load(output).drift
     assert drift.sort_values("kind").values.tolist() == [
-        ["c1", "g-skew", "HELD_TWICE", 1], ["c1", "g-skew", "NOT_HELD", 2]]
+        ["s2", "c1", "g-skew", "HELD_TWICE", 1], ["s2", "c1", "g-skew", "NOT_HELD", 2]]
     assert load(output, groups=["g-idle"]).drift.empty
     assert list(load(output, snapshots=["s1"]).drift.columns) == [
-        "cluster", "consumer_group", "kind", "queues"]
+        "snapshot_id", "cluster", "consumer_group", "kind", "queues"]
+
+
+def test_drift_of_several_shown_snapshots_is_counted_per_snapshot(tmp_path):
+    """The same three queues drifting in s1 and s2 were summed to six drifting queues
+    of g-skew (summed once per shown snapshot); each snapshot keeps its own three."""
+    from deltalake import write_deltalake
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    write_deltalake(f"{output}/drift", frames.to_arrow(frames.drift().assign(
+        snapshot_id="s1")), mode="append", partition_by=["snapshot_id"])
+    drift = load(output, snapshots=["s1", "s2"]).drift
+    assert sorted(drift.values.tolist()) == [
+        ["s1", "c1", "g-skew", "HELD_TWICE", 1], ["s1", "c1", "g-skew", "NOT_HELD", 2],
+        ["s2", "c1", "g-skew", "HELD_TWICE", 1], ["s2", "c1", "g-skew", "NOT_HELD", 2]]
 
 
 def _publish_again(output: str, snapshot: str, run_id: str) -> None:
@@ -295,6 +309,23 @@ def test_rejects_of_the_shown_complete_runs_are_counted_per_input_and_reason(tmp
     assert rejects.values.tolist() == [
         ["s2", "c1", "members", "strategy is not one of <AVG, ...>", 2, []]]
     assert load(output, snapshots=["s1"]).rejects["rows"].tolist() == [1]
+
+
+def test_a_table_without_run_id_shows_the_rows_of_the_shown_pairs_only(tmp_path):
+    """An older audit's rejects has no run_id: its rows were all shown, c1's of s1 among
+    them though c1 is shown at s2 (only c2 at s1); now kept to the shown (snapshot,
+    cluster) pairs, as the run id would."""
+    from deltalake import write_deltalake
+
+    output = frames.add_second_cluster(frames.write_outputs(str(tmp_path / "out")))
+    older = pd.concat([frames.rejects(), frames.rejects().assign(cluster="c2")])
+    write_deltalake(f"{output}/rejects", frames.to_arrow(
+        older.drop(columns="run_id").reset_index(drop=True)), mode="overwrite",
+        schema_mode="overwrite", partition_by=["snapshot_id"])
+    rejects = load(output).rejects
+    assert sorted(set(zip(rejects["snapshot_id"], rejects["cluster"], strict=True))) == [
+        ("s1", "c2"), ("s2", "c1")]
+    assert load(output, snapshots=["s1"]).rejects["cluster"].tolist() == ["c1", "c2"]
 
 
 def test_rejects_name_the_groups_or_topics_their_rows_belonged_to(tmp_path, monkeypatch):
@@ -400,6 +431,36 @@ def test_a_detailed_groups_rebalances_are_its_latest_up_to_its_card(tmp_path):
     assert churn["clients_joined"].tolist() == list(range(6 - GROUP_CHURN_ROWS, 6))
     assert set(churn["clients_left"]) == {1} and "moves" not in churn.columns
     assert group_churn(output, complete_runs(output), cards.iloc[:0]).empty
+
+
+def test_snapshots_without_a_capture_time_come_first_in_a_groups_rebalances(tmp_path):
+    """captured_at may be left out of the inputs: every card said "None recorded" (a
+    missing time compared False both ways), and an untimed snapshot's row was dropped
+    from a timed card. Untimed snapshots order first, by id, as `in_capture_order`."""
+    from deltalake import write_deltalake
+
+    from reports.html.data import complete_runs, group_churn
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    untimed = {"u1", "u2", "u3"}  # before every timed one, whatever their ids
+    rows = [{**_churn_row(s, h), "captured_at": None if s in untimed else
+             frames.T1 + timedelta(hours=h)}
+            for s, h in (("u1", 0), ("u2", 0), ("u3", 0), ("a1", 1), ("a2", 2))]
+    runs = pd.concat([frames.runs(), frames.runs(
+        [(r["snapshot_id"], r["captured_at"]) for r in rows])])
+    for name, frame in (("runs", runs), ("rebalance_churn", pd.DataFrame(rows))):
+        write_deltalake(f"{output}/{name}", frames.to_arrow(frame), mode="overwrite",
+                        partition_by=["snapshot_id"], schema_mode="overwrite")
+
+    def history(snapshot: str, at) -> list[str]:
+        cards = pd.DataFrame({"snapshot_id": [snapshot], "cluster": ["c1"],
+                              "consumer_group": ["g-skew"],
+                              "captured_at": pd.Series([at], dtype="datetime64[us, UTC]")})
+        return group_churn(output, complete_runs(output), cards)["snapshot_id"].tolist()
+
+    assert history("u2", None) == ["u1", "u2"]  # an untimed card: the untimed up to it
+    assert history("a1", frames.T1 + timedelta(hours=1)) == ["u1", "u2", "u3", "a1"]
+    assert history("a2", frames.T1 + timedelta(hours=2)) == ["u1", "u2", "u3", "a1", "a2"]
 
 
 def test_an_output_without_churn_has_no_rebalances(tmp_path):

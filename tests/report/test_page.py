@@ -94,6 +94,15 @@ def test_drift_counts_per_group():
     assert re.search(r"<td class=\"t\">g-skew</td><td>3</td><td>1</td><td>2</td>", drift)
 
 
+def test_drift_of_several_snapshots_is_a_row_per_snapshot_not_a_sum():
+    """g-skew's three drifting queues in s1 and in s2 read 6 drifting queues (it has 8)."""
+    both = pd.concat([frames.drift_counts().assign(snapshot_id="s1"), frames.drift_counts()])
+    drift = body(render(data(drift=both))).split('id="drift"')[1].split("<tbody>")[1]
+    drift = drift.split("</table>")[0]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", drift)]
+    assert rows == [[s, "c1", "g-skew", "3", "1", "2"] for s in ("s1", "s2")]
+
+
 def test_empty_outputs_render_a_page_saying_so():
     empty = pd.DataFrame()
     page = render(data(group_balance=empty, consumer_load=empty, churn=empty, drift=None,
@@ -311,16 +320,18 @@ def test_a_finding_no_card_shows_gets_the_command_that_renders_its_group():
     note = page.split('id="findings"')[1].split("</table></div>")[1].split("</p>")[0]
     assert note == (
         '<p class="muted">A group named without a link ranks below the 1 with a card '
-        "(<code>report --top N</code> shows more); <code>spark-submit.sh report --output "
+        "(<code>report --top N</code> shows more); <code>./spark-submit.sh report --output "
         "&#x27;/out/audit root&#x27; --snapshot s2 --group &#x27;g broker&#x27;&quot;&#x27;&quot;"
-        "&#x27;s&#x27;</code> renders a page with its card.")
+        "&#x27;s&#x27; --html &#x27;/out/audit root/report-g_broker_s.html&#x27;</code> "
+        "renders a page with its card.")
     # every named group on a card: no note
     assert "ranks below" not in body(render(data(group_balance=rows), top=3))
     # every finding on a card, one group left out: the command names that group
     two = rows.iloc[:2]
     overview = findings_overview(two)
     section = findings_section(overview, groups_needing_attention(two, 1), "/out")
-    assert "--output /out --snapshot s2 --group g-idle2</code>" in section
+    assert "--output /out --snapshot s2 --group g-idle2 --html /out/report-g-idle2.html</code>" \
+        in section
 
 
 def test_a_finding_of_one_group_among_many_is_not_rounded_to_none():
