@@ -215,32 +215,35 @@ class OfflineStore:
         data_schema = StructType([f for f in schema.fields if f.name not in partition_cols])
         adds = pa.table(table.get_add_actions(flatten=True))
         pruned = snapshots is not None and PARTITION_COLUMN in partition_cols
-        actions = (_of_snapshots(adds, snapshots) if pruned else adds).to_pandas()
+        chosen = _of_snapshots(adds, snapshots) if pruned else adds
+        actions = chosen.to_pandas()
         if actions.empty:
             return self.spark.createDataFrame([], schema)
         files = actions["path"].map(unquote)  # the log's paths are URL-quoted
         local_files = [os.path.join(location, f) for f in files]
         uris = [spark_path(f) for f in local_files]
         reader = self.spark.read.schema(data_schema)
+        # quoted: a column whose name holds a dot (an extra one, which the audit ignores)
+        # read as a struct's field, and the read failed
+        columns = [F.col(f"`{c.replace('`', '``')}`") for c in schema.fieldNames()]
         if not partition_cols:
-            return filter_snapshots(reader.parquet(*uris).select(*schema.fieldNames()),
-                                    snapshots)
+            return filter_snapshots(reader.parquet(*uris).select(*columns), snapshots)
         if _values_in_folders(files, actions, partition_cols, schema):
             # the partition values are Spark's own partition discovery's, read off the folders
             data = (self.spark.read.schema(schema).option("basePath", spark_path(location))
-                    .parquet(*uris).select(*schema.fieldNames()))
+                    .parquet(*uris).select(*columns))
             return data if pruned else filter_snapshots(data, snapshots)
-        files = [
-            (hadoop_uri(file), *[_python_value(actions[f"partition.{c}"].iloc[i])
-                                 for c in partition_cols])
-            for i, file in enumerate(local_files)
-        ]
+        # the log's values as Python's (Arrow's to_pylist): pandas made a timestamp a
+        # pd.Timestamp and an integer column holding a null floats, which Spark refused
+        values = [chosen.column(f"partition.{c}").to_pylist() for c in partition_cols]
+        files = [(hadoop_uri(file), *[v[i] for v in values])
+                 for i, file in enumerate(local_files)]
         part_schema = StructType(
             [StructField("__file", StringType(), False), *(schema[c] for c in partition_cols)]
         )
         file_frame = self.spark.createDataFrame(files, part_schema)
         data = reader.parquet(*uris).withColumn("__file", F.col("_metadata.file_path"))
-        joined = data.join(F.broadcast(file_frame), "__file", "inner").select(*schema.fieldNames())
+        joined = data.join(F.broadcast(file_frame), "__file", "inner").select(*columns)
         return joined if pruned else filter_snapshots(joined, snapshots)
 
     # ------------------------------------------------------------------ write
@@ -309,6 +312,7 @@ class OfflineStore:
         properties = CommitProperties(max_commit_retries=0,
                                       custom_metadata={delta_log.RUN_ID_KEY: run_id or ""})
         try:
+            _refuse_null_partitions(adds, arrow_schema, name, path)
             if current is None:
                 if arrow_schema is None:
                     return WriteResult(name, self.engine, 0, None)  # nothing to remove
@@ -329,6 +333,11 @@ class OfflineStore:
                     partition_by=partition_by or None, commit_properties=properties,
                 )
         except Exception as exc:
+            landed = _committed_after(root, current)
+            if landed is not None:  # its files are the table's: only what followed failed
+                raise TableError(f"the {name} table at {path} was committed (version "
+                                 f"{landed}), then its writer failed: {first_line(exc)}; "
+                                 "audit the snapshots again") from exc
             for add in adds:  # never committed: nobody may see them
                 with contextlib.suppress(OSError):
                     (root / add.path).unlink()
@@ -340,6 +349,29 @@ class OfflineStore:
 
 
 # ---------------------------------------------------------------------- helpers
+def _committed_after(root: Path, version: int | None) -> int | None:
+    """The newest commit after `version` (None: the table had none), if one landed: a
+    writer that raised after writing its commit (delta-rs reloads the table after it)
+    must not delete the files that commit adds."""
+    versions = delta_log.commit_versions(root)
+    newest = versions[-1] if versions else None
+    return newest if newest is not None and (version is None or newest > version) else None
+
+
+def _refuse_null_partitions(adds: list, arrow_schema: pa.Schema | None, name: str,
+                            path: str) -> None:
+    """A null partition value of a column that is not nullable (Spark writes an empty
+    string as the null partition too) is refused before the commit: committed, it left a
+    table no reader opens, its earlier snapshots with it."""
+    if arrow_schema is None:
+        return
+    for add in adds:
+        for column, value in add.partition_values.items():
+            field = arrow_schema.field(column) if column in arrow_schema.names else None
+            if value is None and field is not None and not field.nullable:
+                raise TableError(f"the {name} table at {path}: rows with an empty or null "
+                                 f"{column}, which is its partition column and cannot be "
+                                 "null; nothing was committed")
 def _removes(table, partitions: list) -> list:
     """A remove action for every file of the given snapshot_id partitions (None = null)."""
     from deltalake.transaction import RemoveAction

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import unquote
@@ -179,6 +180,86 @@ def test_not_a_table_and_schema_change_are_explained(spark, store, tmp_path: Pat
     other = spark.createDataFrame([("a", 1)], "snapshot_id string, other int")
     with pytest.raises(TableError, match="has columns"):
         store.write(other, path, "t", ["snapshot_id"])
+
+
+NOT_NULL_ID = StructType([StructField("snapshot_id", StringType(), False),
+                          StructField("n", LongType())])
+
+
+def _data_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.parquet")
+                  if "_delta_log" not in p.parts)
+
+
+def test_an_empty_partition_value_a_column_cannot_hold_is_refused_before_the_commit(
+        spark, store, tmp_path: Path) -> None:
+    """Spark writes "" as the null partition: committed into an output, whose snapshot_id
+    is not nullable, no reader opened the table again, its earlier snapshots with it."""
+    path = str(tmp_path / "t")
+    store.write(spark.createDataFrame([("s1", 1)], NOT_NULL_ID), path, "t", ["snapshot_id"])
+    before = _data_files(tmp_path / "t")
+    with pytest.raises(TableError, match="rows with an empty or null snapshot_id, which is "
+                       "its partition column and cannot be null; nothing was committed"):
+        store.write(spark.createDataFrame([("", 2)], NOT_NULL_ID), path, "t",
+                    ["snapshot_id"], replace=[""])
+    assert DeltaTable(path).version() == 0
+    assert DeltaTable(path).to_pandas()["snapshot_id"].tolist() == ["s1"]
+    assert _data_files(tmp_path / "t") == before  # the staged files gone with it
+
+
+def test_a_commit_that_landed_keeps_its_files_when_its_writer_fails_after(
+        spark, store, tmp_path: Path, monkeypatch) -> None:
+    """delta-rs writes the commit, then reloads the table: a failure there was taken for
+    a commit that never happened, and the files the commit adds were deleted."""
+    path = str(tmp_path / "t")
+    store.write(_frame(spark, ["s1"]), path, "t", ["snapshot_id"])
+    commit = DeltaTable.create_write_transaction
+
+    def commit_then_fail(self, *args, **kwargs):
+        commit(self, *args, **kwargs)
+        raise RuntimeError("reloading the table failed")
+
+    monkeypatch.setattr(DeltaTable, "create_write_transaction", commit_then_fail)
+    with pytest.raises(TableError, match=r"the t table at .* was committed \(version 1\), "
+                       "then its writer failed: reloading the table failed"):
+        store.write(_frame(spark, ["s2"], offset=10), path, "t", ["snapshot_id"])
+    monkeypatch.undo()
+    assert sorted(DeltaTable(path).to_pandas()["snapshot_id"]) == ["s1", "s2"]
+
+
+@pytest.mark.parametrize("partition_by", [None, ["snapshot_id"], ["snapshot_id", "k"]])
+def test_a_column_whose_name_holds_a_dot_or_a_backtick_is_read(store, tmp_path: Path,
+                                                                partition_by) -> None:
+    """Another writer's table (an input with extra columns, which the audit ignores):
+    `meta.source` was read as field `source` of a struct `meta`, and the read failed."""
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "t")
+    rows = pd.DataFrame({"snapshot_id": ["s1", "s2"], "k": ["a", "b"],
+                         "meta.source": ["x", "y"], "odd`name": [1, 2]})
+    write_deltalake(path, rows, partition_by=partition_by)
+    back = store.read(path, "t").toPandas().sort_values("snapshot_id")
+    assert back[["snapshot_id", "k", "meta.source", "odd`name"]].values.tolist() == \
+        rows.values.tolist()
+
+
+def test_partition_values_of_any_type_are_the_logs(store, tmp_path: Path) -> None:
+    """An input partitioned by a timestamp (pandas handed Spark a pd.Timestamp) or by an
+    integer column holding a null (pandas made it a float) failed the read."""
+    from datetime import datetime
+
+    from deltalake import write_deltalake
+
+    at = [datetime(2026, 11, 1, 8, tzinfo=UTC), datetime(2026, 11, 2, 8, tzinfo=UTC)]
+    rows = pa.table({"snapshot_id": ["s1", "s2"], "captured_at": at,
+                     "n": pa.array([7, None], pa.int64()), "x": [1.5, 2.5]})
+    path = str(tmp_path / "t")
+    write_deltalake(path, rows, partition_by=["captured_at", "n"])
+    back = store.read(path, "t").toPandas().sort_values("snapshot_id")
+    # the session's time zone is UTC (`jobs.session`): Spark hands naive UTC times back
+    assert back["captured_at"].tolist() == [pd.Timestamp(t.replace(tzinfo=None)) for t in at]
+    assert back["n"].tolist()[0] == 7 and pd.isna(back["n"].tolist()[1])
+    assert back["x"].tolist() == [1.5, 2.5]
 
 
 def test_native_engine_is_refused_without_jars(spark) -> None:
