@@ -52,7 +52,7 @@ from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import Note, Scope, find_scope, groups_not_observed, groups_without_lag
 from jobs.session import build_session, launched_by_spark_submit
 from jobs.sizing import partitions_for, waves_for
-from jobs.validate import reject_rows
+from jobs.validate import reject_rows, writable_snapshot_id
 from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
@@ -518,7 +518,9 @@ def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str
     rejects = inputs.rejects.select(*REJECTS_SCHEMA.fieldNames())
     if rows:
         rejects = rejects.unionByName(spark.createDataFrame(rows, REJECTS_SCHEMA))
-    return _stamp(rejects, run_id)
+    # a row rejected for its snapshot id is kept in the null partition (`validate`)
+    return _stamp(rejects.withColumn("snapshot_id", writable_snapshot_id(
+        F.col("snapshot_id"))), run_id)
 
 
 def _capture_times(times: DataFrame) -> dict:

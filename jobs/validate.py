@@ -18,7 +18,7 @@ from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.spark.rates import RATE_LIMIT
 from rebalance_udfs.strategies import supported_strategies
 from vocabulary.columns import ALLOCATION_MODES, MAX_QUEUE_ID, MESSAGE_MODELS
-from vocabulary.contracts import CONTRACTS, INT
+from vocabulary.contracts import CONTRACTS, EXACT_DUPLICATE, INT
 from vocabulary.errors import InputError
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -133,6 +133,51 @@ def _reasons(*checks: tuple[Column, str]) -> Column:
 def _required_null_checks(table: str) -> list[tuple[Column, str]]:
     return [(F.col(c.name).isNull(), f"{c.name} is null")
             for c in CONTRACTS[table] if c.required]
+
+
+# Every output is partitioned by snapshot_id, a folder `snapshot_id=<value>` per snapshot,
+# the value escaped as Spark escapes it (ExternalCatalogUtils.escapePathName: these
+# characters become %XX). An empty id is written as the null partition, which the
+# outputs' snapshot_id (not nullable) cannot hold: the commit broke the table, earlier
+# snapshots too. A folder name holds 255 bytes: a longer one failed the write after the
+# whole run was computed.
+FOLDER_NAME_BYTES = 255
+PARTITION_FOLDER = "snapshot_id="
+_ESCAPED_CHARS = frozenset([*map(chr, range(0x01, 0x20)), *"\"#%'*/:=?\\\x7f{[]^"])
+_ESCAPED_IN_FOLDERS = r"""[\x01-\x1f"#%'*/:=?\\\x7f{\[\]^]"""
+
+
+def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column]:
+    """(empty, too long): whether each snapshot id cannot name an output partition."""
+    escaped = F.length(snapshot_id) - F.length(F.regexp_replace(snapshot_id,
+                                                                _ESCAPED_IN_FOLDERS, ""))
+    folder_bytes = len(PARTITION_FOLDER) + F.octet_length(snapshot_id) + 2 * escaped
+    return snapshot_id == "", folder_bytes > FOLDER_NAME_BYTES
+
+
+def snapshot_id_fits(snapshot_id: str | None) -> bool:
+    """`unwritable_snapshot_id`'s answer for one id, on the driver: whether it can name an
+    output partition (null can: the null partition of a table whose column allows it)."""
+    if snapshot_id is None:
+        return True
+    escaped = sum(1 for ch in snapshot_id if ch in _ESCAPED_CHARS)
+    return snapshot_id != "" and (len(PARTITION_FOLDER) + len(snapshot_id.encode("utf-8"))
+                                  + 2 * escaped) <= FOLDER_NAME_BYTES
+
+
+def writable_snapshot_id(snapshot_id: Column) -> Column:
+    """`snapshot_id`, or null where no partition folder can hold it: how the rejects
+    table keeps such a row (its row_json has the id)."""
+    return F.when(~reduce(lambda a, b: a | b, unwritable_snapshot_id(snapshot_id)),
+                  snapshot_id)
+
+
+def _snapshot_id_checks() -> list[tuple[Column, str]]:
+    empty, too_long = unwritable_snapshot_id(F.col("snapshot_id"))
+    return [(empty, "snapshot_id is empty (it names the outputs' partition of the snapshot)"),
+            (too_long, f"snapshot_id is too long to name the outputs' partition folder "
+                       f"({PARTITION_FOLDER}<id>, {FOLDER_NAME_BYTES} bytes at most, "
+                       "characters such as / : % # counting 3)")]
 
 
 # pandas and numpy, which the kernels run on, end a string at its first NUL: 'c' and
@@ -267,7 +312,7 @@ def _scored(rows: DataFrame, key: list[str], cols: list[str]) -> DataFrame:
     final_reason = F.coalesce(
         F.col("_reason"),
         F.when(shared & differ, F.lit(f"conflicting rows for the same {', '.join(key)}")),
-        F.when(shared & (copy > 1), F.lit("exact duplicate of another row")),
+        F.when(shared & (copy > 1), F.lit(EXACT_DUPLICATE)),
     )
     return rows.withColumn("_final", final_reason)
 
@@ -292,9 +337,26 @@ def _rate_checks() -> list[tuple[Column, str]]:
              "exact decimals of 38 digits, 9 of them after the point)")]
 
 
+# capture times the driver holds as Python datetimes (years 1 to 9999; Spark's calendar
+# rebasing moves 0001-01-01 into year 0): a time outside them stopped the run with a
+# traceback. None is a real capture time: Go's zero time (0001-01-01, "unknown") or epoch
+# nanoseconds read as microseconds (year 57,971).
+FIRST_CAPTURE, LAST_CAPTURE = "1900-01-01 00:00:00", "9999-12-31 23:59:59.999999"
+
+
+def _capture_time_checks() -> list[tuple[Column, str]]:
+    at = F.col("captured_at")
+    return [((at < F.to_timestamp(F.lit(FIRST_CAPTURE)))
+             | (at > F.to_timestamp(F.lit(LAST_CAPTURE))),
+             "captured_at is before 1900 or after 9999: no capture time (a tool's zero "
+             "time for unknown, or a timestamp in the wrong unit); leave it null if unknown")]
+
+
 def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("queues"),
+        *_snapshot_id_checks(),
+        *_capture_time_checks(),
         *_queue_id_checks(),
         *_negative_checks("max_offset"),
         *_rate_checks(),
@@ -358,6 +420,7 @@ def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
                                                                  "pop_share_raw")
     reason = _reasons(
         *_required_null_checks("members"),
+        *_snapshot_id_checks(),
         (F.col("strategy").isNotNull() & ~F.col("strategy").isin(strategies),
          "unknown strategy (supported: " + ", ".join(strategies) + ")"),
         (F.col("message_model").isNotNull() & ~F.col("message_model").isin(*MESSAGE_MODELS),
@@ -390,6 +453,7 @@ def validate_members(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
 def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:
     reason = _reasons(
         *_required_null_checks("offsets"),
+        *_snapshot_id_checks(),
         *_queue_id_checks(),
         *_negative_checks("committed_offset", "consumed_offset"),
         *_nul_checks("offsets"),
@@ -404,6 +468,7 @@ def validate_observed(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataF
     """Who really holds each queue: one row per (queue, holder, source)."""
     reason = _reasons(
         *_required_null_checks("observed"),
+        *_snapshot_id_checks(),
         *_queue_id_checks(),
         *_nul_checks("observed"),
     )

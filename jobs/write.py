@@ -39,6 +39,7 @@ from pyspark.sql import functions as F
 from jobs.progress import progress_line
 from jobs.scope import Scope
 from jobs.sizing import partitions_for
+from jobs.validate import snapshot_id_fits
 from storage import locks
 from storage.base import ConflictError, TableError, TableState, WriteResult
 from storage.delta import Store
@@ -229,7 +230,9 @@ def _runs_rows(pub: Publication, fresh: list[str], tables: list[str], engine: st
     scope = pub.scope
     for snapshot, status, written, clusters in (
         *((s, COMPLETE, tables, scope.usable_clusters[s]) for s in scope.audited),
-        *((s, NOT_AUDITED, ["rejects"], scope.clusters.get(s, [None])) for s in fresh),
+        # an id no partition folder holds is in the rejects only (`validate`)
+        *((s, NOT_AUDITED, ["rejects"], scope.clusters.get(s, [None])) for s in fresh
+          if snapshot_id_fits(s)),
     ):
         for cluster in clusters:
             counts = {t: int(pub.counts.get(t, {}).get((snapshot, cluster), 0)) for t in written}

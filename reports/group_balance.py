@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from rebalance_udfs.report_pass import LINE_COLUMN
 from rebalance_udfs.spark.rates import rate_out
 from vocabulary.columns import GROUP_KEYS, KAFKA_STRATEGIES, SNAPSHOT_KEYS, UNIT_KEYS
+from vocabulary.contracts import EXACT_DUPLICATE
 from vocabulary.findings import FINDINGS, LAG_SKEW_FACTOR
 
 DRIFT_COLUMNS = ["drift_queues", "drift_held_twice", "drift_not_held", "drift_held_by_other",
@@ -99,9 +100,11 @@ _LEFT_OUT = (" were rejected, so these figures leave them out; the rejects table
 def rejected_member_rows(rejects: DataFrame) -> DataFrame:
     """The rejected members rows of `rejects` (a run's) that name a group: snapshot_id,
     cluster, consumer_group, topic, client_id. The group, topic and client come from the
-    row as it came in (row_json); a row whose group is null names no group."""
+    row as it came in (row_json); a row whose group is null names no group. An exact
+    duplicate's first copy was audited: it leaves no client out, and is not one."""
     row = F.col("row_json")
-    return rejects.where(F.col("source_table") == "members").select(
+    return rejects.where((F.col("source_table") == "members")
+                         & ~F.col("reason").eqNullSafe(EXACT_DUPLICATE)).select(
         "snapshot_id", "cluster",
         *[F.get_json_object(row, f"$.{c}").alias(c)
           for c in ("consumer_group", "topic", "client_id")],

@@ -62,6 +62,10 @@ REJECTS_SCHEMA = T.StructType([
     T.StructField("reason", STRING),
 ])
 
+# the reason of a row that repeats another row whole: the first copy is audited, so a
+# copy leaves nothing out of the figures
+EXACT_DUPLICATE = "exact duplicate of another row"
+
 RUNS = "runs"
 # the tables an audit writes under its output root (`runs` last, after every other)
 OUTPUT_TABLES = ("assignments", "consumer_load", "group_balance", "rebalance_churn",

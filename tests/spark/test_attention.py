@@ -162,11 +162,16 @@ def test_rejected_members_rows_are_read_back_as_they_came_in(spark) -> None:
     from reports.group_balance import rejected_member_rows
 
     rejects = spark.createDataFrame([
-        ("s1", "c1", "members", '{"consumer_group": "g", "topic": "T", "client_id": "a"}'),
-        ("s1", None, "members", '{"consumer_group": "g", "client_id": null}'),
-        ("s1", "c1", "members", '{"topic": "T", "client_id": "b"}'),      # names no group
-        ("s1", "c1", "queues", '{"consumer_group": "g", "topic": "T"}'),  # not members
-    ], "snapshot_id string, cluster string, source_table string, row_json string")
+        ("s1", "c1", "members", '{"consumer_group": "g", "topic": "T", "client_id": "a"}',
+         "strategy is null"),
+        ("s1", None, "members", '{"consumer_group": "g", "client_id": null}', "x"),
+        ("s1", "c1", "members", '{"topic": "T", "client_id": "b"}', "x"),  # names no group
+        ("s1", "c1", "queues", '{"consumer_group": "g", "topic": "T"}', "x"),  # not members
+        # a copy of a row that was audited: its client is not left out
+        ("s1", "c1", "members", '{"consumer_group": "g", "topic": "T", "client_id": "c"}',
+         "exact duplicate of another row"),
+    ], "snapshot_id string, cluster string, source_table string, row_json string, "
+       "reason string")
     rows = rejected_member_rows(rejects)
     assert rows.columns == ["snapshot_id", "cluster", "consumer_group", "topic", "client_id"]
     assert sorted(map(tuple, rows.collect()), key=str) == sorted([

@@ -260,3 +260,39 @@ def test_the_tables_report_html_reads_are_written_in_small_files() -> None:
     assert set(PAGE_FILE_ROWS) == page and page <= set(OUTPUT_TABLES)
     assert not page & set(SIZED)
     assert all(0 < rows <= 50_000 for rows in PAGE_FILE_ROWS.values())
+
+
+def test_a_snapshot_id_no_partition_holds_is_rejected_and_the_output_kept(
+        spark, tmp_path: Path) -> None:
+    """Rows of snapshot "" passed validation: the commit of the null partition they made
+    broke every output table, the snapshots audited before with it, and each later run
+    failed. Now its rows are rejects (the rejects' null partition) and no runs row."""
+    from deltalake import write_deltalake
+
+    vector = next(v for v in load("rocketmq_averagely.json")
+                  if v["name"] == "seed_multitopic_skew_2x2q_4c")
+    out = str(tmp_path / "out")
+    inputs = {}
+    for run_id, snapshots in (("first", ["snap-1"]), ("second", ["", "snap-2"])):
+        cases = [(s, rocketmq_case(vector, "AVG", snapshot="any")) for s in snapshots]
+        for name in ("queues", "members"):
+            rows = pd.concat([getattr(c, name).assign(snapshot_id=s) for s, c in cases],
+                             ignore_index=True)
+            if name == "queues":
+                rows = rows.drop(columns="consumer_group").drop_duplicates()
+            inputs[name] = str(tmp_path / run_id / name)
+            write_deltalake(inputs[name], rows, mode="overwrite")
+        result = run(AuditConfig(queues=inputs["queues"], members=inputs["members"],
+                                 output=out, engine="offline", run_id=run_id), spark=spark)
+    assert result.snapshots == ["snap-2"]
+    for table in ("assignments", "consumer_load", "group_balance"):
+        assert sorted(set(_table(f"{out}/{table}")["snapshot_id"])) == ["snap-1", "snap-2"]
+    runs = _table(f"{out}/runs")
+    assert sorted(runs["snapshot_id"]) == ["snap-1", "snap-2"]
+    rejects = _table(f"{out}/rejects")
+    second = {name: DeltaTable(path).to_pandas() for name, path in inputs.items()}
+    assert rejects["snapshot_id"].isna().all()
+    assert rejects.groupby("source_table").size().to_dict() == {
+        name: int((rows["snapshot_id"] == "").sum()) for name, rows in second.items()}
+    assert set(rejects["reason"]) == {
+        "snapshot_id is empty (it names the outputs' partition of the snapshot)"}

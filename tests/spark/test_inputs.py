@@ -518,3 +518,51 @@ def test_many_duplicates_score_every_row_alike(spark, monkeypatch) -> None:
     persist = _Recording()
     assert _outcome(*validate_queues(df, persist)) == expected
     assert persist.stored == [7, 2, 7]
+
+
+def test_snapshot_ids_no_output_partition_can_hold_are_rejected(spark) -> None:
+    """An empty id is the null partition of every output (whose snapshot_id cannot be
+    null: the commit broke the table); a folder name holds 255 bytes, `snapshot_id=` and
+    each / : % # ... as three. Those rows are rejects."""
+    ids = {"": False, "x" * 243: True, "x" * 244: False, "/" * 81: True, "/" * 82: False,
+           "\u00e9" * 121: True, "\u00e9" * 122: False, " ": True}
+    rows = [(s, "c", "t", "b", i) for i, s in enumerate(ids)]
+    good, bad = validate_queues(
+        conform(spark.createDataFrame(rows, QUEUE_SCHEMA), "queues"), Persisted())
+    assert sorted(r.snapshot_id for r in good.collect()) == sorted(s for s, ok in ids.items()
+                                                                   if ok)
+    rejected = {r.snapshot_id: r.reason for r in bad.collect()}
+    assert rejected == {
+        "": "snapshot_id is empty (it names the outputs' partition of the snapshot)",
+        **{s: ("snapshot_id is too long to name the outputs' partition folder "
+                     "(snapshot_id=<id>, 255 bytes at most, characters such as / : % # "
+               "counting 3)") for s, ok in ids.items() if s and not ok}}
+    # the rejects table keeps them in the null partition, row_json holding the id
+    kept = bad.select(validate.writable_snapshot_id(F.col("snapshot_id")).alias("s"),
+                      "row_json").collect()
+    assert {json.loads(r.row_json)["snapshot_id"]: r.s for r in kept} == {
+        s: None for s in rejected}
+    # the driver's twin (the runs table has no row of such a snapshot) agrees
+    odd = ["a\tb", 'q"#%', "x:y=z", "[^]{}", "\x7f", "\\"]
+    values = [*ids, *(c * n for c in odd for n in (20, 90))]
+    frame = spark.createDataFrame([(s,) for s in values], "s string")
+    for r in frame.select("s", *validate.unwritable_snapshot_id(F.col("s"))).collect():
+        assert validate.snapshot_id_fits(r[0]) == (not r[1] and not r[2]), r[0]
+
+
+def test_capture_times_no_capture_was_taken_at_are_rejected(spark) -> None:
+    """Go's zero time (0001-01-01, a capture tool's "unknown") and epoch nanoseconds read
+    as microseconds (year 57,971) stopped the run with a traceback when the driver took
+    them as Python datetimes."""
+    micros = {"zero": -62135596800 * 10**6, "far": 1767225600 * 10**9,
+              "1899": -2240524800 * 10**6, "last": 253402300799 * 10**6,
+              "now": 1764927000 * 10**6}
+    df = spark.createDataFrame(
+        [(s, "c", "t", "b", 0, m) for s, m in micros.items()],
+        QUEUE_SCHEMA + ", at long").withColumn("captured_at", F.timestamp_micros("at"))
+    good, bad = validate_queues(conform(df, "queues"), Persisted())
+    assert sorted(r.snapshot_id for r in good.collect()) == ["last", "now"]
+    assert sorted((r.snapshot_id, r.reason) for r in bad.collect()) == [
+        (s, "captured_at is before 1900 or after 9999: no capture time (a tool's zero time "
+            "for unknown, or a timestamp in the wrong unit); leave it null if unknown")
+        for s in ("1899", "far", "zero")]
