@@ -10,6 +10,7 @@ every other table.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 import uuid
@@ -171,12 +172,49 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
         result.timings["total"] = time.perf_counter() - started
         return result
     except Exception as exc:
-        if (error := beyond_its_type(exc)) is not None:
+        if (error := beyond_its_type(exc) or unreadable_data_file(exc, config)) is not None:
             raise error from exc
         raise
     finally:
         spark.sparkContext.setJobDescription(None)
         ctx.persist.release()
+
+
+# Spark's words for a data file it cannot read (gone, cut short, not Parquet): raised when
+# a step's job reads it, as an AnalysisException or a Java exception
+_UNREADABLE_FILE = re.compile(r"PATH_NOT_FOUND|FAILED_READ_FILE|CANNOT_READ_FILE_FOOTER|"
+                              r"is not a Parquet file|FileNotFoundException")
+# what a Java stack trace's line opens with before the message: ": org.x.SparkException: "
+_JAVA_PREFIX = re.compile(r"^[:\s]*(?:[\w.$]+(?:Exception|Error): )?")
+
+
+def unreadable_data_file(exc: BaseException, config: AuditConfig) -> TableError | None:
+    """The table behind a run that failed on a data file its log names and Spark cannot
+    read (an input copied without all its files, vacuumed or rewritten while the run read
+    it, a damaged file), or None: named, not a Java stack trace."""
+    text = str(exc)
+    found = _UNREADABLE_FILE.search(text)
+    if found is None:
+        return None
+    output = config.output.rstrip("/")
+    tables = {name: path for name, path in (("queues", config.queues),
+                                            ("members", config.members),
+                                            ("offsets", config.offsets),
+                                            ("observed", config.observed)) if path}
+    tables.update({name: f"{output}/{name}" for name in (*OUTPUT_TABLES, "runs")})
+    for name, path in tables.items():
+        root = without_file_scheme(path).rstrip("/")
+        if is_local(path):
+            root = os.path.abspath(root)
+        if f"{root}/" in text:
+            line = next(x for x in text.splitlines() if _UNREADABLE_FILE.search(x))
+            detail = _JAVA_PREFIX.sub("", line)[:300]
+            return TableError(
+                f"the {name} table at {path}: a data file its log names cannot be read "
+                f"({detail}): the table was copied without all its files, "
+                "vacuumed or rewritten while the run read it, or damaged; copy it whole "
+                "or write it again, then audit again")
+    return None
 
 
 # an OverflowError a kernel raised in a Python worker, or Spark's own

@@ -296,3 +296,33 @@ def test_a_snapshot_id_no_partition_holds_is_rejected_and_the_output_kept(
         name: int((rows["snapshot_id"] == "").sum()) for name, rows in second.items()}
     assert set(rejects["reason"]) == {
         "snapshot_id is empty (it names the outputs' partition of the snapshot)"}
+
+
+@pytest.mark.parametrize("damage", ["gone", "not parquet"])
+def test_a_data_file_the_log_names_but_spark_cannot_read_names_its_table(
+        spark, tmp_path: Path, damage: str) -> None:
+    """An input copied without all its files (or vacuumed while read, or damaged) ended
+    the run with a Java stack trace."""
+    from deltalake import write_deltalake
+
+    from vocabulary.errors import TableError
+
+    vector = next(v for v in load("rocketmq_averagely.json")
+                  if v["name"] == "seed_multitopic_skew_2x2q_4c")
+    case = rocketmq_case(vector, "AVG", snapshot="snap-1")
+    paths = {name: str(tmp_path / name) for name in ("queues", "members")}
+    write_deltalake(paths["queues"],
+                    case.queues.drop(columns="consumer_group").drop_duplicates())
+    write_deltalake(paths["members"], case.members)
+    [data_file] = (tmp_path / "members").glob("*.parquet")
+    if damage == "gone":
+        data_file.unlink()
+    else:
+        data_file.write_bytes(b"PAR1 not a parquet file PAR1")
+    config = AuditConfig(queues=paths["queues"], members=paths["members"],
+                         output=str(tmp_path / "out"), engine="offline")
+    with pytest.raises(TableError, match=(
+            rf"the members table at {paths['members']}: a data file its log names cannot "
+            r"be read \((\[PATH_NOT_FOUND\]|\[FAILED_READ_FILE).*\): the table was copied "
+            r"without all its files")):
+        run(config, spark=spark)
