@@ -130,9 +130,17 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                 "anything, so no queue is assigned (a members table without a topic "
                 "column, or with it under another name, reads so)")))
     for s in not_audited:
-        if s not in queue_snaps and s not in member_snaps:
-            notes.append(Note(None, s, None, "every queues and members row of it was rejected "
-                                             "or it is only in offsets or observed: not audited"))
+        if s in queue_snaps or s in member_snaps:
+            continue
+        # rows of an input no audit of the snapshot uses: a rejects row per table and
+        # cluster says how many (a warning alone left them out of the rejects)
+        unused = [Note(table, s, c, f"queues and members have no usable rows, {table} has "
+                                    f"{n}: not audited (earlier output of it is kept)")
+                  for table in ("offsets", "observed")
+                  for (snapshot, c), n in sorted(usable.get(table, {}).items(), key=_key)
+                  if snapshot == s]
+        notes.extend(unused or [Note(None, s, None, "every queues and members row of it was "
+                                                    "rejected: not audited")])
     for table, given, unknown in (
             ("offsets", inputs.offsets, "lag and duplicate estimates are unknown"),
             ("observed", inputs.observed, "drift is not checked (the drift table has no "

@@ -400,12 +400,14 @@ def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
 
     assert scope.audited == ["A", "B"] and scope.not_audited == ["Z"]
     assert [n.text() for n in scope.notes] == [
-        "snapshot Z: every queues and members row of it was rejected or it is only in "
-        "offsets or observed: not audited",
+        f"snapshot Z (cluster c1): queues and members have no usable rows, observed has "
+        f"{(observed['snapshot_id'] == 'Z').sum()}: not audited (earlier output of it is "
+        "kept)",
         "snapshot B (cluster c1): observed has no rows for it: drift is not checked (the "
         "drift table has no rows of it)",
     ]
-    assert all(n.table is None for n in scope.notes)  # warnings, not rejects rows
+    # Z's observed rows are a rejects row; B's missing drift a warning
+    assert [n.table for n in scope.notes] == ["observed", None]
 
 
 def test_member_groups_without_observed_rows_are_named_per_snapshot(spark,
@@ -566,3 +568,27 @@ def test_capture_times_no_capture_was_taken_at_are_rejected(spark) -> None:
         (s, "captured_at is before 1900 or after 9999: no capture time (a tool's zero time "
             "for unknown, or a timestamp in the wrong unit); leave it null if unknown")
         for s in ("1899", "far", "zero")]
+
+
+def test_offsets_and_observed_rows_of_a_snapshot_not_audited_are_rejects(spark,
+                                                                          tmp_path) -> None:
+    """A snapshot only offsets or observed hold: its rows were a console warning, in no
+    rejects row (the run's rejects said nothing of them)."""
+    from jobs.scope import find_scope
+    from tests.support.delta_inputs import read_written, write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    queues = queue_rows(["A"], cluster="c1")
+    offsets = queues.assign(consumer_group="G", committed_offset=1, consumed_offset=1)
+    offsets = pd.concat([offsets, offsets.assign(snapshot_id="Z"),
+                         offsets.assign(snapshot_id="Z", cluster="c2")])
+    paths = write_inputs(spark, tmp_path, queues=queues,
+                         members=member_rows(["A"], cluster="c1"), offsets=offsets)
+    scope = find_scope(read_written(spark, paths, Persisted()), ())
+    assert scope.audited == ["A"] and scope.not_audited == ["Z"]
+    per_queue = len(queues)
+    assert sorted((*n.reject_row()[:3], n.reason) for n in scope.notes
+                  if n.snapshot_id == "Z") == [
+        ("Z", c, "offsets", f"queues and members have no usable rows, offsets has "
+                            f"{per_queue}: not audited (earlier output of it is kept)")
+        for c in ("c1", "c2")]
