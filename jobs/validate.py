@@ -339,8 +339,8 @@ def _rate_checks() -> list[tuple[Column, str]]:
 
 # capture times the driver holds as Python datetimes (years 1 to 9999; Spark's calendar
 # rebasing moves 0001-01-01 into year 0): a time outside them stopped the run with a
-# traceback. None is a real capture time: Go's zero time (0001-01-01, "unknown") or epoch
-# nanoseconds read as microseconds (year 57,971).
+# traceback. Neither end is a real capture time: Go's zero time (0001-01-01, "unknown")
+# or epoch nanoseconds read as microseconds (year 57,971) lie beyond them.
 FIRST_CAPTURE, LAST_CAPTURE = "1900-01-01 00:00:00", "9999-12-31 23:59:59.999999"
 
 

@@ -372,6 +372,8 @@ def _refuse_null_partitions(adds: list, arrow_schema: pa.Schema | None, name: st
                 raise TableError(f"the {name} table at {path}: rows with an empty or null "
                                  f"{column}, which is its partition column and cannot be "
                                  "null; nothing was committed")
+
+
 def _removes(table, partitions: list) -> list:
     """A remove action for every file of the given snapshot_id partitions (None = null)."""
     from deltalake.transaction import RemoveAction
