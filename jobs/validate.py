@@ -152,7 +152,11 @@ def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column]:
     escaped = F.length(snapshot_id) - F.length(F.regexp_replace(snapshot_id,
                                                                 _ESCAPED_IN_FOLDERS, ""))
     folder_bytes = len(PARTITION_FOLDER) + F.octet_length(snapshot_id) + 2 * escaped
-    return snapshot_id == "", folder_bytes > FOLDER_NAME_BYTES
+    # an id of this many bytes fits even if every character is escaped: its characters
+    # are not searched (Spark's `and` stops at a false left side), the usual id's case
+    always_fits = (FOLDER_NAME_BYTES - len(PARTITION_FOLDER)) // 3
+    return snapshot_id == "", (F.octet_length(snapshot_id) > always_fits) & (
+        folder_bytes > FOLDER_NAME_BYTES)
 
 
 def snapshot_id_fits(snapshot_id: str | None) -> bool:
