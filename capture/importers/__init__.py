@@ -210,26 +210,16 @@ def _build_kafka(state: ImportState) -> None:
                          client_host=m.host)
             for key in m.assigned:
                 holders.setdefault(key, []).append(member_id)
+        # a Kafka partition has one owner per generation: two names are two readings a
+        # rebalance fell between (the --offsets and the --members output taken apart)
         for (topic, p), named in sorted(holders.items()):
             snap.add("observed", consumer_group=name, topic=topic, broker_name=None,
-                     queue_id=p, client_id=_kafka_holder(state, name, (topic, p), named),
+                     queue_id=p, client_id=_first_holder(state, name,
+                                                         f"partition {topic}-{p}", named),
                      source="kafka-consumer-groups")
     for (topic, p), end in sorted(queues.items()):
         snap.add("queues", captured_at=at, topic=topic, broker_name=None, queue_id=p,
                  readable=True, broker_room=None, max_offset=end, in_rate=None)
-
-
-def _kafka_holder(state: ImportState, group: str, key: tuple[str, int],
-                  named: list[str]) -> str:
-    """The holder of a partition two files name differently: a Kafka partition has one
-    owner per generation, so two names are two readings a rebalance fell between (the
-    --offsets and the --members output taken apart). As for RocketMQ (`_holder`): the
-    smaller member id, whatever the order of the files, said in a warning."""
-    if len(named) > 1:
-        state.snapshot.warn(f"group {group}: partition {key[0]}-{key[1]} is held by "
-                            f"{' and '.join(named)} in different readings (a rebalance "
-                            f"between them?); {named[0]} is written to observed")
-    return named[0]
 
 
 def _build_rocketmq(state: ImportState) -> None:
@@ -322,15 +312,22 @@ def _add_status_queues(state: ImportState, queues: dict,
 
 
 def _holder(state: ImportState, group: str, key: tuple, claims: set) -> tuple[str, str]:
-    """The holder of a queue that two readings name differently (a rebalance between
-    them): the smaller client id, whatever the order of the files, said in a warning."""
+    """A RocketMQ queue's holder among its (client, source) claims (`_first_holder`)."""
     cid, source = min(claims)
-    named = sorted({c for c, _ in claims})
-    if len(named) > 1:
-        state.snapshot.warn(f"group {group}: queue {mqadmin.queue_name(key)} is held by "
-                            f"{' and '.join(named)} in different readings (a rebalance "
-                            f"between them?); {cid} is written to observed")
+    _first_holder(state, group, f"queue {mqadmin.queue_name(key)}",
+                  sorted({c for c, _ in claims}))
     return cid, source
+
+
+def _first_holder(state: ImportState, group: str, place: str, named: list[str]) -> str:
+    """Of the holders readings name for one queue or partition (`named`, ascending), the
+    smaller id, whatever the order of the files; two or more (a rebalance between the
+    readings) are said in a warning."""
+    if len(named) > 1:
+        state.snapshot.warn(f"group {group}: {place} is held by {' and '.join(named)} in "
+                            f"different readings (a rebalance between them?); {named[0]} "
+                            "is written to observed")
+    return named[0]
 
 
 def _members(state: ImportState, name: str, g: object) -> list[str]:
