@@ -144,7 +144,8 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
 FOLDER_NAME_BYTES = 255
 PARTITION_FOLDER = "snapshot_id="
 _ESCAPED_CHARS = frozenset([*map(chr, range(0x01, 0x20)), *"\"#%'*/:=?\\\x7f{[]^"])
-_ESCAPED_IN_FOLDERS = r"""[\x01-\x1f"#%'*/:=?\\\x7f{\[\]^]"""
+# the same characters as a Java regex class, each by its code
+_ESCAPED_IN_FOLDERS = "[" + "".join(f"\\x{ord(c):02x}" for c in sorted(_ESCAPED_CHARS)) + "]"
 
 
 def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column]:
