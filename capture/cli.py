@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from capture.errors import CaptureError
 from storage.paths import delta_table_holding, is_local, without_file_scheme
-from vocabulary.arguments import non_blank
+from vocabulary.arguments import non_blank, snapshot_id
 
 
 def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -35,7 +35,7 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     kafka.add_argument("--group", type=non_blank, action="append", dest="groups", default=[],
                        metavar="G",
                        help="capture only this group (repeatable; default: all groups)")
-    kafka.add_argument("--snapshot", type=non_blank, metavar="ID",
+    kafka.add_argument("--snapshot", type=snapshot_id, metavar="ID",
                        help="snapshot id (default: capture time)")
     kafka.add_argument("--client-config", metavar="FILE",
                        help="librdkafka properties (key=value lines): security, SASL, TLS")
@@ -45,7 +45,7 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
     imp.add_argument("--cluster", type=non_blank, required=True, metavar="NAME")
-    imp.add_argument("--snapshot", type=non_blank, metavar="ID",
+    imp.add_argument("--snapshot", type=snapshot_id, metavar="ID",
                      help="snapshot id (default: capture time)")
     imp.add_argument("--captured-at", metavar="TS",
                      help="when the files were taken (ISO 8601; default: now, UTC)")

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vocabulary.arguments import non_blank
+from vocabulary.arguments import non_blank, snapshot_id
 
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "`capture`); differences go to the drift table")
     audit.add_argument("--output", metavar="DIR",
                        help="output root; one Delta table per report below it")
-    audit.add_argument("--snapshot", type=non_blank, metavar="ID", action="append",
+    audit.add_argument("--snapshot", type=snapshot_id, metavar="ID", action="append",
                        dest="snapshots",
                        help="audit only this snapshot_id (repeatable); default: all")
     audit.add_argument("--engine", choices=["auto", "native", "offline"],

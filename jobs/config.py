@@ -16,6 +16,7 @@ import yaml
 from storage.delta import ENGINES
 from vocabulary.columns import WHAT_IF_MODES
 from vocabulary.errors import ConfigError
+from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,12 @@ class AuditConfig:
             raise ConfigError("assign.buckets must be >= 0")
         if self.demo_groups < 0:
             raise ConfigError("demo.groups must be >= 0")
+        for snapshot in self.snapshots:
+            if not snapshot.strip():
+                raise ConfigError(f"snapshot {snapshot!r} is blank")
+            if not snapshot_id_fits(snapshot):
+                raise ConfigError(f"snapshot {shown_id(snapshot)} can name no output partition: "
+                                  f"it is {TOO_LONG}")
 
     @property
     def is_demo(self) -> bool:

@@ -20,6 +20,7 @@ from rebalance_udfs.strategies import supported_strategies
 from vocabulary.columns import ALLOCATION_MODES, MAX_QUEUE_ID, MESSAGE_MODELS
 from vocabulary.contracts import CONTRACTS, EXACT_DUPLICATE, INT
 from vocabulary.errors import InputError
+from vocabulary.partitions import ESCAPED_CHARS, FOLDER_NAME_BYTES, PARTITION_FOLDER, TOO_LONG
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
@@ -135,21 +136,14 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
             for c in CONTRACTS[table] if c.required]
 
 
-# Every output is partitioned by snapshot_id, a folder `snapshot_id=<value>` per snapshot,
-# the value escaped as Spark escapes it (ExternalCatalogUtils.escapePathName: these
-# characters become %XX). An empty id is written as the null partition, which the
-# outputs' snapshot_id (not nullable) cannot hold: the commit broke the table, earlier
-# snapshots too. A folder name holds 255 bytes: a longer one failed the write after the
-# whole run was computed.
-FOLDER_NAME_BYTES = 255
-PARTITION_FOLDER = "snapshot_id="
-_ESCAPED_CHARS = frozenset([*map(chr, range(0x01, 0x20)), *"\"#%'*/:=?\\\x7f{[]^"])
-# the same characters as a Java regex class, each by its code
-_ESCAPED_IN_FOLDERS = "[" + "".join(f"\\x{ord(c):02x}" for c in sorted(_ESCAPED_CHARS)) + "]"
+# the characters Spark escapes in a partition folder's name (`vocabulary.partitions`) as a
+# Java regex class, each by its code
+_ESCAPED_IN_FOLDERS = "[" + "".join(f"\\x{ord(c):02x}" for c in sorted(ESCAPED_CHARS)) + "]"
 
 
 def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column]:
-    """(empty, too long): whether each snapshot id cannot name an output partition."""
+    """(empty, too long): whether each snapshot id cannot name an output partition (the
+    driver's `snapshot_id_fits`, as a column)."""
     escaped = F.length(snapshot_id) - F.length(F.regexp_replace(snapshot_id,
                                                                 _ESCAPED_IN_FOLDERS, ""))
     folder_bytes = len(PARTITION_FOLDER) + F.octet_length(snapshot_id) + 2 * escaped
@@ -158,16 +152,6 @@ def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column]:
     always_fits = (FOLDER_NAME_BYTES - len(PARTITION_FOLDER)) // 3
     return snapshot_id == "", (F.octet_length(snapshot_id) > always_fits) & (
         folder_bytes > FOLDER_NAME_BYTES)
-
-
-def snapshot_id_fits(snapshot_id: str | None) -> bool:
-    """`unwritable_snapshot_id`'s answer for one id, on the driver: whether it can name an
-    output partition (null can: the null partition of a table whose column allows it)."""
-    if snapshot_id is None:
-        return True
-    escaped = sum(1 for ch in snapshot_id if ch in _ESCAPED_CHARS)
-    return snapshot_id != "" and (len(PARTITION_FOLDER) + len(snapshot_id.encode("utf-8"))
-                                  + 2 * escaped) <= FOLDER_NAME_BYTES
 
 
 def writable_snapshot_id(snapshot_id: Column) -> Column:
@@ -180,9 +164,7 @@ def writable_snapshot_id(snapshot_id: Column) -> Column:
 def _snapshot_id_checks() -> list[tuple[Column, str]]:
     empty, too_long = unwritable_snapshot_id(F.col("snapshot_id"))
     return [(empty, "snapshot_id is empty (it names the outputs' partition of the snapshot)"),
-            (too_long, f"snapshot_id is too long to name the outputs' partition folder "
-                       f"({PARTITION_FOLDER}<id>, {FOLDER_NAME_BYTES} bytes at most, "
-                       "characters such as / : % # counting 3)")]
+            (too_long, f"snapshot_id is {TOO_LONG}")]
 
 
 # pandas and numpy, which the kernels run on, end a string at its first NUL: 'c' and

@@ -39,12 +39,12 @@ from pyspark.sql import functions as F
 from jobs.progress import progress_line
 from jobs.scope import Scope
 from jobs.sizing import partitions_for
-from jobs.validate import snapshot_id_fits
 from storage import locks
 from storage.base import ConflictError, TableError, TableState, WriteResult
 from storage.delta import Store
 from storage.paths import is_local, without_file_scheme
 from vocabulary.contracts import COMPLETE, NOT_AUDITED, RUNS, RUNS_SCHEMA
+from vocabulary.partitions import snapshot_id_fits
 
 PARTITION_BY = ["snapshot_id"]
 # written in as many tasks as their rows need (`_sized`), not as many as the frame they
@@ -200,8 +200,8 @@ def _rejects_to_write(store: Store, output: str, pub: Publication, kept: dict[st
     Audited and never-completed snapshots: this run's rows only (a re-run never multiplies
     them). A snapshot this run could not audit but an earlier run completed: that run's
     rejects stay beside this run's (whose rows say what was missing). Rows without a
-    snapshot_id: replaced for the clusters this run read (only a run over whole inputs reads
-    them); other clusters' rows stay."""
+    snapshot_id (or one no partition holds): replaced for every cluster this run read (only a
+    run over whole inputs writes them); other clusters' rows stay."""
     scope = pub.scope
     partitions: list = [*scope.audited, *fresh, *kept]
     if scope.reads_null_snapshot:
@@ -215,9 +215,11 @@ def _rejects_to_write(store: Store, output: str, pub: Publication, kept: dict[st
         for snapshot, run in kept.items():
             keep = keep | ((F.col("snapshot_id") == snapshot) & (F.col("run_id") == run))
         if scope.reads_null_snapshot:
-            clusters = [c for c in scope.clusters.get(None, [])]
+            # the null partition holds the rows without a snapshot_id and those whose id
+            # no partition can hold (`validate`), of any snapshot: a run over the whole
+            # inputs rejects again every such row of each cluster it read
             ours = F.lit(False)
-            for c in clusters:
+            for c in scope.read_clusters:
                 ours = ours | F.col("cluster").eqNullSafe(F.lit(c))
             keep = keep | (F.col("snapshot_id").isNull() & ~ours)
         rejects = rejects.unionByName(old.where(keep).select(*rejects.columns))

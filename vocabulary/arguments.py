@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
+
 
 def non_blank(text: str) -> str:
     """A name or id, not blank: `--cluster "$CLUSTER"` with the variable unset wrote rows
@@ -24,3 +26,13 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
     return value
+
+
+def snapshot_id(text: str) -> str:
+    """A snapshot id an output partition can hold: `capture --snapshot` of one no audit
+    could write, or `audit --snapshot` whose rows the rejects' null partition would gain
+    again on every re-run, stopped here instead."""
+    non_blank(text)
+    if not snapshot_id_fits(text):
+        raise argparse.ArgumentTypeError(f"{shown_id(text)} is {TOO_LONG}")
+    return text

@@ -298,6 +298,42 @@ def test_a_snapshot_id_no_partition_holds_is_rejected_and_the_output_kept(
         "snapshot_id is empty (it names the outputs' partition of the snapshot)"}
 
 
+def test_rows_no_partition_holds_are_rejected_once_whatever_the_reruns(
+        spark, tmp_path: Path) -> None:
+    """Rows whose snapshot id no partition holds are kept in the rejects' null partition.
+    Each re-run over the whole inputs added them again (it replaced the null partition
+    only for clusters with rows of a null id), and `--snapshot` of such an id added them
+    on every run. Now a whole run replaces them, and such a `--snapshot` is refused."""
+    from deltalake import write_deltalake
+
+    from vocabulary.errors import ConfigError
+
+    vector = next(v for v in load("rocketmq_averagely.json")
+                  if v["name"] == "seed_multitopic_skew_2x2q_4c")
+    long_id = "x" * 300
+    inputs = {}
+    cases = [(s, rocketmq_case(vector, "AVG", snapshot="any")) for s in ("snap-1", long_id, "")]
+    for name in ("queues", "members"):
+        rows = pd.concat([getattr(c, name).assign(snapshot_id=s) for s, c in cases],
+                         ignore_index=True)
+        if name == "queues":
+            rows = rows.drop(columns="consumer_group").drop_duplicates()
+        inputs[name] = str(tmp_path / name)
+        write_deltalake(inputs[name], rows)
+    unwritable = sum(int((DeltaTable(p).to_pandas()["snapshot_id"].isin([long_id, ""])).sum())
+                     for p in inputs.values())
+    out = str(tmp_path / "out")
+    for run_id, snapshots in (("whole-1", ()), ("one", ("snap-1",)), ("whole-2", ())):
+        run(AuditConfig(queues=inputs["queues"], members=inputs["members"], output=out,
+                        engine="offline", run_id=run_id, snapshots=snapshots), spark=spark)
+        rejects = _table(f"{out}/rejects")
+        assert len(rejects) == unwritable, run_id
+        assert set(rejects["run_id"]) == {"whole-1" if run_id == "one" else run_id}
+    with pytest.raises(ConfigError, match=r"snapshot 'xxx.*\(300 characters\) can name no "):
+        AuditConfig(queues=inputs["queues"], members=inputs["members"], output=out,
+                    snapshots=(long_id,))
+
+
 @pytest.mark.parametrize("damage", ["gone", "not parquet"])
 def test_a_data_file_the_log_names_but_spark_cannot_read_names_its_table(
         spark, tmp_path: Path, damage: str) -> None:

@@ -13,6 +13,7 @@ from jobs import validate
 from jobs.persist import Persisted
 from jobs.validate import conform, validate_members, validate_offsets, validate_queues
 from vocabulary.errors import InputError
+from vocabulary.partitions import snapshot_id_fits
 
 pytestmark = pytest.mark.spark
 
@@ -549,7 +550,7 @@ def test_snapshot_ids_no_output_partition_can_hold_are_rejected(spark) -> None:
     values = [*ids, *(c * n for c in odd for n in (20, 90))]
     frame = spark.createDataFrame([(s,) for s in values], "s string")
     for r in frame.select("s", *validate.unwritable_snapshot_id(F.col("s"))).collect():
-        assert validate.snapshot_id_fits(r[0]) == (not r[1] and not r[2]), r[0]
+        assert snapshot_id_fits(r[0]) == (not r[1] and not r[2]), r[0]
 
 
 def test_capture_times_no_capture_was_taken_at_are_rejected(spark) -> None:

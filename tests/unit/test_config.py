@@ -51,11 +51,31 @@ def test_what_if_flag_parses() -> None:
         ({"engine": "fast"}, "storage.engine must be one of"),
         ({"buckets": -1}, "assign.buckets must be >= 0"),
         ({"what_if": "some"}, "reports.what_if must be one of all, findings, off"),
+        ({"snapshots": ["s1", "/" * 82]},
+         r"snapshot '///.*'… \(82 characters\) can name no output partition"),
     ],
 )
 def test_bad_settings_are_explained(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(None, **overrides)
+
+
+@pytest.mark.parametrize("length", [82, 300])
+def test_a_snapshot_no_partition_holds_is_refused_by_audit_and_capture(capsys,
+                                                                        length: int) -> None:
+    """`audit --snapshot` of such an id added its rejects again on each re-run, and
+    `capture --snapshot` wrote inputs no audit could write: both flags refuse it."""
+    from jobs.cli import build_parser
+
+    long_id = "%" * length
+    fits = "%" * 81  # 12 + 3 x 81 = 255 bytes: snapshot_id=%25%25...
+    assert build_parser().parse_args(["audit", "--snapshot", fits]).snapshots == [fits]
+    for args in (["audit"], ["capture", "import", "f.txt", "--cluster", "c"]):
+        with pytest.raises(SystemExit) as exit_:
+            build_parser().parse_args([*args, "--snapshot", long_id])
+        assert exit_.value.code == 2
+        assert (f"--snapshot: {'%' * 60!r}… ({length} characters) is too long to name the "
+                "outputs' partition folder") in capsys.readouterr().err
 
 
 def test_missing_or_broken_file(tmp_path: Path) -> None:
