@@ -377,6 +377,9 @@ def resolve_progress_ips(state: ImportState) -> None:
 
 # ------------------------------------------------------- consumerStatus running info
 SECTION = re.compile(r"^#([A-Za-z &]+)#$")
+# every version's consumerStatus (3.x to 5.x) prints this section after the queues it
+# lists, even when it is empty: a file without it was cut (a copy or a download stopped)
+CUT_UNLESS_SEEN = "Consumer RT&TPS"
 
 
 def import_running_info_text(state: ImportState, path: str, text: str,
@@ -388,12 +391,16 @@ def import_running_info_text(state: ImportState, path: str, text: str,
     subs: list[str] = []
     held: dict[QueueKey, int | None] = {}
     section = None
+    sections: set[str] = set()
+    last = (0, "")
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if not stripped:
             continue
+        last = (number, line)
         if m := SECTION.match(stripped):
             section = m.group(1)
+            sections.add(section)
             continue
         if section is None:
             state.snapshot.reject(path, number, "line outside any consumerStatus section "
@@ -430,6 +437,12 @@ def import_running_info_text(state: ImportState, path: str, text: str,
             except (IndexError, ValueError) as exc:
                 state.snapshot.reject(path, number, f"not a Consumer MQ Detail row ({exc})",
                                       line)
+    if sections and CUT_UNLESS_SEEN not in sections:
+        state.snapshot.reject(path, last[0], (
+            f"the file ends before #{CUT_UNLESS_SEEN}#, which every consumerStatus prints "
+            "after the queues: it was cut, so the queues its client holds are unknown (its "
+            "last value may be cut short too); the file is not used"), last[1])
+        return
     apply_running_info(state, path, client_id, props, subs, held)
 
 

@@ -187,7 +187,35 @@ messageModel                            : CLUSTERING
 #Consumer Offset#
 #Topic                            #Broker Name                      #QID  #Consumer Offset
 TopicOrder                        broker-a                          0     995
+
+
+#Consumer MQ Detail#
+#Topic                            #Broker Name                      #QID  #ProcessQueueInfo
+TopicOrder                        broker-a                          0     ProcessQueueInfo []
+
+
+#Consumer RT&TPS#
+#Topic                            #Pull RT      #Pull TPS    #Consume RT #ConsumeOK TPS
 """
+
+
+@pytest.mark.parametrize("cut", ["995", "99", "broker-", "#Consumer MQ Detail#",
+                                 "#Consumer RT&TPS"])
+def test_a_consumer_status_cut_short_is_not_used(tmp_path, cut):
+    """A consumerStatus cut inside its last #Consumer Offset# value (a copy that stopped)
+    was read: the shortened offset was written as the client's consumed offset, and the
+    queues after the cut were missing from what it holds."""
+    text = STATUS_99[:STATUS_99.index(cut) + len(cut)]
+    status = write(tmp_path, "10.0.1.21@21345", text)
+    snap = run(str(DATA / "topicRoute_TopicOrder.json"), status)
+    for table in ("offsets", "observed"):
+        assert rows(snap, table, "queue_id") == [], table
+    last = text.splitlines()[-1]
+    # (a line cut short is also a reject of its own section's, before this one)
+    assert rejects(snap)[-1] == (status, len(text.splitlines()), (
+        "the file ends before #Consumer RT&TPS#, which every consumerStatus prints after the "
+        "queues: it was cut, so the queues its client holds are unknown (its last value may "
+        "be cut short too); the file is not used"), last)
 
 
 def test_a_running_info_client_missing_from_consumer_connection_is_no_member(tmp_path):
@@ -490,8 +518,9 @@ def test_progress_queues_beyond_read_queue_nums_are_write_only(tmp_path):
     ("consumerProgress_OrderGroup.txt",
      f"{PROGRESS_HEADER}\n{progress_row('broker-a', -1, 10, 5, '10.0.1.21')}\n",
      "#QID -1 is negative"),
-    ("10.0.1.21@21345", STATUS_99.replace("broker-a                          0     995",
-                                          "broker-a                          -2    995"),
+    ("10.0.1.21@21345", STATUS_99.replace("#Consumer MQ Detail#", "#Consumer Pop Detail#")
+     .replace("broker-a                          0     995",
+              "broker-a                          -2    995"),
      "not a #Topic #Broker Name #QID #Consumer Offset row (#QID -2 is negative)"),
     ("dashboard/queryTopicByConsumer_OrderGroup.json",
      '{"status":0,"data":[{"topic":"TopicOrder","queueStatInfoList":[{"brokerName":"b",'
