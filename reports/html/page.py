@@ -3,6 +3,7 @@ network needed to open it). Every value from the tables passes through `esc`."""
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
@@ -376,8 +377,14 @@ def _card_command(e: Example, output: str) -> str:
 
 def _in_file_name(name: str) -> str:
     """`name` as part of a file name: a group name may hold `/` or spaces, and be longer
-    than a file name may be; the name on the command line is the group's own."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:FILE_NAME_PART]
+    than a file name may be; the name on the command line is the group's own. A name that
+    had to change ends in a digest of itself: `a/b` and `a b` became one file name, and
+    one group's page replaced the other's."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    if safe == name and len(name) <= FILE_NAME_PART:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe[:FILE_NAME_PART - len(digest) - 1]}-{digest}"
 
 
 def _by_worst_group(examples: list[Example]) -> list[str]:

@@ -322,7 +322,7 @@ def test_a_finding_no_card_shows_gets_the_command_that_renders_its_group():
         '<p class="muted">A group named without a link ranks below the 1 with a card '
         "(<code>report --top N</code> shows more); <code>./spark-submit.sh report --output "
         "&#x27;/out/audit root&#x27; --snapshot s2 --group &#x27;g broker&#x27;&quot;&#x27;&quot;"
-        "&#x27;s&#x27; --html &#x27;/out/audit root/report-g_broker_s.html&#x27;</code> "
+        "&#x27;s&#x27; --html &#x27;/out/audit root/report-g_broker_s-7b22157a.html&#x27;</code> "
         "renders a page with its card.")
     # every named group on a card: no note
     assert "ranks below" not in body(render(data(group_balance=rows), top=3))
@@ -332,6 +332,19 @@ def test_a_finding_no_card_shows_gets_the_command_that_renders_its_group():
     section = findings_section(overview, groups_needing_attention(two, 1), "/out")
     assert "--output /out --snapshot s2 --group g-idle2 --html /out/report-g-idle2.html</code>" \
         in section
+
+
+def test_groups_whose_names_differ_only_in_odd_characters_get_pages_of_their_own():
+    """`a/b` and `a b` were both report-a_b.html: the second group's page replaced the
+    first's. A name that had to change ends in a digest of itself; a plain one is kept."""
+    from reports.html.page import FILE_NAME_PART, _in_file_name
+
+    odd = ["a/b", "a b", "a_b", "a:b", "x" * 300, "x" * 301, "ü", "é"]
+    names = [_in_file_name(n) for n in odd]
+    assert len(set(names)) == len(odd)
+    assert names[2] == "a_b" and _in_file_name("g-skew.v2") == "g-skew.v2"
+    assert all(len(n) <= FILE_NAME_PART and re.fullmatch(r"[A-Za-z0-9._-]+", n)
+               for n in names)
 
 
 def test_a_finding_of_one_group_among_many_is_not_rounded_to_none():
