@@ -178,6 +178,22 @@ def test_conflicting_rows_for_one_queue_are_all_rejected(spark) -> None:
         "conflicting rows for the same snapshot_id, cluster, topic, broker_name, queue_id"}
 
 
+def test_an_empty_broker_name_is_the_null_one(spark) -> None:
+    """A Kafka partition's broker_name is null, sorting as "" (SPEC): a queue written once
+    with each spelling was two queues of one id, both assigned. "" now reads as null, in
+    every table with the column."""
+    rows = [("s", "c", "t", None, 0), ("s", "c", "t", "", 0), ("s", "c", "t", "", 1)]
+    good, bad = validate_queues(
+        conform(spark.createDataFrame(rows, QUEUE_SCHEMA), "queues"), Persisted())
+    assert sorted((r.broker_name, r.queue_id) for r in good.collect()) == [(None, 0), (None, 1)]
+    assert [r.reason for r in bad.collect()] == ["exact duplicate of another row"]
+    offsets = conform(spark.createDataFrame(
+        [("s", "c", "g", "t", "", 0, 5)],
+        "snapshot_id string, cluster string, consumer_group string, topic string, "
+        "broker_name string, queue_id int, committed_offset long"), "offsets")
+    assert [r.broker_name for r in offsets.collect()] == [None]
+
+
 def test_keys_whose_hashes_collide_are_told_apart(spark) -> None:
     """Duplicates are first found by a hash of the key, which skips nulls: these two keys
     hash alike, yet neither row is a duplicate of the other."""
