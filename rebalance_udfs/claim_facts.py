@@ -56,9 +56,9 @@ def claim_facts(rows: pa.Table) -> pa.Table:
         sums = groups.sum(values, mask)
         present = groups.any(mask)
         if decimal:
-            _check(sums, _DECIMAL_MAX, name)
+            _check(sums, _DECIMAL_MAX, name, rows, first)
             return decimal_array(sums, present, RATE_TYPE)
-        _check(sums, _INT64_MAX, name)
+        _check(sums, _INT64_MAX, name, rows, first)
         return pa.array(np.where(present, sums, 0).astype(np.int64), pa.int64(),
                         mask=~present)
 
@@ -113,9 +113,18 @@ def _int_values(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndar
     return values, known
 
 
-def _check(sums: np.ndarray, bound: int, name: str) -> None:
-    """Fail where an exact sum is beyond its type, as Spark's sum does in ANSI mode."""
+def _check(sums: np.ndarray, bound: int, name: str, rows: pa.Table,
+           first: np.ndarray) -> None:
+    """Fail where an exact sum is beyond its type, as Spark's sum does in ANSI mode,
+    naming the first such client of a group (the run fails on it: the user must find the
+    rows that hold the sentinel)."""
     if sums.dtype != object or not len(sums):
         return
-    if max(abs(int(s)) for s in sums) > bound:
-        raise OverflowError(f"the sum of {name} of a client's queues is beyond its type")
+    beyond = [i for i, s in enumerate(sums) if abs(int(s)) > bound]
+    if beyond:
+        at = int(first[beyond[0]])
+        key = {k: rows.column(k)[at].as_py() for k in KEYS}
+        raise OverflowError(
+            f"the sum of {name} of the queues of client {key['client_id']!r} is beyond its "
+            f"type (snapshot {key['snapshot_id']!r}, cluster {key['cluster']!r}, group "
+            f"{key['consumer_group']!r}, topic {key['topic']!r})")

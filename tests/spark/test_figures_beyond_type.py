@@ -40,8 +40,9 @@ def test_a_sum_beyond_a_long_is_an_input_error(spark, tmp_path) -> None:
          "--what-if", "off"], capture_output=True, text=True, timeout=600, env=env, cwd=root)
     said = proc.stdout + proc.stderr
     assert proc.returncode == 2, said[-3000:]
-    assert ("rebalance-audit: error: the sum of lag of a client's queues is beyond its type: "
-            "the inputs hold offsets or rates no real queue reaches (queues.max_offset") in said
+    assert ("rebalance-audit: error: the sum of lag of the queues of client 'a' is beyond "
+            "its type (snapshot 's1', cluster 'c', group 'G', topic 'T'): the inputs hold "
+            "offsets or rates no real queue reaches (queues.max_offset") in said
     assert "Traceback" not in said and "OverflowError" not in said
     # nothing published: no runs rows name the snapshot
     assert not (tmp_path / "out" / "runs").exists()

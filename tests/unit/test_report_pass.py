@@ -101,7 +101,9 @@ def test_sums_beyond_their_type_fail_as_spark_does() -> None:
     big = 2**62
     rows = _rows([{"consumer_group": "g", "topic": "t", "queue_id": i, "client_id": "a",
                    "lag": big} for i in range(2)])
-    with pytest.raises(OverflowError):
+    with pytest.raises(OverflowError, match=(
+            r"^the sum of lag of the queues of client 'a' is beyond its type "
+            r"\(snapshot 's', cluster 'c', group 'g', topic 't'\)$")):
         claim_facts(rows)
     # sums that fit are exact even when the int64 fast path cannot be used
     fine = _rows([{"consumer_group": "g", "topic": "t", "queue_id": i, "client_id": "a",
