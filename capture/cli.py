@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from capture.errors import CaptureError
 from storage.paths import delta_table_holding, is_local, without_file_scheme
 from vocabulary.arguments import non_blank, snapshot_id
+from vocabulary.columns import FIRST_CAPTURE_YEAR
 
 
 def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -90,11 +91,15 @@ def _parse_time(text: str | None) -> datetime:
         return datetime.now(UTC).replace(microsecond=0)
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except ValueError as exc:
         raise CaptureError(f"--captured-at {text!r} is not an ISO 8601 time") from exc
     except OverflowError as exc:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
         raise CaptureError(f"--captured-at {text!r} is out of range in UTC") from exc
+    if value.year < FIRST_CAPTURE_YEAR:  # the audit would reject every row of it
+        raise CaptureError(f"--captured-at {text!r} is before {FIRST_CAPTURE_YEAR}: no "
+                           "capture time (leave it out to take the current time)")
+    return value
 
 
 def _snapshot_id(given: str | None, at: datetime) -> str:

@@ -17,7 +17,7 @@ from jobs.persist import Persist
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.spark.rates import RATE_LIMIT
 from rebalance_udfs.strategies import supported_strategies
-from vocabulary.columns import ALLOCATION_MODES, MAX_QUEUE_ID, MESSAGE_MODELS
+from vocabulary.columns import ALLOCATION_MODES, FIRST_CAPTURE_YEAR, MAX_QUEUE_ID, MESSAGE_MODELS
 from vocabulary.contracts import CONTRACTS, EXACT_DUPLICATE, INT
 from vocabulary.errors import InputError
 from vocabulary.partitions import ESCAPED_CHARS, FOLDER_NAME_BYTES, PARTITION_FOLDER, TOO_LONG
@@ -332,15 +332,17 @@ def _rate_checks() -> list[tuple[Column, str]]:
 # rebasing moves 0001-01-01 into year 0): a time outside them stopped the run with a
 # traceback. Neither end is a real capture time: Go's zero time (0001-01-01, "unknown")
 # or epoch nanoseconds read as microseconds (year 57,971) lie beyond them.
-FIRST_CAPTURE, LAST_CAPTURE = "1900-01-01 00:00:00", "9999-12-31 23:59:59.999999"
+FIRST_CAPTURE = f"{FIRST_CAPTURE_YEAR}-01-01 00:00:00"
+LAST_CAPTURE = "9999-12-31 23:59:59.999999"
 
 
 def _capture_time_checks() -> list[tuple[Column, str]]:
     at = F.col("captured_at")
     return [((at < F.to_timestamp(F.lit(FIRST_CAPTURE)))
              | (at > F.to_timestamp(F.lit(LAST_CAPTURE))),
-             "captured_at is before 1900 or after 9999: no capture time (a tool's zero "
-             "time for unknown, or a timestamp in the wrong unit); leave it null if unknown")]
+             f"captured_at is before {FIRST_CAPTURE_YEAR} or after 9999: no capture time "
+             "(a tool's zero time for unknown, or a timestamp in the wrong unit); leave it "
+             "null if unknown")]
 
 
 def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFrame]:

@@ -46,6 +46,10 @@ WHAT_IF_MODES = ("all", "findings", "off")
 # MessageQueue.queueId (and a Kafka partition) is a Java int
 MAX_QUEUE_ID = 2**31 - 1
 
+# the first year a captured_at may be in: the audit rejects earlier ones (a tool's zero
+# time for "unknown"), and capture refuses them (`jobs.validate`, `capture.cli`)
+FIRST_CAPTURE_YEAR = 1900
+
 # --- drift (observed holders against the recomputed assignment) ------------------------------
 NOT_HELD, HELD_BY_OTHER, HELD_TWICE, NOT_EXPECTED = (
     "NOT_HELD", "HELD_BY_OTHER", "HELD_TWICE", "NOT_EXPECTED")

@@ -146,6 +146,18 @@ def test_a_capture_time_beyond_utc_is_exit_2(tmp_path, capsys, at):
     assert f"--captured-at '{at}' is out of range in UTC" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("at", ["1899-12-31T23:59:59Z", "0001-01-01T00:00:00Z"])
+def test_a_capture_time_the_audit_rejects_is_exit_2(tmp_path, capsys, at):
+    """A time before 1900 was written, and the audit then rejected every row of it."""
+    assert cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
+               "--cluster", "c", "--captured-at", at) == 2
+    err = capsys.readouterr().err
+    assert f"--captured-at '{at}' is before 1900: no capture time" in err
+    assert not (tmp_path / "o").exists()
+    assert cli("import", str(DATA / "kcg_offsets.txt"), "--output", str(tmp_path / "o"),
+               "--cluster", "c", "--captured-at", "1900-01-01T00:00:00Z") == 0
+
+
 def test_a_value_no_column_holds_stops_the_write_with_the_table_named(tmp_path):
     """The importers reject such lines; should one slip through, nothing is written."""
     from capture.errors import CaptureError
