@@ -69,7 +69,8 @@ def import_query_topic_by_consumer(state: ImportState, path: str, data: Any) -> 
                 state.snapshot.reject(path, None, f"data[{i}].queueStatInfoList[{j}]: {exc}",
                                       raw_text(q))
                 continue
-            mqadmin.record_offsets(state, group_name, key, broker_offset, consumer_offset)
+            mqadmin.record_offsets(state, group_name, key, broker_offset, consumer_offset,
+                                   f"{path} data[{i}].queueStatInfoList[{j}]")
             if holder:
                 group.holders.setdefault(key, set()).add(
                     (holder, "dashboard-queryTopicByConsumer"))

@@ -227,13 +227,15 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
             continue
         key = (topic, parts[0], qid)
         state.keep_larger(state.max_offset, key, max_offset,
-                          read_twice(f"topic {topic}", key, "max offset"))
+                          read_twice(f"topic {topic}", key, "max offset"),
+                          where=f"{path} line {number}")
 
 
 def read_twice(owner: str, key: QueueKey, what: str) -> ReadingsWarning:
     """The warning for a queue read again with another value of one offset."""
     def warning(readings: list[Reading]) -> str:
-        values = [str(value) for value, _ in readings]
+        values = [str(value) if where is None else f"{value} ({where})"
+                  for value, where in readings]
         if len(values) == 2:
             return (f"{owner}: queue {queue_name(key)} read twice, {what} {spoken(values)}; "
                     "the larger (a later reading) is kept")
@@ -332,21 +334,23 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
         if len(key[0]) in (32, 64):
             state.snapshot.warn(f"{path}: topic {key[0]} is exactly {len(key[0])} characters: "
                                 "mqadmin cuts longer names there, it may be truncated")
-        record_offsets(state, group_name, key, broker_offset, consumer_offset)
+        record_offsets(state, group_name, key, broker_offset, consumer_offset,
+                       f"{path} line {number}")
         ip = row.get("#Client IP")
         if ip is not None and ip not in ("N/A", "NA", "null"):
             state.progress_ips.append((group_name, key, ip, path, number, line))
 
 
 def record_offsets(state: ImportState, group_name: str, key: QueueKey, broker_offset: int,
-                   consumer_offset: int) -> None:
+                   consumer_offset: int, where: str) -> None:
     """A queue's offsets; a queue read twice (two files of the group, or a row repeated)
-    keeps the larger of each, whatever the order of the files."""
+    keeps the larger of each, whatever the order of the files. `where`: the file (and
+    line) read, named in the warning when readings differ."""
     group, owner = state.rocket_group(group_name), f"group {group_name}"
     state.keep_larger(group.broker_offset, key, broker_offset,
-                      read_twice(owner, key, "broker offset"))
+                      read_twice(owner, key, "broker offset"), where=where)
     state.keep_larger(group.consumer_offset, key, consumer_offset,
-                      read_twice(owner, key, "consumer offset"))
+                      read_twice(owner, key, "consumer offset"), where=where)
 
 
 def resolve_progress_ips(state: ImportState) -> None:

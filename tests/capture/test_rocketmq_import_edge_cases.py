@@ -159,10 +159,11 @@ def test_two_readings_of_a_queue_keep_the_larger_offsets_whatever_the_order(tmp_
         "group OrderGroup: queue TopicOrder broker-a:0 is held by 10.0.1.21@21345 and "
         "10.0.1.22@22456 in different readings (a rebalance between them?); 10.0.1.21@21345 "
         "is written to observed",
-        "group OrderGroup: queue TopicOrder broker-a:0 read twice, broker offset 1000 and "
-        "1005; the larger (a later reading) is kept",
-        "group OrderGroup: queue TopicOrder broker-a:0 read twice, consumer offset 990 and "
-        "999; the larger (a later reading) is kept"]  # queue 1, read alike, is silent
+        f"group OrderGroup: queue TopicOrder broker-a:0 read twice, broker offset 1000 "
+        f"({first} line 2) and 1005 ({second} line 2); the larger (a later reading) is kept",
+        f"group OrderGroup: queue TopicOrder broker-a:0 read twice, consumer offset 990 "
+        f"({first} line 2) and 999 ({second} line 2); the larger (a later reading) is "
+        "kept"]  # queue 1, read alike, is silent
 
 
 def test_three_readings_of_a_queue_are_one_warning_whatever_the_order(tmp_path):
@@ -170,8 +171,9 @@ def test_three_readings_of_a_queue_are_one_warning_whatever_the_order(tmp_path):
                    "\n".join([STATUS_HEADER, status_row("a", 0, offset)]) + "\n")
              for i, offset in enumerate((500, 700, 600))]
     said = {tuple(run(*order).warnings) for order in itertools.permutations(paths)}
-    assert said == {("topic T: queue T a:0 read with 3 different max offsets, 500, 600 and "
-                     "700; the largest (the latest reading) is kept",
+    read = [f"{offset} ({paths[i]} line 2)" for i, offset in ((0, 500), (2, 600), (1, 700))]
+    assert said == {(f"topic T: queue T a:0 read with 3 different max offsets, {read[0]}, "
+                     f"{read[1]} and {read[2]}; the largest (the latest reading) is kept",
                      "topic T: 1 queue(s) of its topicStatus have no topicRoute of their "
                      "broker (add topicRoute_T.json): written with readable unknown")}
 
