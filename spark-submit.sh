@@ -196,6 +196,15 @@ if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
   log_conf=(--conf "spark.driver.extraJavaOptions=$java_options")
 fi
 # The job's defaults (jobs/session.py SESSION_DEFAULTS) are the job's own: it applies each
-# one the user's --conf or properties file leaves unset.
+# one the user's --conf or properties file leaves unset. The keys the command line's
+# --conf sets beat the config file's spark.conf, as every flag does; spark-defaults.conf
+# and a properties file do not (jobs.session.command_line_conf).
+cli_conf=""
+for ((i = 0; i + 1 < ${#spark_args[@]}; i++)); do
+  if [[ "${spark_args[i]}" == --conf || "${spark_args[i]}" == -c ]]; then
+    cli_conf+="${spark_args[i+1]%%=*}"$'\n'
+  fi
+done
+export REBALANCE_AUDIT_COMMAND_LINE_CONF="$cli_conf"
 exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${config_conf[@]}" \
   "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}"

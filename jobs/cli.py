@@ -35,17 +35,22 @@ def build_parser() -> argparse.ArgumentParser:
                     "generates the embedded demo cluster as local Delta tables and audits "
                     "it. Flags override the config file.",
     )
-    audit.add_argument("--config", default=None, metavar="YAML",
+    # a path flag refuses a blank value (an unset shell variable): `--offsets ""` ran
+    # without lag and without the warning a run without --offsets gets, `--config ""` and
+    # `--queues "" --members ""` ran the demo
+    audit.add_argument("--config", default=None, type=non_blank, metavar="YAML",
                        help="settings file, e.g. conf/local.yaml (default: built-in "
                             "defaults, which equal conf/local.yaml)")
-    audit.add_argument("--queues", metavar="PATH", help="Delta table: queue topology")
-    audit.add_argument("--members", metavar="PATH", help="Delta table: group membership")
-    audit.add_argument("--offsets", metavar="PATH",
+    audit.add_argument("--queues", type=non_blank, metavar="PATH",
+                       help="Delta table: queue topology")
+    audit.add_argument("--members", type=non_blank, metavar="PATH",
+                       help="Delta table: group membership")
+    audit.add_argument("--offsets", type=non_blank, metavar="PATH",
                        help="Delta table: committed / consumed offsets (optional)")
-    audit.add_argument("--observed", metavar="PATH",
+    audit.add_argument("--observed", type=non_blank, metavar="PATH",
                        help="Delta table: who really holds each queue (optional; from "
                             "`capture`); differences go to the drift table")
-    audit.add_argument("--output", metavar="DIR",
+    audit.add_argument("--output", type=non_blank, metavar="DIR",
                        help="output root; one Delta table per report below it")
     audit.add_argument("--snapshot", type=snapshot_id, metavar="ID", action="append",
                        dest="snapshots",
@@ -53,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--engine", choices=["auto", "native", "offline"],
                        help="Delta engine: native = delta-spark jars on the classpath; "
                             "offline = delta-rs log + Spark parquet IO; auto picks (default)")
-    audit.add_argument("--buckets", type=int, metavar="N",
+    audit.add_argument("--buckets", type=int, metavar="N",  # bounds: AuditConfig
                        help="groups are hashed into N pandas-UDF calls (default: sized from "
                             "the inputs' rows, see jobs/sizing.py)")
     audit.add_argument("--demo-groups", type=int, metavar="N",
@@ -116,9 +121,11 @@ def audit_config(args: argparse.Namespace) -> AuditConfig:
 
 def run_audit(args: argparse.Namespace) -> int:
     from jobs.preflight import check_output_place
+    from jobs.sizing import driver_memory_env
 
     config = audit_config(args)
     check_output_place(config)  # before the JVM starts: seconds, not minutes
+    driver_memory_env()  # a heap the JVM would refuse
     from jobs.audit import run
     from reports.summary import print_summary
 

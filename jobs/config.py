@@ -18,6 +18,21 @@ from vocabulary.columns import WHAT_IF_MODES
 from vocabulary.errors import ConfigError
 from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
 
+# The path settings, each with its key in a config file (the flag is --NAME).
+PATH_SETTINGS = {"queues": "inputs.queues", "members": "inputs.members",
+                 "offsets": "inputs.offsets", "observed": "inputs.observed", "output": "output"}
+# The most buckets (`--buckets`, `assign.buckets`): 25x the automatic count's cap
+# (`jobs.sizing.MAX_PARTITIONS`, 4,000). Each bucket is a Spark partition and a Python call
+# (more than the groups only adds empty tasks), and `rebalance_udfs.spark.buckets.
+# partition_keys` allocates about 4 longs per bucket: 10^20 reached Py4J as a
+# NumberFormatException, 2e9 would have asked for tens of GB.
+MAX_BUCKETS = 100_000
+
+
+def _both(name: str, key: str | None = None) -> str:
+    """A setting as the user may have given it: its flag and its config file key."""
+    return f"--{name} / {key or PATH_SETTINGS[name]}"
+
 
 @dataclass(frozen=True)
 class AuditConfig:
@@ -48,24 +63,31 @@ class AuditConfig:
         if self.engine not in ENGINES:
             raise ConfigError(f"storage.engine must be one of {', '.join(ENGINES)}, "
                               f"not {self.engine!r}")
+        for name in PATH_SETTINGS:
+            value = getattr(self, name)
+            if value is not None and not value.strip():  # an unset shell variable, or ""
+                raise ConfigError(f"{_both(name)} is blank: give a path, or leave it out")
         given = [n for n in ("queues", "members") if getattr(self, n)]
         if len(given) == 1:
             missing = "members" if given == ["queues"] else "queues"
-            raise ConfigError(f"--{given[0]} is set but --{missing} is not: an audit needs both "
-                              "tables (or neither, to run the embedded demo)")
-        if self.offsets and not given:
-            raise ConfigError("--offsets needs --queues and --members")
-        if self.observed and not given:
-            raise ConfigError("--observed needs --queues and --members")
+            raise ConfigError(f"{_both(given[0])} is set but {_both(missing)} is not: an "
+                              "audit needs both tables (or neither, to run the embedded demo)")
+        for name in ("offsets", "observed"):
+            if getattr(self, name) and not given:
+                raise ConfigError(f"{_both(name)} needs {_both('queues')} and "
+                                  f"{_both('members')}")
         if not self.output:
             raise ConfigError("no output folder: set `output:` in the config or pass --output")
         if self.what_if not in WHAT_IF_MODES:
             raise ConfigError(f"reports.what_if must be one of {', '.join(WHAT_IF_MODES)}, "
                               f"not {self.what_if!r}")
-        if self.buckets < 0:
-            raise ConfigError("assign.buckets must be >= 0")
+        if not 0 <= self.buckets <= MAX_BUCKETS:
+            raise ConfigError(f"--buckets / assign.buckets must be >= 0 and at most "
+                              f"{MAX_BUCKETS:,} (0: sized from the inputs), not {self.buckets}")
         if self.demo_groups < 0:
             raise ConfigError("demo.groups must be >= 0")
+        if self.demo_seed < 0:  # numpy's generator refuses it, minutes later
+            raise ConfigError(f"demo.seed must be >= 0, not {self.demo_seed}")
         for snapshot in self.snapshots:
             if not snapshot.strip():
                 raise ConfigError(f"snapshot {snapshot!r} is blank")
@@ -86,16 +108,8 @@ class AuditConfig:
 def load_config(path: str | None, **overrides: Any) -> AuditConfig:
     """Read the YAML file (if any), then apply non-None overrides (the CLI flags)."""
     raw: dict[str, Any] = {}
-    if path:
-        file = Path(path)
-        if not file.is_file():
-            raise ConfigError(f"config file {path} does not exist")
-        try:
-            raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
-        if not isinstance(raw, dict):
-            raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    if path is not None:
+        raw = _read_file(path)
     read = _Reader(str(path), raw)
     d = AuditConfig  # the defaults, one place
     values: dict[str, Any] = {
@@ -116,8 +130,66 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
         "what_if": read.what_if("reports.what_if", d.what_if),
     }
     values.update({k: v for k, v in overrides.items() if v not in (None, (), [])})
+    if overrides.get("spark_progress") is not None:  # the flag beats the file's Spark setting
+        values["spark_conf"] = {k: v for k, v in values["spark_conf"].items()
+                                if k != "spark.ui.showConsoleProgress"}
     values["snapshots"] = tuple(values.get("snapshots") or ())
     return AuditConfig(**values)
+
+
+def _read_file(path: str) -> dict[str, Any]:
+    """The config file's top-level mapping; any reason it cannot be one is a ConfigError
+    naming the file (a blank --config ran the demo; a file that is not UTF-8 was a
+    traceback after the JVM started; a folder or a FIFO "did not exist")."""
+    if not path.strip():
+        raise ConfigError("--config is blank: give a YAML file, or leave it out")
+    file = Path(path)
+    if not file.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    if not file.is_file():
+        raise ConfigError(f"config file {path} is not a regular file")
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {exc.start}: "
+                          f"{exc.reason})") from exc
+    except OSError as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc.strerror}") from exc
+    try:
+        raw = yaml.load(text, Loader=_UniqueKeyLoader) or {}
+    except _DuplicateKey as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    return raw
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing a key given twice in one mapping (`output:` twice, a
+    section twice): PyYAML keeps the last silently. Keys a merge (`<<:`) brings in may be
+    overridden, as YAML says."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                first = lines.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:  # an unhashable key: the base constructor says so
+                continue
+            if first != key_node.start_mark.line + 1:
+                raise _DuplicateKey(f"{key} is given twice (lines {first} and "
+                                    f"{key_node.start_mark.line + 1}); the second would "
+                                    "silently replace the first")
+        return super().construct_mapping(node, deep=deep)
 
 
 # every key a config file may hold, per section ("" the top level; spark.conf's are Spark's)
@@ -176,12 +248,15 @@ class _Reader:
         return self.sections[section].get(leaf, default)
 
     def text(self, key: str, default: str | None) -> str | None:
+        """A path or a name: a YAML string. A bare number is refused, not turned into one:
+        `output: 1.10` was the folder '1.1', `0123` was '83'."""
         value = self._value(key, default)
         if value is None or isinstance(value, str):
             return value
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return str(value)  # a bare number as a name or path
-        raise self._error(key, "a string", value)
+        leaf = key.rpartition(".")[2]
+        raise ConfigError(f"config file {self.path}: {key} must be a string, not {value!r} "
+                          f"(YAML read it as a {type(value).__name__}): quote it, e.g. "
+                          f"{leaf}: \"...\"")
 
     def flag(self, key: str, default: bool) -> bool:
         value = self._value(key, default)

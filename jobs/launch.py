@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from jobs.config import AuditConfig
-from jobs.sizing import java_options_for, launcher_heap
+from jobs.sizing import driver_memory_env, java_options_for, launcher_heap
 
 # input rows of the generated demo per ordinary group (`jobs.demo`: 300 groups wrote
 # 66,639 rows, 3,000 wrote 668,164; the seed scenarios alone 432)
@@ -122,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             config = audit_config(args)
             check_output_place(config)
+            driver_memory_env()  # the JVM would refuse a heap that is not a size
     except (SystemExit, AuditError):  # --help, or a mistake the run would name
         return NOT_RUNNABLE
     except Exception:  # anything else: the run meets it and says what it is

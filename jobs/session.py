@@ -114,7 +114,8 @@ def build_session(
         log.warning("warning: %s", late_setting_note(key, value, running.get(key)))
     conf = {k: v for k, v in (conf or {}).items() if k not in late}
     already = frozenset(running)
-    for key, value in session_conf(conf, console_progress, already).items():
+    given = command_line_conf() if submitted else frozenset()
+    for key, value in session_conf(conf, console_progress, already, given).items():
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
@@ -199,15 +200,34 @@ def _chosen_by_user(option: str, users: str) -> bool:
                for ours, marks in _USERS_OWN.items())
 
 
+CONSOLE_PROGRESS = "spark.ui.showConsoleProgress"
+
+
 def session_conf(conf: dict[str, str] | None, console_progress: bool,
-                 already: Collection[str] = frozenset()) -> dict[str, str]:
+                 already: Collection[str] = frozenset(),
+                 given: Collection[str] = frozenset()) -> dict[str, str]:
     """The settings the session is built with: REQUIRED_CONF, the SESSION_DEFAULTS whose key
     is not `already` set (spark-submit's --conf or properties file: a setting given here
-    would replace the user's), the console progress switch, then the user's `conf`, which
-    wins."""
+    would replace the user's), the console progress switch, then the config file's `conf`,
+    which wins over those but not over a key the command line's `--conf` `given`: that
+    overrides the file, as every flag does (the file's shuffle partitions replaced a
+    `--conf spark.sql.shuffle.partitions`). The progress switch is the exception:
+    spark-submit.sh always submits it, and `--spark-progress` decides it (`load_config`)."""
     defaults = {k: v for k, v in SESSION_DEFAULTS.items() if k not in already}
-    progress = {"spark.ui.showConsoleProgress": str(console_progress).lower()}
-    return {**REQUIRED_CONF, **defaults, **progress, **(conf or {})}
+    progress = {CONSOLE_PROGRESS: str(console_progress).lower()}
+    files = {k: v for k, v in (conf or {}).items() if k not in given or k == CONSOLE_PROGRESS}
+    return {**REQUIRED_CONF, **defaults, **progress, **files}
+
+
+COMMAND_LINE_CONF_ENV = "REBALANCE_AUDIT_COMMAND_LINE_CONF"
+
+
+def command_line_conf() -> frozenset[str]:
+    """The keys spark-submit.sh's command line set with --conf (one per line): a setting
+    spark-defaults.conf or a properties file made is not a flag, and the config file beats
+    it. Empty when the driver was not started by spark-submit.sh (a cluster-mode driver
+    does not inherit it): the config file's settings then win, as before."""
+    return frozenset(k for k in os.environ.get(COMMAND_LINE_CONF_ENV, "").splitlines() if k)
 
 
 def submitted_conf() -> dict[str, str]:

@@ -35,7 +35,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
+
+from vocabulary.errors import ConfigError
 
 ROWS_PER_TASK = 250_000
 MAX_PARTITIONS = 4_000
@@ -156,11 +159,26 @@ def local_heap_for(master: str, machine_cores: int | None = None,
 DRIVER_MEMORY_ENV = "REBALANCE_AUDIT_DRIVER_MEMORY"
 
 
+# a size the JVM's -Xmx and spark-submit's --driver-memory both take: 512m, 2g, 4096M
+# (a bare number is bytes to the JVM and MiB to Spark, so a unit is required)
+JVM_SIZE = re.compile(r"[1-9][0-9]*[kmgtKMGT]")
+
+
+def driver_memory_env() -> str | None:
+    """DRIVER_MEMORY_ENV's heap (None when unset or empty), refused unless it is a JVM size:
+    `lots` reached the JVM ("Invalid maximum heap size", exit 1)."""
+    value = os.environ.get(DRIVER_MEMORY_ENV)
+    if value and not JVM_SIZE.fullmatch(value):
+        raise ConfigError(f"{DRIVER_MEMORY_ENV}={value!r} is not a JVM heap size: give a "
+                          "number and a unit, e.g. 512m, 2g, 4096M (or unset it)")
+    return value or None
+
+
 def launcher_heap(master: str, largest_file_rows: int | None = None) -> str | None:
     """The heap the launcher gives the driver when the user's launch names none:
-    DRIVER_MEMORY_ENV when set, else `local_heap_for` (with the rows of the inputs'
-    largest file, when known)."""
-    return (os.environ.get(DRIVER_MEMORY_ENV)
+    DRIVER_MEMORY_ENV when set (`driver_memory_env`), else `local_heap_for` (with the rows
+    of the inputs' largest file, when known)."""
+    return (driver_memory_env()
             or local_heap_for(master, largest_file_rows=largest_file_rows))
 
 
@@ -174,9 +192,14 @@ def tasks_heap(master: str, largest_file_rows: int | None = None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m jobs.sizing MASTER`: print `launcher_heap(MASTER)` (nothing when there
-    is none), for spark-submit.sh."""
+    is none), for spark-submit.sh; exit 2 with the message when DRIVER_MEMORY_ENV is not a
+    size."""
     args = sys.argv[1:] if argv is None else argv
-    heap = launcher_heap(args[0]) if args else None
+    try:
+        heap = launcher_heap(args[0]) if args else None
+    except ConfigError as exc:  # exit 2 before spark-submit.sh starts a JVM
+        print(f"rebalance-audit: error: {exc}", file=sys.stderr)
+        return 2
     if heap:
         print(heap)
     return 0

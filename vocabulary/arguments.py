@@ -11,7 +11,8 @@ from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
 def non_blank(text: str) -> str:
     """A name or id, not blank: `--cluster "$CLUSTER"` with the variable unset wrote rows
     of an empty cluster name, `--snapshot ""` asked for a snapshot no input can hold, and
-    `--run-id ""` was quietly replaced by a new id."""
+    `--run-id ""` was quietly replaced by a new id; a path flag (`--offsets "$OFFSETS"`)
+    was taken as given and read as no table."""
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be blank")
     return text

@@ -24,7 +24,7 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
     report.add_argument("--group", type=non_blank, metavar="G", action="append",
                         dest="groups",
                         help="show only this consumer group (repeatable), findings or not")
-    report.add_argument("--html", metavar="PATH",
+    report.add_argument("--html", type=non_blank, metavar="PATH",
                         help="where to write the page (default: DIR/report.html)")
     report.add_argument("--top", type=positive_int, metavar="N",
                         help="groups needing attention to show (default 25); every group "

@@ -175,9 +175,10 @@ def test_a_folder_as_html_or_no_top_is_a_user_error(output, tmp_path, capsys):
         assert "is not a whole number of 1 or more" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flag", ["--snapshot", "--group"])
-def test_a_blank_snapshot_or_group_is_refused(output, capsys, flag):
-    # it read as "no complete run of snapshot(s) " (or "no consumer group  in ...")
+@pytest.mark.parametrize("flag", ["--snapshot", "--group", "--html"])
+def test_a_blank_snapshot_group_or_html_is_refused(output, capsys, flag):
+    # it read as "no complete run of snapshot(s) " (or "no consumer group  in ..."); a
+    # blank --html (an unset shell variable) wrote the default page silently
     with pytest.raises(SystemExit) as exit_:
         main(["report", "--output", output, flag, ""])
     assert exit_.value.code == 2

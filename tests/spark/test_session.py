@@ -4,8 +4,10 @@ workers' Arrow memory pool as the workers really see it, and Kryo as the session
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -47,6 +49,51 @@ def test_under_spark_submit_a_default_applies_only_where_the_submit_left_it_unse
     assert POOL not in conf and conf[SERIALIZER] == KRYO
     assert conf["spark.sql.shuffle.partitions"] == "4"
     assert not set(SESSION_DEFAULTS) & set(session_conf(None, False, set(SESSION_DEFAULTS)))
+
+
+def test_a_setting_spark_submit_was_given_beats_the_config_files() -> None:
+    """`./spark-submit.sh --conf spark.sql.shuffle.partitions=5 audit --config f.yaml` ran
+    with the file's 3: flags override the file. Left out of the builder, the submitted
+    value stays (the session's SparkConf loaded it). spark-submit.sh always submits the
+    progress switch, which `--spark-progress` (or the file) decides."""
+    partitions = "spark.sql.shuffle.partitions"
+    progress = "spark.ui.showConsoleProgress"
+    file = {partitions: "3", "spark.sql.files.minPartitionNum": "7", progress: "true"}
+    conf = session_conf(file, False, already={partitions, progress},
+                        given={partitions, progress})
+    assert partitions not in conf and conf["spark.sql.files.minPartitionNum"] == "7"
+    assert conf[progress] == "true"
+    # spark-defaults.conf or a properties file set it, the command line did not: the file's
+    assert session_conf(file, False, already={partitions})[partitions] == "3"
+    assert session_conf(file, False)[partitions] == "3"  # nothing submitted: the file's
+
+
+def test_spark_submit_sh_names_the_keys_its_command_line_conf_sets(tmp_path) -> None:
+    """The launcher passes the command line's --conf keys (not spark-defaults.conf's) to
+    the driver; a stand-in spark-submit prints what the driver would see."""
+    import subprocess
+
+    from jobs.session import COMMAND_LINE_CONF_ENV, command_line_conf
+
+    fake = tmp_path / "home" / "bin" / "spark-submit"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\nprintf '%s' \"${COMMAND_LINE_CONF_ENV}\"\n")
+    fake.chmod(0o755)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "SPARK_HOME": str(tmp_path / "home"),
+           "REBALANCE_AUDIT_PYTHON": sys.executable}
+    out = subprocess.run(
+        [str(root / "spark-submit.sh"), "--conf", "spark.sql.shuffle.partitions=5",
+         "--conf=spark.a.b=c=d", "-c", "spark.x=1", "--driver-memory", "1g", "audit",
+         "--output", str(tmp_path / "o")], capture_output=True, text=True, env=env,
+        timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["spark.sql.shuffle.partitions", "spark.a.b", "spark.x"]
+    os.environ[COMMAND_LINE_CONF_ENV] = out.stdout
+    try:
+        assert command_line_conf() == {"spark.sql.shuffle.partitions", "spark.a.b", "spark.x"}
+    finally:
+        del os.environ[COMMAND_LINE_CONF_ENV]
 
 
 def test_a_jvm_started_from_plain_python_logs_as_the_launchers_does(monkeypatch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -46,10 +47,12 @@ def test_what_if_flag_parses() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"queues": "q"}, "--queues is set but --members is not"),
-        ({"offsets": "o"}, "--offsets needs --queues and --members"),
+        ({"queues": "q"}, "--queues / inputs.queues is set but --members / inputs.members "
+                          "is not"),
+        ({"offsets": "o"}, "--offsets / inputs.offsets needs --queues / inputs.queues and "
+                           "--members / inputs.members"),
         ({"engine": "fast"}, "storage.engine must be one of"),
-        ({"buckets": -1}, "assign.buckets must be >= 0"),
+        ({"buckets": -1}, "--buckets / assign.buckets must be >= 0"),
         ({"what_if": "some"}, "reports.what_if must be one of all, findings, off"),
         ({"snapshots": ["s1", "/" * 82]},
          r"snapshot '///.*'… \(82 characters\) can name no output partition"),
@@ -125,3 +128,137 @@ def test_spark_conf_keys_are_free_form(tmp_path: Path) -> None:
     conf = tmp_path / "c.yaml"
     conf.write_text("spark:\n  conf:\n    spark.any.thing: 1\n    spark.b: true\n")
     assert load_config(str(conf)).spark_conf == {"spark.any.thing": "1", "spark.b": "true"}
+
+
+PATH_FLAGS = ("--config", "--queues", "--members", "--offsets", "--observed", "--output")
+
+
+@pytest.mark.parametrize("flag", PATH_FLAGS)
+@pytest.mark.parametrize("value", ["", "  "])
+def test_a_blank_path_flag_is_refused_when_parsed(capsys, flag: str, value: str) -> None:
+    """An unset shell variable: `--offsets ""` ran without lag and without the warning a
+    run without --offsets gets, `--config ""` and `--queues "" --members ""` ran the demo."""
+    from jobs.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["audit", flag, value])
+    assert exit_.value.code == 2
+    assert f"argument {flag}: must not be blank" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["queues", "members", "offsets", "observed", "output"])
+def test_a_blank_path_from_any_source_is_refused_naming_the_setting(
+        tmp_path: Path, name: str) -> None:
+    key = "output" if name == "output" else f"inputs.{name}"
+    both = {"queues": "q", "members": "m"}
+    with pytest.raises(ConfigError, match=f"--{name} / {key} is blank"):
+        load_config(None, **{**both, name: " "})
+    lines = {"queues": "q", "members": "m", name: '""'}
+    inputs = "".join(f"  {k}: {v}\n" for k, v in lines.items() if k != "output")
+    conf = tmp_path / "c.yaml"
+    conf.write_text(f"inputs:\n{inputs}" + ('output: ""\n' if name == "output" else ""))
+    with pytest.raises(ConfigError, match=f"--{name} / {key} is blank"):
+        load_config(str(conf))
+
+
+def test_a_blank_config_path_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--config is blank"):
+        load_config("")
+
+
+def test_the_file_alone_is_named_by_both_spellings(tmp_path: Path) -> None:
+    """`inputs.queues` alone in a file named --queues and --members, flags never given."""
+    conf = tmp_path / "c.yaml"
+    conf.write_text("inputs:\n  queues: q\n")
+    with pytest.raises(ConfigError, match=r"--queues / inputs.queues is set but "
+                                          r"--members / inputs.members is not"):
+        load_config(str(conf))
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("output: 1.10\n", "output must be a string, not 1.1 \\(YAML read it as a float\\): "
+                        'quote it, e.g. output: "..."'),
+     ("output: 0123\n", "output must be a string, not 83 "),
+     ("inputs:\n  queues: 2026\n  members: m\n", "inputs.queues must be a string, not 2026"),
+     ("spark:\n  master: 4\n", "spark.master must be a string, not 4")],
+)
+def test_a_path_yaml_reads_as_a_number_is_refused(tmp_path: Path, text: str,
+                                                 shown: str) -> None:
+    """`output: 1.10` was the folder '1.1', `0123` was '83': another folder, silently."""
+    conf = tmp_path / "c.yaml"
+    conf.write_text(text)
+    with pytest.raises(ConfigError, match=f"config file {conf}: {shown}"):
+        load_config(str(conf))
+    conf.write_text('output: "1.10"\n')
+    assert load_config(str(conf)).output == "1.10"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("output: a\nstrict: true\noutput: b\n", "output is given twice \\(lines 1 and 3\\)"),
+     ("demo:\n  seed: 1\nstrict: true\ndemo:\n  groups: 2\n",
+      "demo is given twice \\(lines 1 and 4\\)"),
+     ("spark:\n  conf:\n    spark.a: 1\n    spark.a: 2\n",
+      "spark.a is given twice \\(lines 3 and 4\\)")],
+)
+def test_a_key_given_twice_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    """PyYAML keeps the last of two equal keys: the first was dropped silently."""
+    conf = tmp_path / "c.yaml"
+    conf.write_text(text)
+    with pytest.raises(ConfigError, match=f"config file {conf}: {message}"):
+        load_config(str(conf))
+
+
+def test_a_merge_key_may_still_be_overridden(tmp_path: Path) -> None:
+    conf = tmp_path / "c.yaml"
+    conf.write_text("demo:\n  <<: {groups: 3, seed: 1}\n  groups: 4\n")
+    config = load_config(str(conf))
+    assert (config.demo_groups, config.demo_seed) == (4, 1)
+
+
+def test_a_file_that_is_not_utf8_or_not_a_regular_file_is_named(tmp_path: Path) -> None:
+    """Latin-1 was a UnicodeDecodeError traceback after the JVM started; a folder, a FIFO
+    or /dev/null "did not exist"."""
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("output: /tmp/caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match=f"config file {latin} is not UTF-8 text"):
+        load_config(str(latin))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (tmp_path, fifo, Path("/dev/null")):
+        with pytest.raises(ConfigError, match=f"config file {path} is not a regular file"):
+            load_config(str(path))
+
+
+def test_a_negative_demo_seed_is_refused(tmp_path: Path) -> None:
+    """numpy's generator refused it minutes into the run (exit 1)."""
+    conf = tmp_path / "c.yaml"
+    conf.write_text("demo:\n  seed: -5\n")
+    with pytest.raises(ConfigError, match=r"demo.seed must be >= 0, not -5"):
+        load_config(str(conf))
+    assert load_config(None, demo_seed=0).demo_seed == 0
+
+
+def test_buckets_have_an_upper_bound_named_by_flag_and_key(tmp_path: Path) -> None:
+    """10**20 reached Py4J as a NumberFormatException; 2e9 would have allocated tens of GB."""
+    assert load_config(None, buckets=100_000).buckets == 100_000  # jobs.config.MAX_BUCKETS
+    for buckets in (100_001, 10**20):
+        with pytest.raises(ConfigError, match=rf"--buckets / assign.buckets must be >= 0 and "
+                                              rf"at most 100,000 .*not {buckets}"):
+            load_config(None, buckets=buckets)
+    conf = tmp_path / "c.yaml"
+    conf.write_text("assign:\n  buckets: 2000000000\n")
+    with pytest.raises(ConfigError, match=r"--buckets / assign.buckets"):
+        load_config(str(conf))
+
+
+def test_the_progress_flag_beats_the_files_spark_setting(tmp_path: Path) -> None:
+    """Flags override the file: the file's spark.ui.showConsoleProgress beat the flag."""
+    conf = tmp_path / "c.yaml"
+    conf.write_text("spark:\n  conf:\n    spark.ui.showConsoleProgress: true\n"
+                    "    spark.a: b\n")
+    assert load_config(str(conf)).spark_conf["spark.ui.showConsoleProgress"] == "true"
+    for flag in (True, False):
+        config = load_config(str(conf), spark_progress=flag)
+        assert config.spark_progress is flag and config.spark_conf == {"spark.a": "b"}

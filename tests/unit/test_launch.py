@@ -224,3 +224,52 @@ def test_a_jvm_started_here_commits_only_the_heap_launch_conf_gives_it(
     assert new_jvm_options(users) == ""
     monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # spark-submit started the JVM
     assert new_jvm_options(AuditConfig(demo_groups=large, master="local[2]")) == ""
+
+
+def test_what_the_config_file_or_a_blank_path_flag_gets_wrong_starts_no_jvm(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A config file that is not UTF-8 raised UnicodeDecodeError, which the launcher took
+    for the run's to say: the JVM started, then a traceback. A blank path flag ran the
+    demo, or a run without lag and without its warning."""
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("output: /tmp/caf\u00e9\n".encode("latin-1"))
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(f"output: {tmp_path / 'a'}\noutput: {tmp_path / 'b'}\n")
+    out = str(tmp_path / "out")
+    for argv in (["audit", "--config", str(latin)], ["audit", "--config", str(tmp_path)],
+                 ["audit", "--config", str(twice)], ["audit", "--config", ""],
+                 ["audit", "--queues", "", "--members", "", "--output", out],
+                 ["audit", "--queues", "q", "--members", "m", "--offsets", "", "--output", out],
+                 ["audit", "--buckets", str(10**20), "--output", out]):
+        assert main(argv) == NOT_RUNNABLE, argv
+        assert capsys.readouterr().out == "", argv
+
+
+@pytest.mark.parametrize("heap", ["lots", "2gb", "4096", "-1g", " 2g"])
+def test_a_driver_memory_variable_that_is_no_jvm_size_is_exit_2_before_any_jvm(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, heap: str) -> None:
+    """REBALANCE_AUDIT_DRIVER_MEMORY=lots reached the JVM: "Invalid maximum heap size",
+    exit 1. The launcher lets jobs.cli say it (exit 2), and so does `jobs.sizing`'s
+    answer to spark-submit.sh."""
+    import jobs.audit
+    from jobs import cli, sizing
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(jobs.audit, "run", no_run)
+    monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", heap)
+    out = ["audit", "--output", str(tmp_path / "out")]
+    assert main(["--launcher-heap", "local[2]", *out]) == NOT_RUNNABLE
+    assert main(out) == NOT_RUNNABLE
+    assert capsys.readouterr().out == ""
+    assert cli.main(out) == 2
+    assert f"REBALANCE_AUDIT_DRIVER_MEMORY={heap!r} is not a JVM heap size" in (
+        capsys.readouterr().err)
+    assert sizing.main(["local[2]"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "REBALANCE_AUDIT_DRIVER_MEMORY" in captured.err
+    for size in ("512m", "2g", "4096M", "1T"):
+        monkeypatch.setenv("REBALANCE_AUDIT_DRIVER_MEMORY", size)
+        assert sizing.launcher_heap("local[2]") == size
