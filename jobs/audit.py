@@ -342,7 +342,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         if ctx.config.strict and scope.notes:
             raise InputError(f"strict mode: {len(scope.notes)} input problem(s), nothing "
                              "written: " + "; ".join(n.text() for n in scope.notes))
-        inputs = read.limited_to(scope.audited)
+        inputs = read.limited_to(scope.audited, scope.partial)
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
         off = [table for table, on in (("drift", paths.observed is not None),

@@ -71,15 +71,21 @@ def held_of(runs: DataFrame) -> Held:
 
 def clusters_left_out(held: Held, scope: Scope) -> list[Note]:
     """A note for each cluster an earlier complete run of an audited snapshot covered and
-    this run's inputs do not hold: replacing the snapshot removes its rows (a snapshot id
-    shared by clusters audited one run each), which must not pass in silence."""
-    return [Note(None, snapshot, cluster,
-                 "the output holds a complete run of this snapshot and cluster, and this "
-                 "run's inputs do not hold the cluster: replacing the snapshot removes its "
-                 "rows. Audit every cluster of a snapshot in one run, or give each "
-                 "cluster's captures snapshot ids of their own")
-            for snapshot, cluster in sorted(held, key=_by_name)
-            if snapshot in scope.audited and cluster not in scope.clusters.get(snapshot, [])]
+    this run does not audit: replacing the snapshot removes its rows (a snapshot id shared
+    by clusters audited one run each, or a capture that died between its queues and its
+    members), which must not pass in silence."""
+    notes = []
+    for snapshot, cluster in sorted(held, key=_by_name):
+        if snapshot not in scope.audited or cluster in scope.audited_clusters(snapshot):
+            continue
+        lacks = ("do not hold the cluster" if cluster not in scope.clusters.get(snapshot, [])
+                 else "lack its usable queues or members rows")
+        notes.append(Note(None, snapshot, cluster, (
+            f"the output holds a complete run of this snapshot and cluster, and this run's "
+            f"inputs {lacks}: replacing the snapshot removes its rows. Audit every cluster "
+            "of a snapshot in one run, or give each cluster's captures snapshot ids of "
+            "their own")))
+    return notes
 
 
 def replaced_by_none(held: Held, scope: Scope, off: list[str]) -> list[Note]:

@@ -55,10 +55,16 @@ class Inputs:
     read_keys: DataFrame
     observed: DataFrame | None = None
 
-    def limited_to(self, snapshots: list[str]) -> Inputs:
-        """The usable rows of these snapshots (rejects stay whole: they are all written)."""
+    def limited_to(self, snapshots: list[str],
+                   left_out: list[tuple[str, str | None]] = ()) -> Inputs:
+        """The usable rows of these snapshots, but those of the (snapshot, cluster)s left
+        out (rejects stay whole: they are all written)."""
         def keep(df: DataFrame) -> DataFrame:
-            return df.where(F.col("snapshot_id").isin(snapshots))
+            wanted = F.col("snapshot_id").isin(snapshots)
+            for snapshot, cluster in left_out:
+                wanted = wanted & ~((F.col("snapshot_id") == snapshot)
+                                    & F.col("cluster").eqNullSafe(F.lit(cluster)))
+            return df.where(wanted)
 
         def maybe(df: DataFrame | None) -> DataFrame | None:
             return keep(df) if df is not None else None

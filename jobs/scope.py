@@ -62,6 +62,14 @@ class Scope:
     # whether members rows of an audited snapshot were rejected: the groups they name get
     # a sentence saying their figures leave those rows out (`reports.group_balance`)
     members_rejected: bool = False
+    # (snapshot, cluster)s of audited snapshots with usable queues or members rows but not
+    # both: not audited (recomputed without its members, every observed holder was drift)
+    partial: list[tuple[str, str | None]] = field(default_factory=list)
+
+    def audited_clusters(self, snapshot: str) -> list[str | None]:
+        """The clusters of an audited snapshot this run audits: usable queues and members."""
+        return [c for c in self.usable_clusters.get(snapshot, [])
+                if (snapshot, c) not in self.partial]
 
     @property
     def read_clusters(self) -> list[str | None]:
@@ -115,14 +123,27 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
     missing_from: dict[str, set[tuple[str, str | None]]] = {}
+    partial: list[tuple[str, str | None]] = []
     for present, missing, rows, other in (("queues", "members", queues, members),
                                           ("members", "queues", members, queues)):
         for (s, c), n in sorted(rows.items(), key=_key):
             if (s, c) not in other:
+                if s in audited:
+                    partial.append((s, c))
                 notes.append(Note(missing, s, c, (
                     f"{missing} has no usable rows, {present} has {n}: not audited (earlier "
                     "output of it is kept)" if s not in audited else
-                    f"{missing} has no usable rows for this cluster, {present} has {n}")))
+                    f"{missing} has no usable rows for this cluster, {present} has {n}: the "
+                    "cluster is not audited")))
+    partial.sort(key=lambda k: (k[0] or "", k[1] or ""))
+    for s, c in partial:
+        # its offsets and observed rows are left out of the audit with it: a rejects row
+        # per table says how many
+        for table in ("offsets", "observed"):
+            n = usable.get(table, {}).get((s, c))
+            if n:
+                notes.append(Note(table, s, c, "the cluster is not audited (queues or members "
+                                               f"has no usable rows of it), {table} has {n}"))
     for (s, c), n in sorted(members.items(), key=_key):
         if (s, c) in queues and not subscribed[(s, c)]:  # usable in both: audited
             notes.append(Note("members", s, c, (
@@ -169,7 +190,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
                  notes, reads_null_snapshot=not requested, subscriptions=subscriptions,
                  missing_from=missing_from, requested=asked, absent=absent,
-                 members_rejected=members_rejected)
+                 members_rejected=members_rejected, partial=partial)
 
 
 def _sorted_values(mapping: dict) -> dict:

@@ -231,7 +231,7 @@ def _runs_rows(pub: Publication, fresh: list[str], tables: list[str], engine: st
     rows = []
     scope = pub.scope
     for snapshot, status, written, clusters in (
-        *((s, COMPLETE, tables, scope.usable_clusters[s]) for s in scope.audited),
+        *((s, COMPLETE, tables, scope.audited_clusters(s)) for s in scope.audited),
         # an id no partition folder holds is in the rejects only (`validate`)
         *((s, NOT_AUDITED, ["rejects"], scope.clusters.get(s, [None])) for s in fresh
           if snapshot_id_fits(s)),

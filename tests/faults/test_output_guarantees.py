@@ -146,6 +146,48 @@ def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
     assert set(table(out, "assignments")["cluster"]) == {"d"}
 
 
+def test_a_cluster_whose_members_are_missing_from_a_rerun_is_not_audited(spark,
+                                                                         tmp_path) -> None:
+    """A capture killed between its queues and its members leaves a cluster with queues
+    but no members. A re-run then audited it with no members: its earlier rows went
+    without a word, a complete runs row said 0 assignments, and every observed holder of
+    it was drift. Now the cluster is not audited (its offsets and observed rows are
+    rejects rows saying so), and removing its earlier rows is a warning."""
+    queues = pd.concat([queue_rows(["A"], "c"), queue_rows(["A"], "d")])
+    observed = pd.concat([observed_rows(["A"], "c"), observed_rows(["A"], "d")])
+    offsets = queues.drop(columns=["captured_at", "max_offset"]).assign(
+        consumer_group="G", committed_offset=90)
+    both = write_inputs(spark, tmp_path / "both", queues=queues, offsets=offsets,
+                        members=pd.concat([member_rows(["A"], "c"), member_rows(["A"], "d")]),
+                        observed=observed)
+    no_c = write_inputs(spark, tmp_path / "no_c", queues=queues, offsets=offsets,
+                        members=member_rows(["A"], "d"), observed=observed)
+    out = tmp_path / "out"
+    audit(spark, both, out, "both", observed=both["observed"])
+    with pytest.raises(InputError, match=r"snapshot A \(cluster c\): the output holds a "
+                                         r"complete run of this snapshot and cluster"):
+        audit(spark, no_c, out, "strict", observed=no_c["observed"], strict=True)
+    assert assert_one_complete_run(out, "A") == "both"  # nothing written
+    result = audit(spark, no_c, out, "lenient", observed=no_c["observed"])
+    assert [w for w in result.warnings if w.startswith(
+        "snapshot A (cluster c): the output holds a complete run of this snapshot and "
+        "cluster, and this run's inputs lack its usable queues or members rows: replacing "
+        "the snapshot removes its rows")], result.warnings
+    runs = table(out, "runs")
+    assert sorted(zip(runs["cluster"], runs["run_id"], strict=True)) == [("d", "lenient")]
+    for name in ("assignments", "consumer_load", "group_balance", "drift"):
+        assert set(table(out, name)["cluster"]) <= {"d"}, name
+    rejects = table(out, "rejects")
+    said = rejects[rejects["cluster"] == "c"].set_index("source_table")["reason"].to_dict()
+    assert said == {
+        "members": "members has no usable rows for this cluster, queues has 4: the cluster "
+                   "is not audited",
+        "offsets": "the cluster is not audited (queues or members has no usable rows of "
+                   "it), offsets has 4",
+        "observed": "the cluster is not audited (queues or members has no usable rows of "
+                    "it), observed has 4"}
+
+
 def test_rows_an_option_left_out_replaces_by_none_are_a_warning(spark, tmp_path) -> None:
     """A audited with --observed (client c1 holds every queue: 2 drift), --offsets and
     --what-if all, then again without them: those rows, and the lags, go, and the run

@@ -354,9 +354,11 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
 
     assert scope.audited == ["A", "B"] and scope.not_audited == ["X"]
     assert scope.usable_clusters == {"A": ["c1", "c2"], "B": ["c1"], "X": ["c1"]}
+    assert scope.partial == [("A", "c2")] and scope.audited_clusters("A") == ["c1"]
     assert scope.clusters == {"A": ["c1", "c2"], "B": ["c1"], "X": ["c1"]}
     assert sorted(n.text() for n in scope.notes) == [
-        "snapshot A (cluster c2): members has no usable rows for this cluster, queues has 4",
+        "snapshot A (cluster c2): members has no usable rows for this cluster, queues has 4: "
+        "the cluster is not audited",
         "snapshot X (cluster c1): members has no usable rows, queues has 4: not audited "
         "(earlier output of it is kept)",
     ]
