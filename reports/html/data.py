@@ -328,7 +328,10 @@ def complete_runs(output: str) -> pd.DataFrame:
     runs = read_table(output, RUNS)
     runs = runs[runs["status"] == COMPLETE]
     if runs.empty:
-        raise NoOutputError(f"{output}: the '{RUNS}' table names no complete run")
+        raise NoOutputError(f"{output}: the '{RUNS}' table names no complete run (an audit "
+                            "writing into it now retracts the runs of the snapshots it "
+                            "replaces until it ends; one that died part-way leaves them "
+                            "out until the next run of them)")
     return runs
 
 

@@ -517,3 +517,20 @@ def test_every_read_of_a_table_sees_the_version_its_rows_were_counted_in(tmp_pat
     data = load(output, groups=["g-skew"])
     assert set(data.group_balance["consumer_group"]) == {"g-skew"}
     assert data.skew_counts.to_dict() == {3: 1}
+
+
+def test_an_output_whose_runs_are_all_retracted_says_why_there_may_be_none(tmp_path):
+    """Between a re-run's retraction and its runs commit (or after a re-run that died
+    there) the page said only "names no complete run", as if the output were empty."""
+    from deltalake import write_deltalake
+
+    from vocabulary.errors import NoOutputError
+
+    out = frames.write_outputs(str(tmp_path / "out"))
+    write_deltalake(f"{out}/runs", frames.to_arrow(frames.runs().iloc[:0]),
+                    partition_by=["snapshot_id"], mode="overwrite")
+    with pytest.raises(NoOutputError, match=(
+            r"the 'runs' table names no complete run \(an audit writing into it now "
+            r"retracts the runs of the snapshots it replaces until it ends; one that died "
+            r"part-way leaves them out until the next run of them\)")):
+        load(out)
