@@ -117,10 +117,32 @@ if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master");
 # the user chose a size, here or in the config file's spark.conf (step 5 learns that). A
 # run that is not short commits that heap at start (jobs.launch), and inputs whose largest
 # file asks for more get more (step 5: jobs.launch names it as spark.driver.memory).
+# A setting in the user's properties file (--properties-file, else spark-defaults.conf)
+# is the user's as much as a --conf: the launcher's --conf would replace it.
+props_files=()
+for ((i = 0; i + 1 < ${#spark_args[@]}; i++)); do
+  [[ "${spark_args[i]}" == --properties-file ]] && props_files+=("${spark_args[i+1]}")
+done
+if [[ ${#props_files[@]} -eq 0 ]]; then
+  conf_dir="${SPARK_CONF_DIR:-}"
+  if [[ -z "$conf_dir" && -n "${SPARK_HOME:-}" && -x "$SPARK_HOME/bin/spark-submit" ]]; then
+    conf_dir="$SPARK_HOME/conf"
+  fi
+  [[ -n "$conf_dir" && -r "$conf_dir/spark-defaults.conf" ]] \
+    && props_files+=("$conf_dir/spark-defaults.conf")
+fi
+users_setting() {  # KEY: set by the command line's --conf or a properties file
+  [[ " ${spark_args[*]} " == *" $1="* ]] && return 0
+  local file
+  for file in "${props_files[@]}"; do
+    grep -Eq "^[[:space:]]*${1//./\\.}([[:space:]]|=|:)" "$file" 2>/dev/null && return 0
+  done
+  return 1
+}
 launcher_heap=()
 choose_heap=0
-if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* \
-      && " ${spark_args[*]} " != *"spark.driver.memory="* ]]; then
+if [[ "$master" == local* && " ${spark_args[*]} " != *" --driver-memory "* ]] \
+    && ! users_setting spark.driver.memory; then
   choose_heap=1
   launcher_heap=(--launcher-heap "$master")
 fi
@@ -192,7 +214,8 @@ if [[ $choose_heap -eq 1 ]]; then
   spark_args+=(--driver-memory "${heap:-4g}")
 fi
 log_conf=()
-if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]]; then
+if [[ " ${spark_args[*]} " != *"log4j2.configurationFile"* ]] \
+    && ! users_setting spark.driver.extraJavaOptions; then
   log_conf=(--conf "spark.driver.extraJavaOptions=$java_options")
 fi
 # The job's defaults (jobs/session.py SESSION_DEFAULTS) are the job's own: it applies each

@@ -159,6 +159,34 @@ def test_the_launcher_gives_a_local_driver_a_heap_per_core(tmp_path: Path) -> No
     assert heaps("--master", "yarn") == []
 
 
+def test_a_properties_files_driver_settings_are_left_to_it(tmp_path: Path) -> None:
+    """spark.driver.memory and extraJavaOptions in the user's --properties-file (or
+    spark-defaults.conf) were replaced by the launcher's --driver-memory and --conf, which
+    spark-submit ranks above the file: the user's heap and options never applied."""
+    home = _stand_in_spark(tmp_path)
+    out = str(tmp_path / "out")
+    props = tmp_path / "mine.conf"
+    props.write_text("spark.driver.memory        5g\n"
+                     "spark.driver.extraJavaOptions=-Xss7m\n")
+
+    def given(*args: str, **env: str) -> list[str]:
+        proc = _launch(*args, "audit", "--output", out, SPARK_HOME=home, **env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()
+
+    launched = given("--master", "local[2]", "--properties-file", str(props))
+    assert "--driver-memory" not in launched
+    assert not [a for a in launched if a.startswith("spark.driver.extraJavaOptions=")]
+    (Path(home) / "conf").mkdir()
+    (Path(home) / "conf" / "spark-defaults.conf").write_text("spark.driver.memory 5g\n")
+    assert "--driver-memory" not in given("--master", "local[2]")
+    # a key that only starts like it is another setting: the launcher's heap stays
+    (Path(home) / "conf" / "spark-defaults.conf").write_text("spark.driver.memoryOverhead 1g\n")
+    launched = given("--master", "local[2]")
+    assert launched[launched.index("--driver-memory") + 1] == "2g"
+    assert [a for a in launched if a.startswith("spark.driver.extraJavaOptions=")]
+
+
 def test_the_config_files_driver_settings_reach_spark_submit(tmp_path: Path) -> None:
     """spark-submit starts the driver's JVM before the job reads its config file: a local
     run's spark.driver.memory and other start-only settings of the config's spark.conf go
