@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from capture.errors import CaptureError
 from storage.paths import delta_table_holding, is_local, without_file_scheme
-from vocabulary.arguments import non_blank, snapshot_id
+from vocabulary.arguments import non_blank, path, snapshot_id
 from vocabulary.columns import FIRST_CAPTURE_YEAR
 
 
@@ -61,8 +61,9 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
 def _local_folder(text: str) -> str:
     """--output: a local folder (captures take turns there under a file lock, which
     remote storage has no equivalent of; an `s3://` path became a local `s3:` folder
-    name). `file:` URLs are taken as the path they name."""
-    non_blank(text)
+    name). `file:` URLs are taken as the path they name; `~` is expanded
+    (`vocabulary.arguments.path`)."""
+    text = path(text)
     if not is_local(text):
         raise argparse.ArgumentTypeError(
             f"{text!r}: a capture writes a local folder; capture there, then copy the "

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vocabulary.arguments import non_blank, snapshot_id
+from vocabulary.arguments import non_blank, path, snapshot_id
 
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
@@ -38,19 +38,19 @@ def build_parser() -> argparse.ArgumentParser:
     # a path flag refuses a blank value (an unset shell variable): `--offsets ""` ran
     # without lag and without the warning a run without --offsets gets, `--config ""` and
     # `--queues "" --members ""` ran the demo
-    audit.add_argument("--config", default=None, type=non_blank, metavar="YAML",
+    audit.add_argument("--config", default=None, type=path, metavar="YAML",
                        help="settings file, e.g. conf/local.yaml (default: built-in "
                             "defaults, which equal conf/local.yaml)")
-    audit.add_argument("--queues", type=non_blank, metavar="PATH",
+    audit.add_argument("--queues", type=path, metavar="PATH",
                        help="Delta table: queue topology")
-    audit.add_argument("--members", type=non_blank, metavar="PATH",
+    audit.add_argument("--members", type=path, metavar="PATH",
                        help="Delta table: group membership")
-    audit.add_argument("--offsets", type=non_blank, metavar="PATH",
+    audit.add_argument("--offsets", type=path, metavar="PATH",
                        help="Delta table: committed / consumed offsets (optional)")
-    audit.add_argument("--observed", type=non_blank, metavar="PATH",
+    audit.add_argument("--observed", type=path, metavar="PATH",
                        help="Delta table: who really holds each queue (optional; from "
                             "`capture`); differences go to the drift table")
-    audit.add_argument("--output", type=non_blank, metavar="DIR",
+    audit.add_argument("--output", type=path, metavar="DIR",
                        help="output root; one Delta table per report below it")
     audit.add_argument("--snapshot", type=snapshot_id, metavar="ID", action="append",
                        dest="snapshots",

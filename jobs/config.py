@@ -7,6 +7,7 @@ same values (a test holds them equal).
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,11 +114,11 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
     read = _Reader(str(path), raw)
     d = AuditConfig  # the defaults, one place
     values: dict[str, Any] = {
-        "queues": read.text("inputs.queues", None),
-        "members": read.text("inputs.members", None),
-        "offsets": read.text("inputs.offsets", None),
-        "observed": read.text("inputs.observed", None),
-        "output": read.text("output", d.output),
+        "queues": read.location("inputs.queues", None),
+        "members": read.location("inputs.members", None),
+        "offsets": read.location("inputs.offsets", None),
+        "observed": read.location("inputs.observed", None),
+        "output": read.location("output", d.output),
         "engine": read.text("storage.engine", d.engine),
         "master": read.text("spark.master", d.master),
         "spark_conf": read.spark_settings("spark.conf"),
@@ -257,6 +258,12 @@ class _Reader:
         raise ConfigError(f"config file {self.path}: {key} must be a string, not {value!r} "
                           f"(YAML read it as a {type(value).__name__}): quote it, e.g. "
                           f"{leaf}: \"...\"")
+
+    def location(self, key: str, default: str | None) -> str | None:
+        """A path setting: `text`, `~` expanded (`output: ~/audit` was a folder named `~`
+        to Spark and the home folder to delta-rs)."""
+        value = self.text(key, default)
+        return os.path.expanduser(value) if value else value
 
     def flag(self, key: str, default: bool) -> bool:
         value = self._value(key, default)

@@ -4,6 +4,7 @@ they refuse is argparse's usage error, exit 2, before anything runs."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
 
@@ -37,3 +38,11 @@ def snapshot_id(text: str) -> str:
     if not snapshot_id_fits(text):
         raise argparse.ArgumentTypeError(f"{shown_id(text)} is {TOO_LONG}")
     return text
+
+
+def path(text: str) -> str:
+    """A file or table path, not blank, `~` expanded: the shell leaves a quoted `~` to the
+    program, and Spark took it as a folder named `~` where delta-rs read the home folder
+    (the run wrote one place and read another)."""
+    non_blank(text)
+    return os.path.expanduser(text)

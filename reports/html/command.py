@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from vocabulary.arguments import non_blank, positive_int
+from vocabulary.arguments import non_blank, path, positive_int
 
 
 def add_report_parser(sub) -> argparse.ArgumentParser:
@@ -16,7 +16,7 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
                     "network) from the Delta tables of an audit's output root. Default: "
                     "the latest complete snapshot of each cluster in the runs table.",
     )
-    report.add_argument("--output", required=True, type=non_blank, metavar="DIR",
+    report.add_argument("--output", required=True, type=path, metavar="DIR",
                         help="output root of an audit run (holds runs, group_balance, ...)")
     report.add_argument("--snapshot", type=non_blank, metavar="ID", action="append",
                         dest="snapshots",
@@ -24,7 +24,7 @@ def add_report_parser(sub) -> argparse.ArgumentParser:
     report.add_argument("--group", type=non_blank, metavar="G", action="append",
                         dest="groups",
                         help="show only this consumer group (repeatable), findings or not")
-    report.add_argument("--html", type=non_blank, metavar="PATH",
+    report.add_argument("--html", type=path, metavar="PATH",
                         help="where to write the page (default: DIR/report.html)")
     report.add_argument("--top", type=positive_int, metavar="N",
                         help="groups needing attention to show (default 25); every group "

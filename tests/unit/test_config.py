@@ -262,3 +262,25 @@ def test_the_progress_flag_beats_the_files_spark_setting(tmp_path: Path) -> None
     for flag in (True, False):
         config = load_config(str(conf), spark_progress=flag)
         assert config.spark_progress is flag and config.spark_conf == {"spark.a": "b"}
+
+
+def test_a_home_folder_path_is_expanded_from_flags_and_the_file(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """A `~` the shell leaves (quoted, or in a config file) was a folder named `~` to
+    Spark and the home folder to delta-rs: the run wrote one place and read another."""
+    from capture.cli import _local_folder
+    from jobs.cli import build_parser
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    args = build_parser().parse_args(["audit", "--queues", "~/q", "--members", "~/m",
+                                      "--output", "~/out", "--offsets", "s3a://b/~x"])
+    assert (args.queues, args.members, args.output, args.offsets) == (
+        f"{tmp_path}/q", f"{tmp_path}/m", f"{tmp_path}/out", "s3a://b/~x")
+    report = build_parser().parse_args(["report", "--output", "~/out", "--html", "~/p.html"])
+    assert (report.output, report.html) == (f"{tmp_path}/out", f"{tmp_path}/p.html")
+    assert _local_folder("~/capture") == f"{tmp_path}/capture"
+    file = tmp_path / "c.yaml"
+    file.write_text("inputs:\n  queues: ~/q\n  members: ~/m\noutput: ~/out\n")
+    cfg = load_config(str(file))
+    assert (cfg.queues, cfg.members, cfg.output) == (
+        f"{tmp_path}/q", f"{tmp_path}/m", f"{tmp_path}/out")
