@@ -38,6 +38,9 @@ STRATEGIES = {
     "AllocateMachineRoomNearby": "MACHINE_ROOM_NEARBY",
 }
 SPEC_NAMES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "CONFIG", "MACHINE_ROOM")
+# strategies whose parameter no admin tool prints (SPEC §3): (strategy_params key, what it is)
+UNSAID_PARAMS = {"CONFIG": ("queues", "configured queue list"),
+                 "MACHINE_ROOM": ("rooms", "consume-from machine rooms")}
 
 
 def strategy_name(value: str) -> str | None:
@@ -506,6 +509,14 @@ def apply_running_info(state: ImportState, path: str, client_id: str | None,
             state.snapshot.warn(f"{path}: AllocateMachineRoomNearby's inner strategy is not "
                                 "in the running info; written as MACHINE_ROOM_NEARBY-AVG")
             client.strategy = "MACHINE_ROOM_NEARBY-AVG"
+        elif client.strategy in UNSAID_PARAMS:
+            name, what = UNSAID_PARAMS[client.strategy]
+            java = raw_strategy.split("@")[0].rsplit(".", 1)[-1]
+            state.snapshot.warn(
+                f"{path}: client {client_id} of group {group_name} runs {java}, "
+                f"whose {what} the running info does not hold: it is written without "
+                f"strategy_params.{name}, and the audit has it claim no queue until its "
+                f"members rows are given one")
     unknown = sorted(queue_name(k) for k, offset in held.items()
                      if offset is not None and offset < 0)
     if unknown:  # the client's offset store says -1 (none) or -2 (could not read it)

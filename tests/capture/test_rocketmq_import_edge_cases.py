@@ -220,6 +220,28 @@ def test_a_consumer_status_cut_short_is_not_used(tmp_path, cut):
         "be cut short too); the file is not used"), last)
 
 
+@pytest.mark.parametrize(("java", "strategy", "param", "what"), [
+    ("AllocateMessageQueueByConfig", "CONFIG", "queues", "configured queue list"),
+    ("AllocateMessageQueueByMachineRoom", "MACHINE_ROOM", "rooms",
+     "consume-from machine rooms")])
+def test_a_strategy_whose_parameter_no_tool_prints_is_a_warning(tmp_path, java, strategy,
+                                                                param, what):
+    """CONFIG and MACHINE_ROOM clients were written without their parameter and no word
+    at run time: the audit had them claim nothing, a false idle client and unheld queues."""
+    text = STATUS_99.replace("messageModel", f"allocateMessageQueueStrategy            : "
+                             f"org.apache.rocketmq.client.consumer.rebalance.{java}@1f\n"
+                             "messageModel", 1)
+    status = write(tmp_path, "10.0.1.21@21345", text)
+    conn = write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION)
+    snap = run(str(DATA / "topicRoute_TopicOrder.json"), conn, status)
+    assert ("10.0.1.21@21345", strategy) in rows(snap, "members", "client_id", "strategy")
+    assert (f"{status}: client 10.0.1.21@21345 of group OrderGroup runs "
+            f"{java}, whose {what} the "
+            f"running info does not hold: it is written without strategy_params.{param}, "
+            "and the audit has it claim no queue until its members rows are given one"
+            ) in snap.warnings
+
+
 def test_a_running_info_client_missing_from_consumer_connection_is_no_member(tmp_path):
     status = write(tmp_path, "1795430000000/10.0.1.99@99999", STATUS_99)
     conn = write(tmp_path, "consumerConnection_OrderGroup.txt", CONNECTION)
