@@ -76,14 +76,21 @@ def _local_folder(text: str) -> str:
     return without_file_scheme(text)
 
 
+MAX_TIMEOUT = 3600  # librdkafka's request timeout limit (0..3600000 ms)
+
+
 def _seconds(text: str) -> float:
-    """--timeout: a positive, finite number of seconds (librdkafka waits forever on -1)."""
+    """--timeout: a positive, finite number of seconds (librdkafka waits forever on -1),
+    at most librdkafka's limit (beyond it: a traceback, or an overflow read as a timeout)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    if value > MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: at most {MAX_TIMEOUT} seconds (librdkafka's request timeout limit)")
     return value
 
 

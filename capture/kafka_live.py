@@ -55,6 +55,9 @@ def read_client_config(path: str | Path) -> dict[str, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise CaptureError(f"cannot read --client-config {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:  # librdkafka properties are UTF-8 text
+        raise CaptureError(f"--client-config {path} is not UTF-8 text (byte {exc.start}: "
+                           f"{exc.object[exc.start:exc.start + 1]!r})") from exc
     config: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -67,8 +70,10 @@ def read_client_config(path: str | Path) -> dict[str, str]:
     return config
 
 
-def _kafka_error(what: str, exc: BaseException) -> CaptureError:
-    err = exc.args[0] if exc.args else exc
+def _kafka_error(what: str, exc: Any) -> CaptureError:
+    """A KafkaException, a bare KafkaError (ListGroups' errors) or another exception, with
+    a hint at the likely cause."""
+    err = exc.args[0] if getattr(exc, "args", None) else exc
     name = getattr(err, "name", lambda: type(exc).__name__)()
     text = getattr(err, "str", lambda: str(exc))()
     hint = ""
@@ -88,8 +93,18 @@ def _result(future: Any, what: str, timeout: float) -> Any:
         raise _kafka_error(what, exc) from exc
 
 
+BOOTSTRAP_KEYS = ("bootstrap.servers", "metadata.broker.list")
+WATERMARKS_NAMED = 5  # partitions without a high watermark named in the warning
+
+
 def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     """Capture one snapshot of the cluster's consumer groups. Raises CaptureError."""
+    for key in BOOTSTRAP_KEYS:
+        # librdkafka would take it over --bootstrap-servers, which the wire DescribeGroups
+        # and the cluster name use: one snapshot would mix two clusters
+        if key in opts.client_config:
+            raise CaptureError(f"--client-config sets {key}: pass the brokers as "
+                               "--bootstrap-servers instead")
     try:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
         from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -114,8 +129,9 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     if not groups:
         listed = _result(admin.list_consumer_groups(request_timeout=opts.timeout),
                          "ListGroups", opts.timeout)
-        for error in listed.errors:
-            snap.warn(f"listing groups: {error}")
+        if listed.errors:  # an incomplete list would replace a good snapshot with less
+            raise _kafka_error(f"ListGroups ({len(listed.errors)} error(s); the group list "
+                               "is incomplete)", listed.errors[0])
         groups = sorted(g.group_id for g in listed.valid if not g.is_simple_consumer_group)
     if not groups:
         snap.warn(f"no consumer groups on {opts.bootstrap_servers}: nothing but an empty "
@@ -130,7 +146,9 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     topics: set[str] = set()
     racked: list[RackedGroup] = []
     for g in groups:
-        touched, racks = _capture_group(snap, origin, g, described.get(g), raw.get(g))
+        touched, racks = _capture_group(snap, origin, g, described.get(g),
+                                        None if raw is None else raw.get(g),
+                                        metadata_asked=raw is not None)
         topics |= touched
         racked.extend([racks] if racks else [])
     if racked:
@@ -166,14 +184,9 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
         listed = admin.list_offsets({tp: OffsetSpec.latest() for tp in partitions},
                                     request_timeout=opts.timeout)
         for tp, fut in listed.items():
-            try:
-                watermarks[(tp.topic, tp.partition)] = fut.result().offset
-            except Exception as exc:
-                err = _kafka_error(f"high watermark of {tp.topic}-{tp.partition}", exc)
-                if "AUTHORIZATION" in str(err):
-                    raise err from exc
-                snap.reject(origin, None, str(err))
-                watermarks[(tp.topic, tp.partition)] = None
+            watermarks[(tp.topic, tp.partition)] = _watermark(snap, origin, tp, fut, opts)
+        _warn_missing_watermarks(snap, [tp for tp in partitions
+                                        if watermarks.get((tp.topic, tp.partition)) is None])
     for tp in partitions:
         snap.add("queues", captured_at=opts.captured_at, topic=tp.topic, broker_name=None,
                  queue_id=tp.partition, readable=True, broker_room=None,
@@ -181,10 +194,41 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     return snap
 
 
+def _watermark(snap: Snapshot, origin: str, tp: Any, future: Any,
+               opts: KafkaCaptureOptions) -> int | None:
+    """A partition's high watermark, or None with a rejects row. librdkafka reports a
+    timed-out or dropped ListOffsets as offset -1001 rather than an error, and a negative
+    watermark is never real."""
+    what = f"high watermark of {tp.topic}-{tp.partition}"
+    try:
+        offset = future.result(timeout=opts.timeout + 5).offset
+    except Exception as exc:
+        err = _kafka_error(what, exc)
+        if "AUTHORIZATION" in str(err):
+            raise err from exc
+        snap.reject(origin, None, str(err))
+        return None
+    if offset < 0:
+        snap.reject(origin, None, f"{what}: the broker gave no high watermark within "
+                    f"--timeout {opts.timeout:g} s (librdkafka offset {offset})")
+        return None
+    return offset
+
+
+def _warn_missing_watermarks(snap: Snapshot, missing: list[Any]) -> None:
+    """One warning counting the partitions written with max_offset null."""
+    if missing:
+        named = ", ".join(f"{tp.topic}-{tp.partition}" for tp in missing[:WATERMARKS_NAMED])
+        more = ", ..." if len(missing) > WATERMARKS_NAMED else ""
+        snap.warn(f"{len(missing)} partition(s) have no high watermark ({named}{more}): "
+                  "written with max_offset null, see rejects (the audit cannot use them)")
+
+
 def _raw_describe(opts: KafkaCaptureOptions, groups: list[str],
-                  snap: Snapshot) -> dict[str, RawGroup]:
+                  snap: Snapshot) -> dict[str, RawGroup] | None:
     """DescribeGroups with the raw member bytes, where our wire client can speak to the
-    listener (PLAINTEXT). Elsewhere subscriptions are not captured (said in a warning)."""
+    listener (PLAINTEXT); None elsewhere (subscriptions not captured, said in a warning).
+    A failure on PLAINTEXT is a CaptureError: without it no member could be written."""
     protocol = opts.client_config.get("security.protocol", "plaintext").lower()
     if not groups:
         return {}
@@ -192,13 +236,12 @@ def _raw_describe(opts: KafkaCaptureOptions, groups: list[str],
         snap.warn(f"security.protocol={protocol}: member subscriptions are not captured "
                   "(librdkafka does not expose them and our DescribeGroups speaks PLAINTEXT "
                   "only); observed comes from librdkafka's decoded assignments")
-        return {}
+        return None
     try:
         return describe_groups(opts.bootstrap_servers, groups, opts.timeout)
     except WireError as exc:
-        snap.warn(f"DescribeGroups with member metadata failed ({exc}); member subscriptions "
-                  "are not captured")
-        return {}
+        raise CaptureError(f"DescribeGroups (member metadata) at {opts.bootstrap_servers}: "
+                           f"{exc} (is the broker reachable? raise --timeout?)") from exc
 
 
 def _member_views(described: Any, raw: RawGroup | None) -> list[dict[str, Any]]:
@@ -228,10 +271,33 @@ def _assignor(described: Any, raw: RawGroup | None) -> str | None:
     return None
 
 
+def _subscription(snap: Snapshot, origin: str, who: str, metadata: bytes,
+                  asked: bool) -> tuple[list[str] | None, str | None, str | None]:
+    """(topics, rack, None) from a member's metadata, or (None, None, why unknown) with a
+    rejects row."""
+    if not asked:
+        snap.reject(origin, None, f"{who}: subscription not captured (security.protocol is "
+                    "not PLAINTEXT)")
+        return None, None, "not captured"
+    if not metadata:
+        snap.reject(origin, None, f"{who}: the broker returned no member metadata "
+                    "(subscription unknown)")
+        return None, None, "the broker returned no member metadata"
+    try:
+        subscription = decode_subscription(metadata)
+    except ProtocolError as exc:
+        snap.reject(origin, None, f"{who}: undecodable member metadata: {exc}", metadata.hex())
+        return None, None, "undecodable member metadata"
+    return sorted(set(subscription.topics)), subscription.rack_id or None, None
+
+
 def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
-                   raw: RawGroup | None) -> tuple[set[str], RackedGroup | None]:
+                   raw: RawGroup | None, metadata_asked: bool = True,
+                   ) -> tuple[set[str], RackedGroup | None]:
     """members and observed rows of one group; returns the topics it touches, and its
-    members' racks when it runs a rack-aware assignor and some member set client.rack."""
+    members' racks when it runs a rack-aware assignor and some member set client.rack.
+    A group is written to members whole or not at all: the audit recomputes it over the
+    members it is given, so a member left out would move its partitions (false drift)."""
     state_value = getattr(described, "state", None)
     state = (getattr(state_value, "name", None) or (str(state_value) if state_value else None)
              or (raw.state if raw else None) or "unknown")
@@ -251,24 +317,16 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
     if assignor is None:
         snap.warn(f"group {group}: the broker does not say which assignor the group runs; "
                   "its members are not written (strategy is required)")
-    racks: dict[str, str] = {}  # member id → client.rack
-    subscriptions: dict[str, list[str]] = {}
+    known: list[tuple[dict[str, Any], list[str], str | None]] = []  # member, topics, rack
+    unknown: dict[str, list[str]] = {}  # why → member ids
     for m in members:
         who = f"group {group} member {m['member_id']}"
-        name = m.get("client_id") or None
-        host = (m.get("host") or "").lstrip("/") or None
-        subscribed: list[str] | None = None
-        rack: str | None = None
-        if m["metadata"]:
-            try:
-                subscription = decode_subscription(m["metadata"])
-                subscribed, rack = sorted(set(subscription.topics)), subscription.rack_id or None
-            except ProtocolError as exc:
-                snap.reject(origin, None, f"{who}: undecodable member metadata: {exc}",
-                            m["metadata"].hex())
+        subscribed, rack, why = _subscription(snap, origin, who, m["metadata"], metadata_asked)
+        if why is None:
+            known.append((m, subscribed, rack))
+            topics.update(subscribed)
         else:
-            snap.reject(origin, None, f"{who}: the broker returned no member metadata "
-                        "(subscription unknown)")
+            unknown.setdefault(why, []).append(m["member_id"])
         assigned: list[tuple[str, int]] | None = None
         if m["assignment"]:
             try:
@@ -278,25 +336,32 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                             m["assignment"].hex())
         if assigned is None and m.get("decoded"):
             assigned = m["decoded"]
-        if subscribed is None:
-            snap.warn(f"group {group}: some members' subscriptions are unknown (no member "
-                      "metadata from the broker); they are not written to members")
-        elif assignor is not None:
-            for topic in subscribed or [None]:
-                snap.add("members", consumer_group=group, client_id=m["member_id"],
-                         topic=topic, strategy=assignor, message_model=None, client_room=rack,
-                         client_addr=host, strategy_params=None, client_name=name,
-                         client_host=host)
-            topics.update(subscribed)
-            subscriptions[m["member_id"]] = subscribed
-            if rack is not None:
-                racks[m["member_id"]] = rack
         for topic, partition in sorted(set(assigned or [])):
             snap.add("observed", consumer_group=group, topic=topic, broker_name=None,
                      queue_id=partition, client_id=m["member_id"], source=SOURCE)
             topics.add(topic)
+    if unknown:
+        if metadata_asked:  # else the one security.protocol warning says it
+            causes = "; ".join(f"{why}: {', '.join(ids)}" for why, ids in unknown.items())
+            snap.warn(f"group {group}: the subscription of {sum(map(len, unknown.values()))} "
+                      f"member(s) is unknown ({causes}); none of the group's members are "
+                      "written (the audit would recompute the group without them)")
+        return topics, None
+    if assignor is None:
+        return topics, None
+    racks: dict[str, str] = {}  # member id → client.rack
+    for m, subscribed, rack in known:
+        host = (m.get("host") or "").lstrip("/") or None
+        for topic in subscribed or [None]:
+            snap.add("members", consumer_group=group, client_id=m["member_id"], topic=topic,
+                     strategy=assignor, message_model=None, client_room=rack,
+                     client_addr=host, strategy_params=None,
+                     client_name=m.get("client_id") or None, client_host=host)
+        if rack is not None:
+            racks[m["member_id"]] = rack
     if racks and assignor in RACK_AWARE_ASSIGNORS:
-        return topics, RackedGroup(group, assignor, racks, subscriptions)
+        return topics, RackedGroup(group, assignor, racks,
+                                   {m["member_id"]: subscribed for m, subscribed, _ in known})
     return topics, None
 
 

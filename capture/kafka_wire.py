@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from dataclasses import dataclass
 
 from capture.kafka_protocol import ProtocolError, _Reader
 
 API_VERSIONS, FIND_COORDINATOR, DESCRIBE_GROUPS = 18, 10, 15
+DEFAULT_PORT = 9092  # librdkafka's, for an address without one
 
 
 class WireError(Exception):
@@ -55,6 +57,8 @@ class Connection:
             self.sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as exc:
             raise WireError(f"cannot connect to {host}:{port}: {exc}") from exc
+        self.timeout = timeout
+        self.deadline = 0.0
         self.correlation = 0
 
     def close(self) -> None:
@@ -63,6 +67,10 @@ class Connection:
     def _recv(self, n: int) -> bytes:
         chunks, left = [], n
         while left:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:  # a broker trickling bytes: the request as a whole times out
+                raise WireError(f"no complete response within {self.timeout:g} s")
+            self.sock.settimeout(remaining)
             chunk = self.sock.recv(left)
             if not chunk:
                 raise WireError("connection closed by the broker")
@@ -74,6 +82,8 @@ class Connection:
         self.correlation += 1
         header = struct.pack(">hhi", api_key, version, self.correlation) + _str("rebalance-audit")
         payload = header + body
+        self.deadline = time.monotonic() + self.timeout  # the whole request, like librdkafka
+        self.sock.settimeout(self.timeout)
         try:
             self.sock.sendall(struct.pack(">i", len(payload)) + payload)
             size = struct.unpack(">i", self._recv(4))[0]
@@ -139,13 +149,53 @@ def _describe(conn: Connection, version: int, groups: list[str]) -> list[RawGrou
     return r.array(group)
 
 
+def addresses(bootstrap: str) -> list[tuple[str, int]]:
+    """The (host, port) pairs of a --bootstrap-servers list, read as librdkafka reads them:
+    comma-separated, an optional `PLAINTEXT://`, port 9092 when none is given."""
+    out = []
+    for item in bootstrap.split(","):
+        item = item.strip()
+        if item.lower().startswith("plaintext://"):
+            item = item[len("plaintext://"):]
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep or "]" in port:  # no port: `host`, `[::1]`
+            host, port = item, str(DEFAULT_PORT)
+        if not port.isdigit() or not host:
+            raise WireError(f"cannot read the broker address {item!r} (want HOST:PORT)")
+        out.append((host.strip("[]"), int(port)))
+    if not out:
+        raise WireError(f"no broker address in {bootstrap!r}")
+    return out
+
+
+def _bootstrap(bootstrap: str, timeout: float) -> tuple[Connection, dict[int, tuple[int, int]]]:
+    """A connection to the first address that answers ApiVersions, and the versions:
+    librdkafka tries each address too."""
+    failures = []
+    for host, port in addresses(bootstrap):
+        try:
+            conn = Connection(host, port, timeout)
+        except WireError as exc:
+            failures.append(str(exc))
+            continue
+        try:
+            return conn, conn.api_versions()
+        except (WireError, ProtocolError) as exc:
+            conn.close()
+            failures.append(f"{host}:{port}: {exc}")
+    raise WireError("; ".join(failures))
+
+
 def describe_groups(bootstrap: str, groups: list[str], timeout: float) -> dict[str, RawGroup]:
-    """DescribeGroups for `groups`, each asked at its coordinator. Raises WireError."""
-    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    """DescribeGroups for `groups`, each asked at the coordinator FindCoordinator names
+    (asked of the first bootstrap broker that answers). Each socket call waits at most
+    `timeout`. Raises WireError, also for a group the coordinator answers with an error
+    code (its members would be missing)."""
     out: dict[str, RawGroup] = {}
-    boot = Connection(host, int(port), timeout)
+    boot, versions = _bootstrap(bootstrap, timeout)
     try:
-        versions = boot.api_versions()
         fc = _pick(versions, FIND_COORDINATOR, range(1, 3))
         dg = _pick(versions, DESCRIBE_GROUPS, range(0, 5))
         by_coordinator: dict[tuple[str, int], list[str]] = {}
@@ -155,6 +205,9 @@ def describe_groups(bootstrap: str, groups: list[str], timeout: float) -> dict[s
             conn = Connection(chost, cport, timeout)
             try:
                 for raw in _describe(conn, dg, members):
+                    if raw.error_code != 0:
+                        raise WireError(f"DescribeGroups for group {raw.group_id!r}: error "
+                                        f"code {raw.error_code}")
                     out[raw.group_id] = raw
             finally:
                 conn.close()

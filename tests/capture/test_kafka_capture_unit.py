@@ -49,7 +49,43 @@ def test_tansu_like_description_writes_no_invented_rows():
     snap = Snapshot("s", "c")
     assert _capture_group(snap, "kafka://x", "g", described, raw) == (set(), None)
     assert snap.rows["members"] == [] and snap.rows["observed"] == []
-    assert "no member metadata" in snap.rows["rejects"][0]["reason"]
+    assert "the broker returned no member metadata" in snap.rows["rejects"][0]["reason"]
+    assert any("unknown (the broker returned no member metadata: m-1)" in w
+               for w in snap.warnings)
+
+
+@pytest.mark.parametrize("bad, why", [
+    (b"\x00\x00\x00\x00\x00\x09ab", "undecodable member metadata: m-b"),
+    (b"", "the broker returned no member metadata: m-b")])
+def test_one_unknown_subscription_withholds_the_whole_group(bad, why):
+    # m-a was written alone: the audit recomputed the group with one client (false drift)
+    good = member("m-a", ["t1"], {"t1": [0]})
+    odd = RawMember("m-b", None, "client-m-b", "/h", bad, member("x", [], {"t1": [1]}).assignment)
+    snap = Snapshot("s", "c")
+    topics, racked = _capture_group(snap, "kafka://x", "g", None,
+                                    RawGroup("g", 0, "Stable", "consumer", "range", [good, odd]))
+    assert snap.rows["members"] == [] and racked is None and topics == {"t1"}
+    assert {(r["client_id"], r["queue_id"]) for r in snap.rows["observed"]} == {
+        ("m-a", 0), ("m-b", 1)}
+    [reject] = snap.rows["rejects"]
+    assert reject["reason"].startswith("group g member m-b: ")
+    [warning] = snap.warnings
+    assert warning == (f"group g: the subscription of 1 member(s) is unknown ({why}); none "
+                       "of the group's members are written (the audit would recompute the "
+                       "group without them)")
+
+
+def test_members_not_asked_for_are_rejects_under_the_one_protocol_warning():
+    # security.protocol != PLAINTEXT: our DescribeGroups is not sent; librdkafka's members
+    described = SimpleNamespace(state="STABLE", partition_assignor="range", members=[
+        SimpleNamespace(member_id="m-1", client_id="c", host="/h",
+                        assignment=SimpleNamespace(topic_partitions=[
+                            SimpleNamespace(topic="t", partition=0)]))])
+    snap = Snapshot("s", "c")
+    _capture_group(snap, "kafka://x", "g", described, None, metadata_asked=False)
+    assert snap.rows["members"] == [] and len(snap.rows["observed"]) == 1
+    assert "subscription not captured" in snap.rows["rejects"][0]["reason"]
+    assert snap.warnings == []
 
 
 def test_garbled_metadata_is_a_reject_with_the_bytes():
@@ -178,6 +214,53 @@ def test_client_config_lines(tmp_path):
     f = tmp_path / "c.properties"
     f.write_text("# comment\n\nsecurity.protocol = SASL_SSL\nsasl.mechanism=PLAIN\n")
     assert read_client_config(f) == {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}
+
+
+def test_client_config_not_utf8_is_a_capture_error(tmp_path):
+    # was a UnicodeDecodeError traceback, exit 1
+    f = tmp_path / "c.properties"
+    f.write_bytes("sasl.password=g\xe9heim\n".encode("latin-1"))
+    with pytest.raises(CaptureError, match=r"c\.properties is not UTF-8 text \(byte 15"):
+        read_client_config(f)
+
+
+@pytest.mark.parametrize("key", ["bootstrap.servers", "metadata.broker.list"])
+def test_client_config_may_not_name_the_brokers(key):
+    # librdkafka took it over --bootstrap-servers, the wire client and cluster name did not
+    from capture.kafka_live import KafkaCaptureOptions, capture_kafka
+
+    opts = KafkaCaptureOptions("127.0.0.1:1", "c", "s", datetime.now(UTC),
+                               client_config={key: "127.0.0.1:2"}, timeout=0.5)
+    with pytest.raises(CaptureError, match=f"--client-config sets {key}: pass the brokers "
+                                           "as --bootstrap-servers instead"):
+        capture_kafka(opts)
+
+
+def test_timeout_beyond_librdkafka_limit_is_refused(capsys):
+    # 3601 was a librdkafka ValueError traceback, larger values a false "cannot reach"
+    import argparse
+
+    from capture.cli import add_capture_parser
+
+    parser = argparse.ArgumentParser()
+    add_capture_parser(parser.add_subparsers(dest="job"))
+    args = ["capture", "kafka", "--bootstrap-servers", "b:1", "--output", "o", "--timeout"]
+    assert parser.parse_args([*args, "3600"]).timeout == 3600
+    for value in ("3601", "1e12"):
+        with pytest.raises(SystemExit) as exit_:
+            parser.parse_args([*args, value])
+        assert exit_.value.code == 2
+        assert "at most 3600 seconds (librdkafka's request timeout limit)" in \
+            capsys.readouterr().err
+
+
+def test_wire_addresses_read_as_librdkafka_reads_them():
+    from capture.kafka_wire import WireError, addresses
+
+    assert addresses("PLAINTEXT://a:1, b:2,127.0.0.1,[::1]:3") == [
+        ("a", 1), ("b", 2), ("127.0.0.1", 9092), ("::1", 3)]
+    with pytest.raises(WireError, match="cannot read the broker address 'a:x'"):
+        addresses("a:x")
 
 
 def test_kafka_errors_become_capture_errors_with_the_cause():

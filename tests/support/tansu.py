@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 import socket
+import struct
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 QUIET = logging.getLogger("tests.librdkafka")
@@ -28,14 +30,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def tansu_broker(log: Path) -> Iterator[str]:
-    """A broker on 127.0.0.1:<free port>; yields its bootstrap address."""
+def tansu_broker(log: Path, advertised_port: int | None = None) -> Iterator[str]:
+    """A broker on 127.0.0.1:<free port>; yields its bootstrap address. With
+    `advertised_port` it tells clients to come back there (a `stall_proxy`)."""
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
+    advertised = f"tcp://127.0.0.1:{advertised_port or port}"
     with log.open("w") as out:
         proc = subprocess.Popen(
             [str(tansu_binary()), "broker", "--listener-url", url,
-             "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
+             "--advertised-listener-url", advertised, "--storage-engine", "memory://tansu/"],
             stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 15
@@ -55,6 +59,68 @@ def tansu_broker(log: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def stall_proxy(port: int, upstream: str, stalled_api_keys: set[int]) -> Iterator[list[int]]:
+    """Forward 127.0.0.1:`port` to `upstream` frame by frame, never passing on a request
+    whose api key is in `stalled_api_keys` (the broker seems to hang on it). Yields the
+    api keys stalled so far."""
+    host, _, uport = upstream.rpartition(":")
+    server = socket.create_server(("127.0.0.1", port))
+    stalled: list[int] = []
+    sockets: list[socket.socket] = [server]
+
+    def recv_exactly(sock: socket.socket, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise OSError("closed")
+            data += chunk
+        return data
+
+    def requests(client: socket.socket, broker: socket.socket) -> None:
+        try:
+            while True:
+                size = recv_exactly(client, 4)
+                frame = recv_exactly(client, struct.unpack(">i", size)[0])
+                api_key = struct.unpack(">h", frame[:2])[0]
+                if api_key in stalled_api_keys:
+                    stalled.append(api_key)
+                else:
+                    broker.sendall(size + frame)
+        except OSError:
+            pass
+
+    def responses(broker: socket.socket, client: socket.socket) -> None:
+        try:
+            while chunk := broker.recv(65536):
+                client.sendall(chunk)
+        except OSError:
+            pass
+
+    def accept() -> None:
+        try:
+            while True:
+                client, _ = server.accept()
+                broker = socket.create_connection((host, int(uport)), 5)
+                broker.settimeout(None)
+                sockets.extend([client, broker])
+                for target, args in ((requests, (client, broker)),
+                                     (responses, (broker, client))):
+                    threading.Thread(target=target, args=args, daemon=True).start()
+        except OSError:
+            pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield stalled
+    finally:
+        for sock in sockets:  # shutdown wakes the threads blocked on them
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
 
 
 def create_topics(bootstrap: str, partitions: dict[str, int]) -> None:
