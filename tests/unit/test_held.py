@@ -68,8 +68,15 @@ def test_unknown_capture_times_come_first_then_snapshot_ids():
 
 def test_a_cluster_the_inputs_lack_is_named():
     held = held_at({("A", "c"): at(0), ("A", "d"): at(0), ("B", "c"): at(5)})
-    scope = Scope(audited=["A"], not_audited=[], clusters={"A": ["d"]})
+    scope = Scope(audited=["A"], not_audited=[], clusters={"A": ["d"]},
+                  usable_clusters={"A": ["d"]})
     assert [(n.snapshot_id, n.cluster) for n in clusters_left_out(held, scope)] == [("A", "c")]
+    # c read, but with queues and no members (a capture killed between them): not audited
+    partial = Scope(audited=["A"], not_audited=[], clusters={"A": ["c", "d"]},
+                    usable_clusters={"A": ["c", "d"]}, partial=[("A", "c")])
+    [note] = clusters_left_out(held, partial)
+    assert (note.snapshot_id, note.cluster) == ("A", "c")
+    assert "this run's inputs lack its usable queues or members rows" in note.reason
 
 
 def test_rows_an_option_left_out_replaces_are_counted_per_table():
