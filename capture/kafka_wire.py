@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from capture.kafka_protocol import ProtocolError, _Reader
 
 API_VERSIONS, FIND_COORDINATOR, DESCRIBE_GROUPS = 18, 10, 15
+GROUP_ID_NOT_FOUND = 69
 DEFAULT_PORT = 9092  # librdkafka's, for an address without one
 
 
@@ -205,6 +206,11 @@ def describe_groups(bootstrap: str, groups: list[str], timeout: float) -> dict[s
             conn = Connection(chost, cport, timeout)
             try:
                 for raw in _describe(conn, dg, members):
+                    if raw.error_code == GROUP_ID_NOT_FOUND:
+                        # not a classic group: Kafka 4 answers so for one of the consumer
+                        # protocol (KIP-848), whose members DescribeGroups does not list;
+                        # left out, its members are "no member metadata" (kafka_live)
+                        continue
                     if raw.error_code != 0:
                         raise WireError(f"DescribeGroups for group {raw.group_id!r}: error "
                                         f"code {raw.error_code}")

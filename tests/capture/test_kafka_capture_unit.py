@@ -263,6 +263,37 @@ def test_wire_addresses_read_as_librdkafka_reads_them():
         addresses("a:x")
 
 
+def test_a_group_kafka_4_does_not_describe_is_left_out_other_errors_fail(monkeypatch):
+    """DescribeGroups answers GROUP_ID_NOT_FOUND for a group of Kafka 4's consumer protocol
+    (KIP-848), which it does not list: that group is left out (its members are "no member
+    metadata"); any other error code of a group is a WireError (exit 2), never a group
+    written without its members."""
+    from capture import kafka_wire
+    from capture.kafka_wire import GROUP_ID_NOT_FOUND, RawGroup, WireError
+
+    class Conn:
+        def __init__(self, *args):
+            pass
+
+        def close(self):
+            pass
+
+    answers: list[RawGroup] = []
+    monkeypatch.setattr(kafka_wire, "_bootstrap", lambda *a: (Conn(), {10: (0, 2), 15: (0, 4)}))
+    monkeypatch.setattr(kafka_wire, "Connection", Conn)
+    monkeypatch.setattr(kafka_wire, "_find_coordinator", lambda *a: ("c", 1))
+    monkeypatch.setattr(kafka_wire, "_describe", lambda *a: answers)
+
+    def group(name: str, code: int) -> RawGroup:
+        return RawGroup(name, code, "Stable", "consumer", "range", [])
+
+    answers[:] = [group("classic", 0), group("kip848", GROUP_ID_NOT_FOUND)]
+    assert list(kafka_wire.describe_groups("b:1", ["classic", "kip848"], 1.0)) == ["classic"]
+    answers[:] = [group("classic", 0), group("moving", 16)]  # NOT_COORDINATOR
+    with pytest.raises(WireError, match="group 'moving': error code 16"):
+        kafka_wire.describe_groups("b:1", ["classic", "moving"], 1.0)
+
+
 def test_kafka_errors_become_capture_errors_with_the_cause():
     from confluent_kafka import KafkaError, KafkaException
 
