@@ -99,7 +99,7 @@ def test_help_and_mistakes_seen_before_spark_start_no_jvm(tmp_path: Path) -> Non
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     cases = {("audit", "--help"): (0, "usage: spark-submit.sh audit"),
-             ("audit", "--queues", "only-one"): (2, "--members is not"),
+             ("audit", "--queues", "only-one"): (2, "--members / inputs.members is not"),
              ("audit", "--config", str(config)): (2, "unknown setting assign.bukets"),
              ("audit", "--output", str(a_file)): (2, "is a file, not a folder")}
     for args, (code, said) in cases.items():
@@ -304,7 +304,7 @@ def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> 
                      re.M)
     assert "Traceback" not in said
     proc = _launch("audit", "--queues", "only-one")
-    assert proc.returncode == 2 and "--members is not" in proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "--members / inputs.members is not" in proc.stdout + proc.stderr
 
 
 def test_spark_setting_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
