@@ -201,11 +201,10 @@ def _watermark(snap: Snapshot, origin: str, tp: Any, future: Any,
     watermark is never real."""
     what = f"high watermark of {tp.topic}-{tp.partition}"
     try:
-        offset = future.result(timeout=opts.timeout + 5).offset
-    except Exception as exc:
-        err = _kafka_error(what, exc)
+        offset = _result(future, what, opts.timeout).offset
+    except CaptureError as err:
         if "AUTHORIZATION" in str(err):
-            raise err from exc
+            raise
         snap.reject(origin, None, str(err))
         return None
     if offset < 0:

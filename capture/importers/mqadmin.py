@@ -49,8 +49,13 @@ def strategy_name(value: str) -> str | None:
     value = value.strip()
     if value in SPEC_NAMES or value.startswith("MACHINE_ROOM_NEARBY-"):
         return value
-    cls = value.split("@")[0].rsplit(".", 1)[-1]
-    return STRATEGIES.get(cls)
+    return STRATEGIES.get(class_name(value))
+
+
+def class_name(value: str) -> str:
+    """A Java object's toString (`org.apache...AllocateMessageQueueByConfig@1f`) → its
+    class's simple name."""
+    return value.strip().split("@")[0].rsplit(".", 1)[-1]
 
 
 # ---------------------------------------------------------------- topicRoute / topicStatus
@@ -511,9 +516,9 @@ def apply_running_info(state: ImportState, path: str, client_id: str | None,
             client.strategy = "MACHINE_ROOM_NEARBY-AVG"
         elif client.strategy in UNSAID_PARAMS:
             name, what = UNSAID_PARAMS[client.strategy]
-            java = raw_strategy.split("@")[0].rsplit(".", 1)[-1]
             state.snapshot.warn(
-                f"{path}: client {client_id} of group {group_name} runs {java}, "
+                f"{path}: client {client_id} of group {group_name} runs "
+                f"{class_name(raw_strategy)}, "
                 f"whose {what} the running info does not hold: it is written without "
                 f"strategy_params.{name}, and the audit has it claim no queue until its "
                 f"members rows are given one")
