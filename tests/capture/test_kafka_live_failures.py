@@ -30,6 +30,12 @@ def cli(*argv: str) -> int:
     return jobs_cli.main(["capture", *argv])
 
 
+def capture_g_lo(boot: str, out) -> int:
+    """`capture kafka` of group g-lo with a 2 s timeout, as each stalled test runs it."""
+    return cli("kafka", "--bootstrap-servers", boot, "--output", str(out), "--group", "g-lo",
+               "--timeout", "2")
+
+
 @pytest.fixture
 def stalling(tmp_path) -> Iterator[Callable[[], tuple[str, set[int]]]]:
     """A broker behind a proxy, with topic t (2 partitions, 2 records on t-0) and group
@@ -58,8 +64,7 @@ def test_list_offsets_timeout_is_a_null_watermark_with_a_reject(stalling, tmp_pa
     boot, stalled = stalling()
     stalled.add(LIST_OFFSETS)
     out = tmp_path / "o"
-    assert cli("kafka", "--bootstrap-servers", boot, "--output", str(out), "--group", "g-lo",
-               "--timeout", "2") == 0
+    assert capture_g_lo(boot, out) == 0
     queues = DeltaTable(str(out / "queues")).to_pandas()
     assert sorted(queues.queue_id) == [0, 1] and queues.max_offset.isna().all()
     reasons = sorted(DeltaTable(str(out / "rejects")).to_pandas().reason)
@@ -93,8 +98,7 @@ def test_wire_describe_groups_failure_is_exit_2(stalling, tmp_path, capsys):
     boot, stalled = stalling()
     stalled.add(DESCRIBE_GROUPS)
     out = tmp_path / "o"
-    assert cli("kafka", "--bootstrap-servers", boot, "--output", str(out), "--group", "g-lo",
-               "--timeout", "2") == 2
+    assert capture_g_lo(boot, out) == 2
     err = capsys.readouterr().err
     assert "DescribeGroups (member metadata)" in err and "Traceback" not in err
     assert not out.exists()
