@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from capture.errors import CaptureError
+from jobs import faults
 from storage import locks
 
 STR, INT, LONG, DOUBLE, BOOL = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
@@ -137,32 +138,38 @@ def _write_tables(output: str | Path, snapshot: Snapshot,
     existing = _check_existing_tables(output, tables)
     ours = (f"snapshot_id = {_quote(snapshot.snapshot_id)} "
             f"AND cluster = {_quote(snapshot.cluster)}")
-    # first the earlier capture's rows go from every table, then each table gets the new
-    # ones: a capture that dies part-way leaves tables without the snapshot (the audit
-    # says which input misses it), never one capture's queues beside another's members
+    # queues go first and come back last, so a capture is one unit to the audit: while a
+    # cluster of a snapshot has queues rows, every table holds exactly one capture's rows
+    # of it. A capture that dies part-way (kill -9, a full disk) leaves the cluster
+    # without queues, which the audit reports and does not audit (`jobs.scope`), never
+    # audited with another capture's members or without its offsets and observed rows
+    assert TABLES[0] == "queues"
     written, replaced = {}, {}
     try:
-        for name in existing:
+        for name in existing:  # in TABLES' order
             with _naming(name, output):
                 gone = DeltaTable(str(Path(output) / name)).delete(ours)
             replaced[name] = int((gone or {}).get("num_deleted_rows") or 0)
-        for name, data in tables.items():
+            faults.reached(f"capture:deleted:{name}")
+        for name in reversed(TABLES):
             with _naming(name, output):
                 # the predicate even when the table is new: a writer without the lock (an
                 # older capture) may create it meanwhile, and an overwrite without one
                 # would replace that writer's rows
-                write_deltalake(str(Path(output) / name), data, mode="overwrite",
+                write_deltalake(str(Path(output) / name), tables[name], mode="overwrite",
                                 partition_by=["snapshot_id"], predicate=ours)
-            written[name] = data.num_rows
+            written[name] = tables[name].num_rows
+            faults.reached(f"capture:written:{name}")
     except CaptureError as exc:
         raise CaptureError(f"{exc}. Snapshot {snapshot.snapshot_id} of cluster "
                            f"{snapshot.cluster} is incomplete under {output} (written: "
-                           f"{', '.join(written) or 'no table'}): capture it again") from exc
+                           f"{', '.join(written) or 'no table'}; queues, written last, is not, "
+                           "so the audit leaves the cluster out): capture it again") from exc
     if any(replaced.values()):  # the same id given twice by mistake must not pass unseen
         snapshot.warn(f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster} was "
                       f"captured under {output} before: its earlier rows are replaced ("
                       + ", ".join(f"{name} {n}" for name, n in replaced.items() if n) + ")")
-    return written
+    return {name: written[name] for name in TABLES}  # in the order users read them
 
 
 @contextmanager

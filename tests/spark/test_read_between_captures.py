@@ -39,22 +39,22 @@ def _paths(folder: Path) -> InputPaths:
 
 def test_a_run_waits_for_a_capture_half_way_and_reads_all_of_it(spark, tmp_path, monkeypatch,
                                                                  caplog):
-    # a re-capture of snapshot s has rewritten queues (8 rows) and emptied members; a run
-    # reading now would audit 8 queues without a member. It waits, then reads both new.
+    # a re-capture of snapshot s has emptied queues and rewritten members (2 rows); a run
+    # reading now would leave the snapshot out. It waits, then reads both new.
     import deltalake
 
     write_snapshot(tmp_path, _snapshot(4, 1))
     half_way, resume = threading.Event(), threading.Event()
     write = deltalake.write_deltalake
 
-    def pause_after_queues(path, data, **kwargs):
+    def pause_after_members(path, data, **kwargs):
         written = write(path, data, **kwargs)
-        if path.endswith("queues"):
+        if path.endswith("members"):  # written before queues
             half_way.set()
             resume.wait(60)
         return written
 
-    monkeypatch.setattr(deltalake, "write_deltalake", pause_after_queues)
+    monkeypatch.setattr(deltalake, "write_deltalake", pause_after_members)
     monkeypatch.setattr(logging.getLogger("rebalance_audit"), "propagate", True)
     caplog.set_level(logging.INFO, logger="rebalance_audit")
     capture = threading.Thread(target=write_snapshot, args=(tmp_path, _snapshot(8, 2)))
