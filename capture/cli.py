@@ -77,6 +77,7 @@ def _local_folder(text: str) -> str:
 
 
 MAX_TIMEOUT = 3600  # librdkafka's request timeout limit (0..3600000 ms)
+MIN_TIMEOUT = 0.001
 
 
 def _seconds(text: str) -> float:
@@ -88,6 +89,9 @@ def _seconds(text: str) -> float:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    if value < MIN_TIMEOUT:  # librdkafka counts whole milliseconds: less would be 0 ms
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: at least {MIN_TIMEOUT} seconds (librdkafka counts milliseconds)")
     if value > MAX_TIMEOUT:
         raise argparse.ArgumentTypeError(
             f"{text!r}: at most {MAX_TIMEOUT} seconds (librdkafka's request timeout limit)")

@@ -16,6 +16,7 @@ a rejects row, never guessed.
 from __future__ import annotations
 
 import logging
+import socket
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from capture.kafka_racks import (
     partition_racks,
     rack_aware_topics,
 )
-from capture.kafka_wire import RawGroup, WireError, describe_groups
+from capture.kafka_wire import RawGroup, WireError, addresses, describe_groups
 from capture.tables import Snapshot
 from vocabulary.columns import KAFKA_STRATEGIES
 
@@ -120,6 +121,10 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     except Exception as exc:
         raise _kafka_error("cannot create the Kafka admin client (check --client-config)",
                            exc) from exc
+    refused = _every_address_refuses(opts.bootstrap_servers, opts.timeout)
+    if refused:
+        raise CaptureError(f"cannot reach {opts.bootstrap_servers}: {refused} (is a broker "
+                           "listening at --bootstrap-servers?)")
     try:
         metadata = admin.list_topics(timeout=opts.timeout)
     except Exception as exc:
@@ -145,12 +150,15 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
 
     topics: set[str] = set()
     racked: list[RackedGroup] = []
+    memberless: dict[str, str] = {}  # group → its state, when it has no active member
     for g in groups:
-        touched, racks = _capture_group(snap, origin, g, described.get(g),
-                                        None if raw is None else raw.get(g),
-                                        metadata_asked=raw is not None)
+        touched, racks, idle_state = _capture_group(snap, origin, g, described.get(g),
+                                                    None if raw is None else raw.get(g),
+                                                    metadata_asked=raw is not None)
         topics |= touched
         racked.extend([racks] if racks else [])
+        if idle_state is not None:
+            memberless[g] = idle_state
     if racked:
         _warn_rack_aware(snap, racked, metadata, _broker_racks(admin, opts))
 
@@ -170,6 +178,8 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
             topics.add(tp.topic)
             snap.add("offsets", consumer_group=g, topic=tp.topic, broker_name=None,
                      queue_id=tp.partition, committed_offset=tp.offset, consumed_offset=None)
+
+    _warn_memberless(snap, opts, memberless)
 
     partitions = []
     for topic in sorted(topics):
@@ -192,6 +202,54 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
                  queue_id=tp.partition, readable=True, broker_room=None,
                  max_offset=watermarks.get((tp.topic, tp.partition)), in_rate=None)
     return snap
+
+
+def _every_address_refuses(bootstrap: str, timeout: float) -> str | None:
+    """Why no --bootstrap-servers address takes a TCP connection, when every one refused
+    it; else None (one answers, or one only times out or has no name: librdkafka's own
+    wait says so). librdkafka retries a refused connection until --timeout runs out
+    (30 s by default), and then names no address; a refusal is known at once."""
+    refusals = []
+    for item in bootstrap.split(","):
+        _, sep, rest = item.strip().partition("://")  # SSL://, SASL_SSL://, PLAINTEXT://
+        try:
+            ((host, port),) = addresses(rest if sep else item)
+        except (WireError, ValueError):
+            return None  # librdkafka says what it makes of it
+        try:
+            socket.create_connection((host, port), timeout=min(timeout, 10.0)).close()
+        except ConnectionRefusedError:
+            refusals.append(f"{host}:{port} refused the connection")
+            continue
+        except OSError:
+            return None
+        return None
+    return "; ".join(refusals) or None
+
+
+def _warn_memberless(snap: Snapshot, opts: KafkaCaptureOptions,
+                     memberless: dict[str, str]) -> None:
+    """Groups with no active member: their committed offsets are all a capture has of them.
+    One without any is nothing the broker can tell from a group that never existed (a
+    mistyped --group); when every --group named is so, the capture stops before writing,
+    since its empty snapshot would replace an earlier capture of the same id."""
+    committed: dict[str, int] = {}
+    for row in snap.rows["offsets"]:
+        committed[row["consumer_group"]] = committed.get(row["consumer_group"], 0) + 1
+    nothing = [g for g in memberless if not committed.get(g)]
+    for g, state in memberless.items():
+        if committed.get(g):
+            snap.warn(f"group {g}: no active members (state {state}); only its "
+                      f"{committed[g]} committed offset(s) are captured")
+    if opts.groups and set(nothing) == set(opts.groups):
+        raise CaptureError(
+            f"--group {', '.join(nothing)}: no active member and no committed offset on "
+            f"{opts.bootstrap_servers} (a group that does not exist reads so; check the "
+            "name): nothing was written")
+    if nothing:
+        snap.warn(f"{len(nothing)} group(s) have no active member and no committed offset, "
+                  f"so nothing of them is captured ({', '.join(nothing)}"
+                  f"{'; check the --group names' if opts.groups else ''})")
 
 
 def _watermark(snap: Snapshot, origin: str, tp: Any, future: Any,
@@ -292,9 +350,10 @@ def _subscription(snap: Snapshot, origin: str, who: str, metadata: bytes,
 
 def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                    raw: RawGroup | None, metadata_asked: bool = True,
-                   ) -> tuple[set[str], RackedGroup | None]:
-    """members and observed rows of one group; returns the topics it touches, and its
-    members' racks when it runs a rack-aware assignor and some member set client.rack.
+                   ) -> tuple[set[str], RackedGroup | None, str | None]:
+    """members and observed rows of one group; returns the topics it touches, its
+    members' racks when it runs a rack-aware assignor and some member set client.rack, and
+    its state when it has no active member (Empty, Dead).
     A group is written to members whole or not at all: the audit recomputes it over the
     members it is given, so a member left out would move its partitions (false drift)."""
     state_value = getattr(described, "state", None)
@@ -305,14 +364,13 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
     topics: set[str] = set()
     if not members:
         if "EMPTY" in state.upper() or "DEAD" in state.upper():
-            snap.warn(f"group {group}: no active members (state {state}); only its committed "
-                      "offsets are captured")
+            return topics, None, state  # its offsets decide what to say (_warn_memberless)
         else:
             snap.warn(f"group {group}: the broker lists no members (state {state}); "
                       "members and observed are not captured for it, offsets are")
             snap.reject(origin, None, f"group {group}: no members in the group description "
                         f"(state {state})")
-        return topics, None
+        return topics, None, None
     if assignor is None:
         snap.warn(f"group {group}: the broker does not say which assignor the group runs; "
                   "its members are not written (strategy is required)")
@@ -345,9 +403,9 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
             snap.warn(f"group {group}: the subscription of {sum(map(len, unknown.values()))} "
                       f"member(s) is unknown ({causes}); none of the group's members are "
                       "written (the audit would recompute the group without them)")
-        return topics, None
+        return topics, None, None
     if assignor is None:
-        return topics, None
+        return topics, None, None
     racks: dict[str, str] = {}  # member id → client.rack
     for m, subscribed, rack in known:
         host = (m.get("host") or "").lstrip("/") or None
@@ -360,8 +418,9 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
             racks[m["member_id"]] = rack
     if racks and assignor in RACK_AWARE_ASSIGNORS:
         return topics, RackedGroup(group, assignor, racks,
-                                   {m["member_id"]: subscribed for m, subscribed, _ in known})
-    return topics, None
+                                   {m["member_id"]: subscribed for m, subscribed, _ in known}
+                                   ), None
+    return topics, None, None
 
 
 def _broker_racks(admin: Any, opts: KafkaCaptureOptions) -> dict[int, str | None] | str:

@@ -168,3 +168,12 @@ def test_a_value_no_column_holds_stops_the_write_with_the_table_named(tmp_path):
     with pytest.raises(CaptureError, match="the queues table cannot hold a value read"):
         write_snapshot(tmp_path / "o", snap)
     assert not (tmp_path / "o").exists()
+
+
+def test_kafka_timeout_below_a_millisecond_is_refused(tmp_path, capsys):
+    # librdkafka counts whole milliseconds: 0.0001 s was a request timeout of 0 ms
+    with pytest.raises(SystemExit) as exit_:
+        cli("kafka", "--bootstrap-servers", "127.0.0.1:1", "--output", str(tmp_path / "o"),
+            "--timeout", "0.0001")
+    assert exit_.value.code == 2
+    assert "'0.0001': at least 0.001 seconds" in capsys.readouterr().err

@@ -30,7 +30,7 @@ def test_full_description_gives_members_and_observed():
         member("m-b", ["t1", "t2"], {"t1": [1], "t2": [0]}),
         member("m-a", ["t1", "t2"], {"t1": [0, 2]})])
     snap = Snapshot("s", "c")
-    topics, racked = _capture_group(snap, "kafka://x", "g", None, raw)
+    topics, racked, _ = _capture_group(snap, "kafka://x", "g", None, raw)
     assert topics == {"t1", "t2"} and racked is None
     members = snap.table("members").to_pylist()
     assert [(m["client_id"], m["topic"], m["strategy"]) for m in members] == [
@@ -47,7 +47,7 @@ def test_tansu_like_description_writes_no_invented_rows():
     raw = RawGroup("g", 0, "Stable", "consumer", "", [RawMember("m-1", None, "", "", b"", b"")])
     described = SimpleNamespace(state="STABLE", partition_assignor="m-1", members=[])
     snap = Snapshot("s", "c")
-    assert _capture_group(snap, "kafka://x", "g", described, raw) == (set(), None)
+    assert _capture_group(snap, "kafka://x", "g", described, raw) == (set(), None, None)
     assert snap.rows["members"] == [] and snap.rows["observed"] == []
     assert "the broker returned no member metadata" in snap.rows["rejects"][0]["reason"]
     assert any("unknown (the broker returned no member metadata: m-1)" in w
@@ -62,7 +62,7 @@ def test_one_unknown_subscription_withholds_the_whole_group(bad, why):
     good = member("m-a", ["t1"], {"t1": [0]})
     odd = RawMember("m-b", None, "client-m-b", "/h", bad, member("x", [], {"t1": [1]}).assignment)
     snap = Snapshot("s", "c")
-    topics, racked = _capture_group(snap, "kafka://x", "g", None,
+    topics, racked, _ = _capture_group(snap, "kafka://x", "g", None,
                                     RawGroup("g", 0, "Stable", "consumer", "range", [good, odd]))
     assert snap.rows["members"] == [] and racked is None and topics == {"t1"}
     assert {(r["client_id"], r["queue_id"]) for r in snap.rows["observed"]} == {
@@ -328,7 +328,7 @@ def test_client_rack_is_the_members_room_and_rack_aware_groups_are_named(assigno
                    [member_on("m-a", "use1-az1"), member_on("m-b", "use1-az2"),
                     member_on("m-c", None)])
     snap = Snapshot("s", "c")
-    _, group = _capture_group(snap, "kafka://x", "g", None, raw)
+    _, group, _ = _capture_group(snap, "kafka://x", "g", None, raw)
     assert {(m["client_id"], m["client_room"]) for m in snap.rows["members"]} == {
         ("m-a", "use1-az1"), ("m-b", "use1-az2"), ("m-c", None)}
     assert (group is not None) == racked and not snap.warnings

@@ -106,6 +106,47 @@ def test_unreachable_broker_is_exit_2(tmp_path, capsys):
     assert f"cannot reach 127.0.0.1:{port}" in err and "Traceback" not in err
 
 
+def test_a_refused_connection_fails_at_once_naming_each_address(tmp_path, capsys):
+    # librdkafka retried it until --timeout ran out (30 s by default) and named no address
+    import time
+
+    from tests.support.tansu import free_port
+
+    ports = [free_port(), free_port()]
+    servers = f"127.0.0.1:{ports[0]},PLAINTEXT://127.0.0.1:{ports[1]}"
+    started = time.monotonic()
+    assert cli("kafka", "--bootstrap-servers", servers, "--output", str(tmp_path / "o"),
+               "--timeout", "20") == 2
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert (f"cannot reach {servers}: 127.0.0.1:{ports[0]} refused the connection; "
+            f"127.0.0.1:{ports[1]} refused the connection") in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_group_with_nothing_on_the_broker_is_named_and_alone_writes_nothing(
+        live, tmp_path, capsys):
+    # a mistyped --group read as "no active members; only its committed offsets are
+    # captured" (it has none) and wrote an empty snapshot over the earlier one, exit 0
+    out = tmp_path / "capture"
+    base = ["kafka", "--bootstrap-servers", live["bootstrap"], "--output", str(out),
+            "--timeout", "10", "--snapshot", "s1"]
+    assert cli(*base, "--group", "g-range") == 0
+    capsys.readouterr()
+    assert cli(*base, "--group", "g-rnage") == 2
+    err = capsys.readouterr().err
+    assert ("--group g-rnage: no active member and no committed offset on "
+            f"{live['bootstrap']}") in err and "nothing was written" in err
+    offsets = table(out, "offsets", "s1")
+    assert set(offsets.consumer_group) == {"g-range"}  # the earlier capture kept
+    # beside a group that is there: captured, and the other named
+    assert cli(*base, "--group", "g-range", "--group", "g-rnage") == 0
+    err = capsys.readouterr().err
+    assert ("1 group(s) have no active member and no committed offset, so nothing of them "
+            "is captured (g-rnage; check the --group names)") in err
+    assert set(table(out, "offsets", "s1").consumer_group) == {"g-range"}
+
+
 def test_capture_api_tansu_answers(live):
     """The library call states exactly what this broker leaves out."""
     snap = capture_kafka(KafkaCaptureOptions(
