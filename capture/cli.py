@@ -38,12 +38,12 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
                        help="capture only this group (repeatable; default: all groups)")
     kafka.add_argument("--snapshot", type=snapshot_id, metavar="ID",
                        help="snapshot id (default: capture time)")
-    kafka.add_argument("--client-config", metavar="FILE",
+    kafka.add_argument("--client-config", type=path, metavar="FILE",
                        help="librdkafka properties (key=value lines): security, SASL, TLS")
     kafka.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                        help="per-request timeout (default 30)")
     imp = sub.add_parser("import", help="import admin-tool output files")
-    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("files", nargs="+", type=path, metavar="FILE")
     imp.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
     imp.add_argument("--cluster", type=non_blank, required=True, metavar="NAME")
     imp.add_argument("--snapshot", type=snapshot_id, metavar="ID",

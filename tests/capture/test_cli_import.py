@@ -177,3 +177,18 @@ def test_kafka_timeout_below_a_millisecond_is_refused(tmp_path, capsys):
             "--timeout", "0.0001")
     assert exit_.value.code == 2
     assert "'0.0001': at least 0.001 seconds" in capsys.readouterr().err
+
+
+def test_a_quoted_tilde_in_files_and_client_config_is_the_home_folder(tmp_path, monkeypatch,
+                                                                     capsys):
+    # the shell leaves a quoted `~` to the program: it was a folder named `~`
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "offsets.txt").write_text((DATA / "kcg_offsets.txt").read_text())
+    (tmp_path / "c.properties").write_text("bootstrap.servers=elsewhere:9092\n")
+    assert cli("import", "~/offsets.txt", "--output", str(tmp_path / "o"),
+               "--cluster", "c") == 0
+    assert len(DeltaTable(str(tmp_path / "o" / "offsets")).to_pandas()) == 5
+    # read (and refused for what it says), not "no such file"
+    assert cli("kafka", "--bootstrap-servers", "127.0.0.1:1", "--output",
+               str(tmp_path / "k"), "--client-config", "~/c.properties") == 2
+    assert "--client-config sets bootstrap.servers" in capsys.readouterr().err
