@@ -111,6 +111,17 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if [[ ${#job_args[@]} -eq 0 ]]; then usage >&2; exit 2; fi
+# capture, report and any job's --help need no Spark, whatever spark-submit options came
+# first (`--master yarn report ...` started spark-submit, whose YARN client failed in Java)
+job_help=0
+for arg in "${job_args[@]:1}"; do [[ "$arg" == -h || "$arg" == --help ]] && job_help=1; done
+if [[ "${job_args[0]}" == capture || "${job_args[0]}" == report || $job_help -eq 1 ]]; then
+  if [[ ${#spark_args[@]} -gt 0 || $with_delta -eq 1 ]]; then
+    what="${job_args[0]}"; [[ $job_help -eq 1 ]] && what="$what --help"
+    echo "rebalance-audit: $what starts no Spark: the spark-submit options are not used" >&2
+  fi
+  PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "${job_args[@]}"
+fi
 if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
 # In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
 # assignment rows, so give it 1g per core that runs tasks, 2g-4g (jobs/sizing.py), unless

@@ -113,6 +113,27 @@ def test_help_and_mistakes_seen_before_spark_start_no_jvm(tmp_path: Path) -> Non
     assert proc.returncode == 0 and str(ROOT / "jobs" / "cli.py") in proc.stdout
 
 
+def test_spark_options_before_a_job_that_needs_no_spark_start_no_jvm(tmp_path: Path) -> None:
+    """capture, report and a job's --help after spark-submit options (`--master yarn` on
+    a line kept for audits) run without spark-submit, saying its options are not used:
+    they went to spark-submit, whose YARN client failed in Java."""
+    home = _stand_in_spark(tmp_path)
+    cases = {("--master", "yarn", "report", "--output", str(tmp_path)):
+             (2, "report starts no Spark", "no output tables here"),
+             ("--master", "yarn", "--conf", "a=b", "audit", "--help"):
+             (0, "audit --help starts no Spark", "usage: spark-submit.sh audit"),
+             ("--master", "yarn", "capture", "import", "--help"):
+             (0, "capture --help starts no Spark", "usage: spark-submit.sh capture import")}
+    for args, (code, note, said) in cases.items():
+        proc = _launch(*args, SPARK_HOME=home, JAVA_HOME="/nonexistent/no-jvm", timeout=120)
+        both = proc.stdout + proc.stderr
+        assert proc.returncode == code and note in proc.stderr and said in both, (args, both)
+        assert str(ROOT / "jobs" / "cli.py") not in proc.stdout, args  # no spark-submit
+    # with no spark option: no note
+    proc = _launch("audit", "--help", SPARK_HOME=home, timeout=120)
+    assert proc.returncode == 0 and "starts no Spark" not in proc.stderr
+
+
 def test_the_launcher_sizes_a_local_jvms_jit_and_heap_from_the_inputs(tmp_path: Path) -> None:
     """C1 alone for a short local run (jobs.launch); a larger one commits the heap the
     launcher chose at start (-Xms); a heap of the user's, or a driver that runs no task,
