@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="groups are hashed into N pandas-UDF calls (default: sized from "
                             "the inputs' rows, see jobs/sizing.py)")
     audit.add_argument("--demo-groups", type=int, metavar="N",
-                       help="ordinary groups in the generated demo cluster (default 300)")
+                       help="ordinary groups in the generated demo cluster (default 300, "
+                            "at most 50,000)")
     audit.add_argument("--compare-strategies", action=argparse.BooleanOptionalAction,
                        default=None,
                        help="also write strategy_comparison: the queue moves AVG, "

@@ -28,6 +28,10 @@ PATH_SETTINGS = {"queues": "inputs.queues", "members": "inputs.members",
 # partition_keys` allocates about 4 longs per bucket: 10^20 reached Py4J as a
 # NumberFormatException, 2e9 would have asked for tens of GB.
 MAX_BUCKETS = 100_000
+# The most demo groups (`--demo-groups`, `demo.groups`): the demo is built in the driver's
+# Python, about 225 input rows per group (`jobs.launch.DEMO_ROWS_PER_GROUP`), so 50,000 is
+# about 11M rows, the benchmark's largest; 10^9 asked it for some 2x10^11 rows
+MAX_DEMO_GROUPS = 50_000
 
 
 def _both(name: str, key: str | None = None) -> str:
@@ -85,8 +89,11 @@ class AuditConfig:
         if not 0 <= self.buckets <= MAX_BUCKETS:
             raise ConfigError(f"--buckets / assign.buckets must be >= 0 and at most "
                               f"{MAX_BUCKETS:,} (0: sized from the inputs), not {self.buckets}")
-        if self.demo_groups < 0:
-            raise ConfigError("demo.groups must be >= 0")
+        if not 0 <= self.demo_groups <= MAX_DEMO_GROUPS:
+            raise ConfigError(f"--demo-groups / demo.groups must be >= 0 and at most "
+                              f"{MAX_DEMO_GROUPS:,} (about 11M input rows; "
+                              f"benchmarks/generate.py makes larger inputs), not "
+                              f"{self.demo_groups}")
         if self.demo_seed < 0:  # numpy's generator refuses it, minutes later
             raise ConfigError(f"demo.seed must be >= 0, not {self.demo_seed}")
         for snapshot in self.snapshots:

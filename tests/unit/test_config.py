@@ -243,6 +243,19 @@ def test_buckets_have_an_upper_bound_named_by_flag_and_key(tmp_path: Path) -> No
         load_config(str(conf))
 
 
+def test_demo_groups_have_an_upper_bound_named_by_flag_and_key(tmp_path: Path) -> None:
+    """10**9 groups asked the driver's Python for some 2x10^11 demo rows."""
+    assert load_config(None, demo_groups=50_000).demo_groups == 50_000  # MAX_DEMO_GROUPS
+    for groups in (-1, 50_001, 10**9):
+        with pytest.raises(ConfigError, match=rf"--demo-groups / demo.groups must be >= 0 "
+                                              rf"and at most 50,000 .*not {groups}"):
+            load_config(None, demo_groups=groups)
+    conf = tmp_path / "c.yaml"
+    conf.write_text("demo:\n  groups: 1000000000\n")
+    with pytest.raises(ConfigError, match=r"--demo-groups / demo.groups"):
+        load_config(str(conf))
+
+
 def test_the_progress_flag_beats_the_files_spark_setting(tmp_path: Path) -> None:
     """Flags override the file: the file's spark.ui.showConsoleProgress beat the flag."""
     conf = tmp_path / "c.yaml"
