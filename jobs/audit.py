@@ -454,6 +454,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         reports = compute_reports(
             inputs, side, assignments, times, pairs, buckets, persist, config.what_if,
             compare, "strategy_comparison" in existing, scope.members_rejected,
+            scope.queues_rejected,
             step=lambda label: ctx.steps.step("reports", f"compute {label}", point=None),
             pass_rows=pass_rows)
         line.detail = ", ".join(n for n in OUTPUT_TABLES if n in reports)

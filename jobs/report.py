@@ -48,6 +48,7 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     what_if: str = "findings", comparison: bool = False,
                     comparison_written: bool = False,
                     members_rejected: bool = False,
+                    queues_rejected: bool = False,
                     *,
                     pass_rows: dict[str, int],
                     step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
@@ -63,10 +64,10 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     without them the table is written empty if an earlier run wrote it
     (`comparison_written`). `members_rejected`: whether members rows of the run's
     snapshots are among the rejects (`jobs.scope.Scope`); the group_balance rows of their
-    groups say so. `pass_rows`: rows per table of the pass
-    (`pass_counts`): each table is decoded in as many tasks as its rows need
-    (`jobs.sizing.waves_for`), not one per bucket. `step(label)`: the context each
-    materialized part runs in."""
+    groups say so, as those of topics whose queues rows are (`queues_rejected`).
+    `pass_rows`: rows per table of the pass (`pass_counts`): each table is decoded in as
+    many tasks as its rows need (`jobs.sizing.waves_for`), not one per bucket.
+    `step(label)`: the context each materialized part runs in."""
     cores = side.sparkSession.sparkContext.defaultParallelism
 
     def unpacked(name: str) -> DataFrame:
@@ -78,7 +79,8 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
             drift = persist(drift)
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
     balance = group_balance_report(unpacked("group_balance"), times, drift_groups,
-                                   inputs.rejects if members_rejected else None)
+                                   inputs.rejects if members_rejected else None,
+                                   inputs.rejects if queues_rejected else None)
     decide = simulates_more(inputs, what_if)
     if decide:  # the groups' findings decide which what-if rows the table keeps
         with step("group_balance"):

@@ -62,6 +62,8 @@ class Scope:
     # whether members rows of an audited snapshot were rejected: the groups they name get
     # a sentence saying their figures leave those rows out (`reports.group_balance`)
     members_rejected: bool = False
+    # the same of queues rows: the group_balance rows of their topics say so
+    queues_rejected: bool = False
     # (snapshot, cluster)s of audited snapshots with usable queues or members rows but not
     # both: not audited (recomputed without its members, every observed holder was drift)
     partial: list[tuple[str, str | None]] = field(default_factory=list)
@@ -119,6 +121,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     subscriptions = sum(n for (s, _), n in subscribed.items() if s in audited)
     members_rejected = any(r.rejected for r in rows
                            if r.table == "members" and r.snapshot_id in audited)
+    queues_rejected = any(r.rejected for r in rows
+                          if r.table == "queues" and r.snapshot_id in audited)
     seen = sorted(s for s in clusters if s is not None)
     not_audited = [s for s in seen if s not in audited]
     notes: list[Note] = []
@@ -190,7 +194,8 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     return Scope(audited, not_audited, _sorted_values(clusters), _sorted_values(usable_clusters),
                  notes, reads_null_snapshot=not requested, subscriptions=subscriptions,
                  missing_from=missing_from, requested=asked, absent=absent,
-                 members_rejected=members_rejected, partial=partial)
+                 members_rejected=members_rejected, queues_rejected=queues_rejected,
+                 partial=partial)
 
 
 def _sorted_values(mapping: dict) -> dict:

@@ -11,11 +11,12 @@ The figures and findings come from the report pass (`rebalance_udfs.group_figure
 the call that assigns a group's queues); this module adds observed drift, the capture time and the
 recommendation's words, Spark expressions over one row each. A group some of whose members
 rows were rejected is audited without them: its recommendation says so, and names the clients.
+So does one whose topics lost queues rows to the rejects.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from rebalance_udfs.report_pass import LINE_COLUMN
@@ -40,13 +41,15 @@ COLUMNS = [
 
 def group_balance_report(figures: DataFrame, times: DataFrame,
                          drift: DataFrame | None = None,
-                         rejects: DataFrame | None = None) -> DataFrame:
+                         rejects: DataFrame | None = None,
+                         queue_rejects: DataFrame | None = None) -> DataFrame:
     """group_balance rows (COLUMNS) of the report pass's group_balance figures (`figures`,
     `rebalance_udfs.report_pass`: rates still exact decimals, the group's what-if line
     on its whole-group row); `drift`: `reports.drift.drift_by_group` when observed
     holders are known; `rejects`: the run's rejects (REJECTS_SCHEMA) when members rows
-    of its snapshots were rejected."""
+    of its snapshots were rejected; `queue_rejects`: the same when queues rows were."""
     rows = with_rejected_members(with_drift(figures, drift), rejects)
+    rows = with_rejected_queues(rows, queue_rejects)
     rows = rows.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
     rows = rows.withColumn("recommendation", with_what_if(_recommendation()))
     findings_type = rows.schema["findings"].dataType
@@ -146,6 +149,45 @@ def with_rejected_members(rows: DataFrame, rejects: DataFrame | None) -> DataFra
     on.append(F.col("topic").eqNullSafe(F.col("_rejected_topic")))
     return rows.join(F.broadcast(named), on, "left").drop(
         *[f"_rejected_{k}" for k in UNIT_KEYS])
+
+
+_REJECTED_QUEUE_ROWS = "_rejected_queue_rows"
+
+
+def with_rejected_queues(rows: DataFrame, rejects: DataFrame | None) -> DataFrame:
+    """Each row with how many queues rows of its topic (a topic's row) or of the group's
+    topics (the whole-group row) were rejected; null when none.
+
+    A rejected queues row is left out of the audit (two rows of one queue that disagree
+    leave the queue out: SPEC), so the topic's figures count fewer queues than it has: the
+    recommendation says so. An exact duplicate's first copy was audited: not one. Read
+    from the rejects' row_json; a row whose topic is null names no topic."""
+    if rejects is None:
+        return rows.withColumn(_REJECTED_QUEUE_ROWS, F.lit(None).cast("long"))
+    topic = F.get_json_object(F.col("row_json"), "$.topic")
+    per_topic = (rejects.where((F.col("source_table") == "queues")
+                               & ~F.col("reason").eqNullSafe(EXACT_DUPLICATE)
+                               & topic.isNotNull())
+                 .groupBy(*[F.col(k).alias(f"_rq_{k}") for k in SNAPSHOT_KEYS],
+                          topic.alias("_rq_topic"))
+                 .agg(F.count(F.lit(1)).alias("_rq_rows")))
+    # broadcast: a row per topic with rejected rows (as with_rejected_members' join)
+    on = [F.col(k) == F.col(f"_rq_{k}") for k in (*SNAPSHOT_KEYS, "topic")]
+    rows = rows.join(F.broadcast(per_topic), on, "left")
+    of_group = F.sum(F.col("_rq_rows")).over(Window.partitionBy(*GROUP_KEYS))
+    return rows.withColumn(
+        _REJECTED_QUEUE_ROWS,
+        F.when(F.col("topic").isNull(), of_group).otherwise(F.col("_rq_rows")),
+    ).drop("_rq_snapshot_id", "_rq_cluster", "_rq_topic", "_rq_rows")
+
+
+def _rejected_queues_sentence() -> Column:
+    """The queues rows the figures leave out, counted."""
+    return F.when(F.col(_REJECTED_QUEUE_ROWS) > 0, F.concat(
+        F.col(_REJECTED_QUEUE_ROWS).cast("string"), F.lit(" queues row(s) of "),
+        F.when(F.col("topic").isNull(), F.lit("the group's topics"))
+        .otherwise(F.lit("this topic")),
+        F.lit(_LEFT_OUT)))
 
 
 def _rejected_sentence() -> Column:
@@ -267,6 +309,7 @@ def _recommendation() -> Column:
     ]
     sentences.append(F.when(has("OBSERVED_DRIFT"), _drift_sentence()))
     sentences.append(_rejected_sentence())
+    sentences.append(_rejected_queues_sentence())
     text = F.concat_ws(" ", *sentences)
     return F.when(text == "", F.lit("Balanced: no action needed.")).otherwise(text)
 

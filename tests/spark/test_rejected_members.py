@@ -109,3 +109,35 @@ def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) ->
     assert result.members_short.total == result.members_gone.total == 0
     assert set(table(out, "group_balance")["recommendation"]) == {
         "Balanced: no action needed."}
+
+
+def test_topics_whose_queues_rows_were_rejected_say_so(spark, tmp_path) -> None:
+    """Two rows of one queue that disagree leave the queue out, as a negative queue id
+    does: the topic's figures count fewer queues than it has, and "Balanced" alone hid
+    that. An exact duplicate's first copy is audited: not counted."""
+    queues = _inputs()["queues"]
+    row = queues.iloc[0].to_dict()  # T, queue 0
+    queues = pd.concat([queues, pd.DataFrame([
+        {**row, "queue_id": 3, "max_offset": 7},   # T 3 again, other max_offset: conflict
+        {**row, "topic": "U", "queue_id": -1},     # U: no such queue id
+        row,                                        # T 0 again, the same: exact duplicate
+    ])], ignore_index=True)
+    members = pd.DataFrame([_member("H", "c", "T"), _member("H", "d", "T"),
+                            _member("H", "c", "U"), _member("H", "d", "U"),
+                            _member("V", "e", "U")])
+    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
+    out = Path(tmp_path) / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline", what_if="off", buckets=2), spark=spark)
+    rejects = table(out, "rejects")
+    assert sorted(rejects["source_table"]) == ["queues"] * 4
+    balance = table(out, "group_balance")
+    said = {(g, None if pd.isna(t) else t): r for g, t, r in zip(
+        balance["consumer_group"], balance["topic"], balance["recommendation"], strict=True)}
+    assert said[("H", "T")] == f"2 queues row(s) of this topic {LEFT_OUT}"
+    assert said[("H", "U")] == f"1 queues row(s) of this topic {LEFT_OUT}"
+    assert said[("H", None)] == f"3 queues row(s) of the group's topics {LEFT_OUT}"
+    assert said[("V", "U")] == f"1 queues row(s) of this topic {LEFT_OUT}"
+    assert said[("V", None)] == f"1 queues row(s) of the group's topics {LEFT_OUT}"
+    figures = balance.set_index(["consumer_group", balance["topic"].fillna("*")])
+    assert figures.loc[("H", "T"), "queues"] == 3  # T's queue 3 left out

@@ -20,6 +20,7 @@ from reports.group_balance import (
     _in_contract_order,
     _recommendation,
     with_rejected_members,
+    with_rejected_queues,
 )
 from tests.support.facts_oracle import client_topic_facts
 from vocabulary.columns import (
@@ -337,8 +338,9 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                                                       F.array(F.col("topic")))))
     out = topic_rows.unionByName(groups, allowMissingColumns=True)
     out = out.join(F.broadcast(times), SNAPSHOT_KEYS, "left")
-    # the oracle's groups have no rejected members rows
-    out = with_rejected_members(out, None).withColumn("recommendation", _recommendation())
+    # the oracle's groups have no rejected members or queues rows
+    out = with_rejected_queues(with_rejected_members(out, None), None)
+    out = out.withColumn("recommendation", _recommendation())
     return out.withColumns({c: rate_out(F.col(c)) for c in RATE_COLUMNS}).select(*COLUMNS)
 
 
