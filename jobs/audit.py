@@ -71,6 +71,7 @@ from reports.attention import (
     finding_counts,
     groups_all_rejected,
     groups_missing_members,
+    groups_missing_queues,
     latest_group_rows,
     top_churn,
     worst_groups,
@@ -119,6 +120,8 @@ class RunResult:
     # audited snapshots with none left: no figures at all
     members_short: FirstGroups = field(default_factory=FirstGroups)
     members_gone: FirstGroups = field(default_factory=FirstGroups)
+    # groups whose topics lost queues rows to the rejects (figures without those queues)
+    queues_short: FirstGroups = field(default_factory=FirstGroups)
 
 
 def new_run_id() -> str:
@@ -286,10 +289,12 @@ def _audit(ctx: _Run) -> RunResult:
                 latest = attempt_persist(latest_group_rows(tables["group_balance"]),
                                          eager=False)
                 worst, findings = worst_groups(latest), finding_counts(latest)
-                short, gone = FirstGroups(), FirstGroups()
+                short, gone, queues_short = FirstGroups(), FirstGroups(), FirstGroups()
                 if scope.members_rejected:  # 13 small jobs more at 10M; none without rejects
                     short = groups_missing_members(latest)
                     gone = groups_all_rejected(rejects, inputs.members, scope.audited)
+                if scope.queues_rejected:  # the same, of queues rows
+                    queues_short = groups_missing_queues(latest)
                 churn_top = top_churn(tables["rebalance_churn"])
                 for note in late:
                     log.warning("warning: %s", note.text())
@@ -308,7 +313,8 @@ def _audit(ctx: _Run) -> RunResult:
     return RunResult(ctx.run_id, ctx.output, ctx.store.engine, scope.audited, tables_written,
                      ctx.steps.timings, totals, worst, churn_top, writes,
                      [n.text() for n in scope.notes], scope.not_audited, cleaned,
-                     finding_counts=findings, members_short=short, members_gone=gone)
+                     finding_counts=findings, members_short=short, members_gone=gone,
+                     queues_short=queues_short)
 
 
 def _input_paths(ctx: _Run) -> InputPaths:

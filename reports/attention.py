@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from reports.group_balance import rejected_member_rows, rejected_members_line, what_if_line
+from reports.group_balance import (
+    rejected_member_rows,
+    rejected_members_line,
+    rejected_queues_line,
+    what_if_line,
+)
 from vocabulary.columns import GROUP_KEYS
 from vocabulary.findings import FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
@@ -97,6 +102,15 @@ def groups_missing_members(latest: DataFrame, limit: int = 5) -> FirstGroups:
     recommendation says ("2 members row(s) of this group (client(s) b)"). No finding says
     so, so a group can be among them and have none."""
     line = rejected_members_line(F.col("recommendation"))
+    return _first(latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
+                  .select(*GROUP_KEYS, "rejected"), limit)
+
+
+def groups_missing_queues(latest: DataFrame, limit: int = 5) -> FirstGroups:
+    """Of `latest` (`latest_group_rows`), the groups whose topics lost queues rows to the
+    rejects, each with `rejected`: how many rows, as its recommendation says ("3 queues
+    row(s)"). No finding says so either."""
+    line = rejected_queues_line(F.col("recommendation"))
     return _first(latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
                   .select(*GROUP_KEYS, "rejected"), limit)
 

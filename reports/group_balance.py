@@ -215,6 +215,15 @@ def rejected_members_line(recommendation: Column) -> Column:
     return F.when(line != "", line)
 
 
+def rejected_queues_line(recommendation: Column) -> Column:
+    """Of a whole-group row's recommendation, the count `_rejected_queues_sentence` put
+    there ("3 queues row(s)"), or null: how the console summary finds the groups whose
+    topics lost queues rows to the rejects."""
+    line = F.regexp_extract(recommendation,
+                            rf"(\d+ queues row\(s\)) of the group's topics\Q{_LEFT_OUT}\E", 1)
+    return F.when(line != "", line)
+
+
 def _lag_skewed(max_col: str, mean_col: str) -> Column:
     """One client carries far more lag / input rate than the group's mean."""
     return F.coalesce((F.col("subscribing_clients") > 1) & (F.col(mean_col) > 0)

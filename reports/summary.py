@@ -50,7 +50,8 @@ def print_summary(result, out: TextIO | None = None) -> None:
             w(f"    -> {rec}\n")
             if line:
                 w(f"    what-if: {line}\n")
-    elif result.members_short.total or result.members_gone.total:
+    elif (result.members_short.total or result.members_gone.total
+          or result.queues_short.total):
         w("\nNo group has findings in what was audited, but not every group was audited "
           "whole (below).\n")
     else:
@@ -78,14 +79,18 @@ def print_summary(result, out: TextIO | None = None) -> None:
 
 def _members_left_out(result, w: Callable[[str], object]) -> None:
     """The groups whose members rows were rejected: audited without them (the figures
-    leave those clients out, findings or none) or, with none left, not at all."""
+    leave those clients out, findings or none) or, with none left, not at all; and those
+    whose topics' queues rows were (the figures leave those queues out)."""
     for listed, heading, words in (
             (result.members_short, "audited without some of their members rows, which were "
              "rejected: the figures leave those clients out",
              lambda g: g["rejected"].replace(" of this group", "", 1)),
             (result.members_gone, "with every members row rejected, so not audited at "
              "these snapshots",
-             lambda g: f"{g['rows']} members row(s) rejected")):
+             lambda g: f"{g['rows']} members row(s) rejected"),
+            (result.queues_short, "whose topics lost queues rows, which were rejected: the "
+             "figures leave those queues out",
+             lambda g: g["rejected"])):
         if not listed.total:
             continue
         first = f" (the first {len(listed.first)})" if listed.total > len(listed.first) else ""

@@ -32,6 +32,7 @@ from reports.html.select import (
     whole_group_rows,
 )
 from vocabulary.columns import GROUP_KEYS
+from vocabulary.contracts import EXACT_DUPLICATE
 from vocabulary.findings import FINDING_MEANINGS, FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
@@ -405,15 +406,22 @@ def _share(part: int, total: int) -> str:
 
 def _no_findings(rejects: pd.DataFrame | None) -> str:
     """What an empty list of groups needing attention means: every shown group balanced,
-    unless members rows were rejected: their groups were audited without them (or not at
-    all, when every row of one was), so "balanced" would hide them."""
-    members = (0 if rejects is None or rejects.empty
-               else int(rejects.loc[rejects["source_table"] == "members", "rows"].sum()))
-    if not members:
+    unless members or queues rows were rejected: their groups were audited without them
+    (or not at all, when every members row of one was), so "balanced" would hide them.
+    An exact duplicate's first copy was audited: not counted."""
+    if rejects is None or rejects.empty:
         return "No group has findings: every shown group is balanced."
-    return (f"No group has findings in what was audited, but {members:,} members row(s) "
-            'were rejected: the groups <a href="#rejects">named below</a> were audited '
-            "without them, or not at all.")
+    lost = rejects[rejects["reason"] != EXACT_DUPLICATE]
+    members, queues = (int(lost.loc[lost["source_table"] == t, "rows"].sum())
+                       for t in ("members", "queues"))
+    if not members and not queues:
+        return "No group has findings: every shown group is balanced."
+    rows = " and ".join(f"{n:,} {t} row(s)" for n, t in ((members, "members"),
+                                                         (queues, "queues")) if n)
+    named = "groups and topics" if queues else "groups"
+    return (f"No group has findings in what was audited, but {rows} were rejected: the "
+            f'{named} <a href="#rejects">named below</a> were audited without them, or not '
+            "at all.")
 
 
 def rejects_section(rejects: pd.DataFrame | None) -> str:

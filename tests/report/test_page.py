@@ -13,6 +13,7 @@ from reports.html.page import WARNINGS_SHOWN, render
 from reports.html.run_warnings import RunWarnings
 from reports.html.select import groups_needing_attention, severity
 from tests.report import frames
+from vocabulary.contracts import EXACT_DUPLICATE
 from vocabulary.severity import SEVERITY_WEIGHTS
 
 
@@ -374,11 +375,22 @@ def test_no_findings_with_rejected_members_rows_is_not_called_balanced():
          "rows": 5, "names": ["topic T"]}])
     page = body(render(data(group_balance=quiet, rejects=rejects)))
     assert "every shown group is balanced" not in page
+    assert ("No group has findings in what was audited, but 1,203 members row(s) and 5 "
+            'queues row(s) were rejected: the groups and topics <a href="#rejects">named '
+            "below</a> were audited without them, or not at all.") in page
+    page = body(render(data(group_balance=quiet, rejects=rejects.iloc[:2])))
     assert ("No group has findings in what was audited, but 1,203 members row(s) were "
             'rejected: the groups <a href="#rejects">named below</a> were audited without '
             "them, or not at all.") in page
-    # queues rows rejected leave no group short of clients: balanced, as before
+    # queues rows rejected leave their topics short of queues: said too
     page = body(render(data(group_balance=quiet, rejects=rejects.iloc[2:])))
+    assert "every shown group is balanced" not in page
+    assert ("No group has findings in what was audited, but 5 queues row(s) were rejected: "
+            'the groups and topics <a href="#rejects">named below</a> were audited without '
+            "them, or not at all.") in page
+    # an exact duplicate's first copy was audited: balanced
+    duplicate = rejects.iloc[2:].assign(reason=EXACT_DUPLICATE)
+    page = body(render(data(group_balance=quiet, rejects=duplicate)))
     assert "No group has findings: every shown group is balanced." in page
 
 

@@ -127,8 +127,9 @@ def test_topics_whose_queues_rows_were_rejected_say_so(spark, tmp_path) -> None:
                             _member("V", "e", "U")])
     paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
     out = Path(tmp_path) / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline", what_if="off", buckets=2), spark=spark)
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(out), engine="offline", what_if="off", buckets=2),
+                 spark=spark)
     rejects = table(out, "rejects")
     assert sorted(rejects["source_table"]) == ["queues"] * 4
     balance = table(out, "group_balance")
@@ -141,3 +142,13 @@ def test_topics_whose_queues_rows_were_rejected_say_so(spark, tmp_path) -> None:
     assert said[("V", None)] == f"1 queues row(s) of the group's topics {LEFT_OUT}"
     figures = balance.set_index(["consumer_group", balance["topic"].fillna("*")])
     assert figures.loc[("H", "T"), "queues"] == 3  # T's queue 3 left out
+    # the console summary does not call them balanced either
+    assert result.worst_groups == [] and result.queues_short.total == 2
+    text = io.StringIO()
+    print_summary(result, text)
+    assert ("\nNo group has findings in what was audited, but not every group was audited "
+            "whole (below).\n"
+            "\n2 groups whose topics lost queues rows, which were rejected: the figures leave "
+            "those queues out:\n"
+            "  c/H @ s1: 3 queues row(s)\n"
+            "  c/V @ s1: 1 queues row(s)\n") in text.getvalue()
