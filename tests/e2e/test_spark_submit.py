@@ -148,7 +148,7 @@ def test_the_launcher_sizes_a_local_jvms_jit_and_heap_from_the_inputs(tmp_path: 
         return [a[len(key):] for a in proc.stdout.splitlines() if a.startswith(key)]
 
     logs = f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}"
-    large = ("audit", "--output", out, "--demo-groups", "100000")
+    large = ("audit", "--output", out, "--demo-groups", "50000")
     assert driver_options("audit", "--output", out) == [f"{logs} -XX:TieredStopAtLevel=1"]
     assert driver_options("--master", "local[2]", *large) == [f"{logs} -Xms2g"]
     assert driver_options("--master", "local[2]", *large,
@@ -223,7 +223,7 @@ def test_the_config_files_driver_settings_reach_spark_submit(tmp_path: Path) -> 
 
     def given(*args: str) -> list[str]:
         proc = _launch(*args, "audit", "--config", str(config), "--output", out,
-                       "--demo-groups", "100000", SPARK_HOME=home)
+                       "--demo-groups", "50000", SPARK_HOME=home)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.splitlines()
 

@@ -158,14 +158,14 @@ def test_the_launcher_is_told_the_options_or_nothing(
     monkeypatch.delenv("REBALANCE_AUDIT_DRIVER_MEMORY", raising=False)
     assert main(["audit", "--output", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().out.strip() == C1_ONLY  # the demo is short
-    main(["audit", "--demo-groups", "100000"])
+    main(["audit", "--demo-groups", "50000"])
     assert capsys.readouterr().out.strip() == ""
     # the launcher chose the heap: a run that is not short commits it at start
-    main(["--launcher-heap", "local[2]", "audit", "--demo-groups", "100000"])
+    main(["--launcher-heap", "local[2]", "audit", "--demo-groups", "50000"])
     assert capsys.readouterr().out.strip() == "-Xms2g"
     main(["--launcher-heap", "local[2]", "audit", "--output", str(tmp_path / "out")])
     assert capsys.readouterr().out.strip() == C1_ONLY
-    main(["--launcher-heap", "local-cluster[2,1,2048]", "audit", "--demo-groups", "100000"])
+    main(["--launcher-heap", "local-cluster[2,1,2048]", "audit", "--demo-groups", "50000"])
     assert capsys.readouterr().out.strip() == ""  # its driver runs no task
     assert main(["report", "--output", str(tmp_path)]) == 0  # another job: nothing to say
     assert capsys.readouterr().out == ""
@@ -194,7 +194,7 @@ def test_the_launcher_is_told_the_config_files_start_only_settings(
                       "    spark.executor.memory: 3g\n")
     logs = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
     main(["--launcher-heap", "local[2]", "audit", "--config", str(config),
-          "--demo-groups", "100000"])
+          "--demo-groups", "50000"])
     assert capsys.readouterr().out.splitlines() == [
         "", "spark.driver.memory=7g", f"spark.driver.extraJavaOptions={logs} -Dx=1 -Dy=2"]
     # the config's driver options would replace the launcher's: they come merged
@@ -206,7 +206,7 @@ def test_the_launcher_is_told_the_config_files_start_only_settings(
     config.write_text("spark:\n  conf:\n    spark.driver.extraJavaOptions: "
                       "-Dlog4j2.configurationFile=mine -XX:-TieredCompilation -Xms1g\n")
     main(["--launcher-heap", "local[2]", "audit", "--config", str(config),
-          "--demo-groups", "100000"])
+          "--demo-groups", "50000"])
     assert capsys.readouterr().out.splitlines() == [
         "-Xms2g", "spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=mine "
         "-XX:-TieredCompilation -Xms1g"]
