@@ -22,6 +22,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import datetime
+from itertools import pairwise
 from typing import NamedTuple
 
 from pyspark.sql import DataFrame
@@ -261,22 +262,26 @@ def _fingerprints(rows: DataFrame, columns: list[str], with_run: bool = False) -
 
 def previous_keys(held: Held, captured: dict[Key, datetime | None],
                   current: list[str]) -> list[tuple[str, str | None]]:
-    """Per cluster of `captured` (this run's snapshots, with their capture times), the
-    snapshot `held` has latest before this run's earliest, in churn's order:
-    [(snapshot_id, run_id)], sorted. Snapshots of `current` (this run's) are not its own
-    previous, whatever their old capture time."""
-    first: dict[str | None, tuple] = {}
+    """The snapshots `held` (complete in the output) that come just before one of this
+    run's in its cluster's churn order, over this run's snapshots (`captured`, with their
+    capture times) and the held ones: [(snapshot_id, run_id)], sorted. That is the one
+    before the run's first per cluster, and any between two of the run's (a run of s1 and
+    s3 with s2 in the output compares s3 with s2, as a run of all three does, not with
+    s1). Snapshots of `current` (this run's) are not held ones, whatever their old
+    capture time."""
+    ordered: dict[str | None, list[tuple[tuple, str | None, bool]]] = {}
     for (snapshot, cluster), at in captured.items():
-        order = _order(snapshot, at)
-        if cluster not in first or order < first[cluster]:
-            first[cluster] = order
-    latest: dict[str | None, tuple] = {}
+        ordered.setdefault(cluster, []).append((_order(snapshot, at), None, True))
     for (snapshot, cluster), run in held.items():
-        order = _order(snapshot, run.captured_at)
-        if (snapshot not in current and cluster in first and order < first[cluster]
-                and (cluster not in latest or order > latest[cluster][0])):
-            latest[cluster] = (order, run.run_id)
-    return sorted({(order[2], run_id) for order, run_id in latest.values()})
+        if snapshot not in current and cluster in ordered:
+            ordered[cluster].append((_order(snapshot, run.captured_at), run.run_id, False))
+    keys = set()
+    for snapshots in ordered.values():
+        snapshots.sort(key=lambda item: item[0])
+        for (order, run_id, in_run), (_, _, next_in_run) in pairwise(snapshots):
+            if next_in_run and not in_run:
+                keys.add((order[2], run_id))
+    return sorted(keys)
 
 
 def _order(snapshot: str, at: datetime | None) -> tuple:

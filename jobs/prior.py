@@ -1,10 +1,13 @@
-"""The snapshot before a run's first one, already in the output: what churn and the
-sticky assignors compare against, read from the output instead of recomputed."""
+"""The snapshots already in the output that come just before one of a run's (the one
+before its first, and any between two of its own): what churn and the sticky assignors
+compare against, read from the output instead of recomputed."""
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import reduce
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -16,8 +19,9 @@ from storage.delta import Store
 
 @dataclass
 class Prior:
-    """Rows of the snapshot that precedes this run's first one, per cluster, already in the
-    output: what churn and the sticky assignors compare against (no history recomputed)."""
+    """Rows of the snapshots already in the output that precede one of this run's (per
+    cluster: the one before its first, and any between two of its own): what churn and
+    the sticky assignors compare against (no history recomputed)."""
 
     snapshots: list[str]
     assignments: DataFrame | None = None
@@ -26,9 +30,9 @@ class Prior:
 
 def prior_keys(store: Store, output: str, captured: dict[Key, datetime | None],
                current: list[str]) -> list[tuple[str, str | None]]:
-    """Per cluster, the latest complete snapshot in the output before this run's earliest
-    one (`captured`: this run's snapshots and clusters, with their capture times):
-    [(snapshot_id, run_id)], sorted (`jobs.held.previous_keys`).
+    """The complete snapshots in the output just before one of this run's (`captured`: its
+    snapshots and clusters, with their capture times): [(snapshot_id, run_id)], sorted
+    (`jobs.held.previous_keys`).
 
     Complete = named by `runs`. An output written before `runs` existed falls back to the
     snapshots of consumer_load."""
@@ -47,15 +51,16 @@ def prior_keys(store: Store, output: str, captured: dict[Key, datetime | None],
 
 def read_prior(store: Store, output: str, captured: dict[Key, datetime | None],
                current: list[str]) -> Prior:
-    """The previous complete snapshot's assignment and load rows (of the run `runs` names)."""
+    """The previous complete snapshots' assignment and load rows (each of the run `runs`
+    names for it)."""
     keys = prior_keys(store, output, captured, current)
     if not keys:
         return Prior([])
     ids = sorted({s for s, _ in keys})
-    runs = sorted({r for _, r in keys})
+    named = reduce(operator.or_, [(F.col("snapshot_id") == s) & F.col("run_id").eqNullSafe(r)
+                                  for s, r in keys])
 
     def rows(name: str) -> DataFrame:
-        return (store.read(f"{output}/{name}", name, snapshots=ids)
-                .where(F.col("run_id").isin(runs)))
+        return store.read(f"{output}/{name}", name, snapshots=ids).where(named)
 
     return Prior(ids, rows("assignments"), rows("consumer_load"))

@@ -136,9 +136,10 @@ def test_the_previous_snapshot_is_the_latest_held_before_the_runs_first_per_clus
     held = {("A", "c"): HeldRun(at(0), {}, "r1"), ("B", "c"): HeldRun(at(10), {}, "r2"),
             ("D", "c"): HeldRun(at(30), {}, "r3"), ("A", "d"): HeldRun(at(0), {}, "r1"),
             ("Z", "e"): HeldRun(at(0), {}, "r4")}
-    # c: before C (20) and E (40) comes B; d: A; e is not in this run
+    # c: before C (20) comes B, and D (30) lies between C and E (40); d: A; e is not in
+    # this run
     assert previous_keys(held, {("C", "c"): at(20), ("E", "c"): at(40), ("C", "d"): at(20)},
-                         ["C", "E"]) == [("A", "r1"), ("B", "r2")]
+                         ["C", "E"]) == [("A", "r1"), ("B", "r2"), ("D", "r3")]
     # a snapshot of this run is never its own previous, whatever its old capture time
     assert previous_keys(held, {("B", "c"): at(25)}, ["B"]) == [("A", "r1")]
     # at one capture time, ids decide: A comes before A0, and nothing before 0
@@ -149,3 +150,15 @@ def test_the_previous_snapshot_is_the_latest_held_before_the_runs_first_per_clus
     assert previous_keys(unknown, {("V", "c"): None}, ["V"]) == [("U", "u")]
     assert previous_keys(unknown, {("T", "c"): None}, ["T"]) == []
     assert previous_keys(unknown, {("B", "c"): at(5)}, ["B"]) == [("A", "r1")]
+
+
+def test_a_held_snapshot_between_two_of_the_runs_is_a_previous_one_too():
+    # a run of A and D with B and C held: D compares with C (as a run of all four does),
+    # not with A; A's own previous is none
+    held = {("B", "c"): HeldRun(at(10), {}, "r2"), ("C", "c"): HeldRun(at(20), {}, "r3"),
+            ("E", "c"): HeldRun(at(40), {}, "r4")}
+    assert previous_keys(held, {("A", "c"): at(0), ("D", "c"): at(30)}, ["A", "D"]) == [
+        ("C", "r3")]
+    # each gap its own: C2 follows C, F follows E
+    assert previous_keys(held, {("A", "c"): at(0), ("C2", "c"): at(25), ("F", "c"): at(50)},
+                         ["A", "C2", "F"]) == [("C", "r3"), ("E", "r4")]
