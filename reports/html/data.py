@@ -452,7 +452,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         skew_counts=index.skew_counts,
         findings=index.findings,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
-        churn=churn_timeline(output, all_runs),
+        churn=churn_timeline(output, all_runs, groups or None),
         group_churn=group_churn(output, all_runs, index.worst),
         drift=drift_counts(output, shown, groups or None, runs),
         what_if=rows("what_if", of_groups=detailed),
@@ -817,9 +817,11 @@ def _count_skews(frame: pd.DataFrame, counts: dict[int, int]) -> None:
         counts[int(value)] = counts.get(int(value), 0) + int(n)
 
 
-def churn_timeline(output: str, runs: pd.DataFrame) -> pd.DataFrame:
-    """Queues moved per (cluster, snapshot, captured_at) of every complete run: the
-    history is summed batch by batch as it is read."""
+def churn_timeline(output: str, runs: pd.DataFrame,
+                   groups: Sequence[str] | None = None) -> pd.DataFrame:
+    """Queues moved per (cluster, snapshot, captured_at) of every complete run, of the
+    `groups` when the page shows only those (every group's moves were summed there):
+    the history is summed batch by batch as it is read."""
     if not has_table(output, "rebalance_churn"):
         return pd.DataFrame()
 
@@ -835,7 +837,8 @@ def churn_timeline(output: str, runs: pd.DataFrame) -> pd.DataFrame:
             return pd.DataFrame()
         return moved(frame)
 
-    parts = reduce_table(output, "rebalance_churn", reduce, columns=CHURN_COLUMNS)
+    parts = reduce_table(output, "rebalance_churn", reduce, groups=groups,
+                         columns=CHURN_COLUMNS)
     return moved(parts) if not parts.empty else parts
 
 

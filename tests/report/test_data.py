@@ -29,6 +29,9 @@ def test_a_group_filter_details_that_group(tmp_path):
     assert set(data.group_balance["consumer_group"]) == {"g-skew"}
     assert sorted(data.group_balance["topic"].fillna("").tolist()) == ["", "t1"]
     assert data.skew_counts.to_dict() == {3: 1}
+    # the churn timeline too: g-skew's 4 moves, not every group's 6
+    assert data.churn[["cluster", "snapshot_id", "queues_moved"]].values.tolist() == [
+        ["c1", "s2", 4]]
 
 
 def test_churn_timeline_sums_each_snapshot_of_complete_runs(tmp_path):
