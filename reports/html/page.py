@@ -526,6 +526,11 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')
+    left_out = 0 if data.groups else findings.with_findings - len(worst)
+    if left_out > 0:  # the cards stop at --top: said, not left to be noticed
+        body.append(f'<p class="muted">{left_out:,} more group(s) with findings have no '
+                    f"card: the page shows the {len(worst):,} worst (<code>report --top N"
+                    "</code> shows more); the findings table above counts them all.</p>")
     if worst.empty:
         body.append(f"<p>{_no_findings(data.rejects)}</p>")
     rebalances = rebalances_by_group(data.group_churn)

@@ -143,6 +143,7 @@ class FindingsOverview:
     counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (cluster, finding)
     groups: dict[str, int] = field(default_factory=dict)  # shown groups per cluster
     examples: list[Example] = field(default_factory=list)  # per finding, worst first
+    with_findings: int = 0  # shown groups with any finding: the cards stop at `--top`
 
     def add(self, rows: pd.DataFrame, findings: Findings, ranked: pd.DataFrame) -> None:
         """Tally whole-group rows of groups not yet counted, and their `findings`;
@@ -157,6 +158,7 @@ class FindingsOverview:
         if not len(findings.row):
             return
         at, code_at, found = findings
+        self.with_findings += len(np.unique(at))
         tally = np.bincount(cluster_at[at] * len(found) + code_at,
                             minlength=len(clusters) * len(found))
         for i in np.flatnonzero(tally):

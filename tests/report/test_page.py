@@ -474,3 +474,16 @@ def test_a_what_if_card_shows_today_s_count_and_the_fewest_clients_per_max_load(
     # rows of several read batches share index labels
     assert len(what_if_shown(rows.set_axis([0] * len(rows)), 200)) == len(rows)
     assert what_if_shown(rows.iloc[0:0], 10).empty
+
+
+def test_groups_past_top_are_said_to_have_no_card():
+    # 5 groups with findings and --top 2: the heading said (2) and nothing else did
+    rows = pd.DataFrame([frames.balance_row("s2", f"g{i}", None, idle=i + 1,
+                                            findings=["IDLE_CLIENTS"]) for i in range(5)]
+                        + [frames.balance_row("s2", "g-ok", None)])
+    page = body(render(data(group_balance=rows), top=2))
+    assert "Groups needing attention (2), worst first" in page
+    assert ("3 more group(s) with findings have no card: the page shows the 2 worst "
+            "(<code>report --top N</code> shows more); the findings table above counts "
+            "them all.") in page
+    assert "have no card" not in body(render(data(group_balance=rows), top=5))
