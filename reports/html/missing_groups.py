@@ -56,12 +56,21 @@ def why_missing(output: str, unknown: Sequence[str], runs: pd.DataFrame,
         else:
             if names is None:
                 names = _group_names(output, runs)
-            close = difflib.get_close_matches(group, _near(names, group), n=CLOSE_NAMES,
-                                              cutoff=0.6)
+            close = _close_names(names, group)
             said.append(f"{group}: no audited snapshot holds it" + (
                 f"; close names in the shown snapshot(s): {', '.join(close)}"
                 if close else ""))
     return said
+
+
+def _close_names(names: list[str], group: str) -> list[str]:
+    """Up to CLOSE_NAMES of `names` like `group`: those equal but for case first (an
+    upper-case typo of a mixed-case name is nearest of all, yet scores low in difflib and
+    sorts far from it), then difflib's closest among its neighbours."""
+    folded = group.casefold()
+    same = [n for n in names if n.casefold() == folded]
+    near = difflib.get_close_matches(group, _near(names, group), n=CLOSE_NAMES, cutoff=0.6)
+    return list(dict.fromkeys([*same, *near]))[:CLOSE_NAMES]
 
 
 def _near(names: list[str], group: str) -> list[str]:

@@ -140,6 +140,15 @@ def test_an_unknown_group_is_told_where_it_went(output, capsys):
     assert "Traceback" not in err
 
 
+def test_a_group_named_in_another_case_gets_the_name_it_has(output, capsys):
+    # "G-SKEW" for g-skew got no close name: difflib scores it low, and upper case
+    # sorts it far from the name among many
+    assert main(["report", "--output", output, "--group", "G-SKEW"]) == 2
+    err = capsys.readouterr().err
+    assert ("G-SKEW: no audited snapshot holds it; close names in the shown snapshot(s): "
+            "g-skew") in err
+
+
 def test_every_named_group_is_shown_and_an_unknown_one_named(output, tmp_path, capsys):
     # a typo among several names failed nowhere (the page showed the others), and named
     # groups beyond --top were dropped without a word
