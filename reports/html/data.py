@@ -117,6 +117,8 @@ class ReportData:
     findings: FindingsOverview | None = None
     # the detailed groups' latest rebalances (`group_churn`); None: no churn table
     group_churn: pd.DataFrame | None = None
+    # snapshots the tables hold rows of that no complete run names (`unfinished_snapshots`)
+    unfinished: list[str] = field(default_factory=list)
 
 
 def table_path(output: str, name: str) -> str:
@@ -459,7 +461,26 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         groups=list(groups or []),
         rejects=reject_counts(output, shown, runs),
         warnings=load_warnings(output, runs["run_id"]),
+        unfinished=unfinished_snapshots(output, all_runs),
     )
+
+
+def unfinished_snapshots(output: str, all_runs: pd.DataFrame) -> list[str]:
+    """The snapshots whose rows the assignments or group_balance table holds and no
+    complete run names (`all_runs`): a run retracts its snapshots' `runs` rows first and
+    commits them last, so a run killed in between (or writing now) leaves them so. The
+    page shows each cluster's latest complete snapshot: without a word it would show an
+    older one as the newest. From the logs' partition values: no data file is read."""
+    held: set[str] = set()
+    for name in ("assignments", "group_balance"):
+        if not has_table(output, name):
+            continue
+        with _reading(output, name):
+            adds = pa.table(_open(output, name).get_add_actions(flatten=True))
+        if "partition.snapshot_id" in adds.column_names:
+            held.update(s for s in adds.column("partition.snapshot_id").to_pylist()
+                        if s is not None)
+    return sorted(held - set(all_runs["snapshot_id"]))
 
 
 def _check_tables_present(output: str, runs: pd.DataFrame) -> None:

@@ -136,6 +136,9 @@ def _of(frame: pd.DataFrame | None, key: pd.Series) -> pd.DataFrame:
     return frame[mask]
 
 
+UNFINISHED_NAMED = 5  # snapshots named by the unfinished-runs note; the rest counted
+
+
 def header(data: ReportData, generated: datetime) -> str:
     runs = data.runs.sort_values(["cluster", "captured_at", "snapshot_id"])
     scope = (f"; groups: {esc(', '.join(data.groups))}" if data.groups else "")
@@ -456,6 +459,23 @@ def _reject_names(names: object) -> str | None:
     return ", ".join(decoded) + (" and more" if len(names) > REJECT_NAMES else "")
 
 
+def unfinished_section(snapshots: list[str]) -> str:
+    """The snapshots the output holds rows of without a complete run (`data.
+    unfinished_snapshots`): not shown, so the page may show an older snapshot of their
+    cluster as its latest; said, with the command that repairs them."""
+    if not snapshots:
+        return ""
+    shown = ", ".join(snapshots[:UNFINISHED_NAMED])
+    more = (f" and {len(snapshots) - UNFINISHED_NAMED:,} more"
+            if len(snapshots) > UNFINISHED_NAMED else "")
+    repair = " ".join(f"--snapshot {shlex.quote(s)}" for s in snapshots[:UNFINISHED_NAMED])
+    return (f'<div class="rec"><p>Snapshot(s) {esc(shown)}{more}: the output holds rows of a '
+            "run of them that did not complete (killed, or still writing), and no complete "
+            "run: not shown here, so a cluster's latest snapshot on this page may be older "
+            f"than what was captured. An audit of them repairs the tables "
+            f"(<code>audit ... {esc(repair)}</code>).</p></div>")
+
+
 def warnings_section(warnings: RunWarnings) -> str:
     """What the shown runs warned about, as they printed it: what their tables lack or
     replaced by nothing (an input missing a snapshot, groups whose lag stays unknown, rows
@@ -521,6 +541,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                 + ('<a href="#rejects">rejected input rows</a>' if data.rejects is not None
                    and not data.rejects.empty else "") + "</nav>")
     body.append(warnings_section(data.warnings))
+    body.append(unfinished_section(data.unfinished))
     body.append(overview(data))
     body.append(findings_section(findings, worst, data.output))
     body.append(drift_section(data.drift))

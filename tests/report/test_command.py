@@ -140,6 +140,24 @@ def test_an_unknown_group_is_told_where_it_went(output, capsys):
     assert "Traceback" not in err
 
 
+def test_a_snapshot_whose_run_did_not_complete_is_said_not_shown(output, capsys):
+    # a run of s3 killed after its group_balance commit: the page showed s2 as the
+    # latest with no word of s3 (README: such snapshots are visible as incomplete)
+    from deltalake import write_deltalake
+
+    dead = pd.DataFrame([{**frames.balance_row("s3", "g-new", None, skew=5,
+                                               findings=["MULTI_TOPIC_SKEW"]),
+                          "run_id": "dead"}])
+    write_deltalake(f"{output}/group_balance", frames.to_arrow(dead), mode="append",
+                    partition_by=["snapshot_id"])
+    assert main(["report", "--output", output]) == 0
+    page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
+    assert {s for _, s in titles_of(page)} == {"s2"}
+    assert ("Snapshot(s) s3: the output holds rows of a run of them that did not complete "
+            "(killed, or still writing), and no complete run: not shown here") in page
+    assert "<code>audit ... --snapshot s3</code>" in page
+
+
 def test_a_group_named_in_another_case_gets_the_name_it_has(output, capsys):
     # "G-SKEW" for g-skew got no close name: difflib scores it low, and upper case
     # sorts it far from the name among many
