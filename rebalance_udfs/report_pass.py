@@ -36,6 +36,7 @@ from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
 from rebalance_udfs.group_figures import group_figures
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
+    UNCLAIMED,
     WHAT_IF_MEMBER_COLUMNS,
     typed_arrow,
     what_if_bucket,
@@ -78,9 +79,10 @@ def report_bucket(rows: pa.Table, members: pa.Table, what_if: str,
         raise ValueError(f"what_if must be one of {WHAT_IF_MODES}, not {what_if!r}")
     load, balance = group_figures(claim_facts(rows.select(ROW_COLUMNS)),
                                   members.select(FIGURE_MEMBER_COLUMNS))
-    simulated = _what_if(rows, members, _simulated_groups(balance, members, what_if))
+    simulated, unclaimed = _what_if(rows, members,
+                                    _simulated_groups(balance, members, what_if))
     tables = {"consumer_load": load,
-              "group_balance": _with_lines(balance, what_if_lines(simulated)),
+              "group_balance": _with_lines(balance, what_if_lines(simulated, unclaimed)),
               "what_if": simulated}
     if pairs is not None:
         tables["churn"] = churn_totals(*churn_inputs(
@@ -118,14 +120,17 @@ def _simulated_groups(balance: pa.Table, members: pa.Table, what_if: str) -> pa.
     return whole.select(GROUP_KEYS)
 
 
-def _what_if(rows: pa.Table, members: pa.Table, chosen: pa.Table) -> pa.Table:
-    """what_if rows (WHAT_IF_ARROW_SCHEMA) of the `chosen` groups."""
+def _what_if(rows: pa.Table, members: pa.Table,
+             chosen: pa.Table) -> tuple[pa.Table, pa.Array | None]:
+    """what_if rows (WHAT_IF_ARROW_SCHEMA) of the `chosen` groups, and per row the queues
+    it leaves unconsumed (`what_if.UNCLAIMED`: for the lines, not in the table)."""
     if not chosen.num_rows:
-        return WHAT_IF_ARROW_SCHEMA.empty_table()
+        return WHAT_IF_ARROW_SCHEMA.empty_table(), None
     assigned = _of_groups(rows.select(ASSIGNED_COLUMNS), chosen)
     simulated = _of_groups(members.select(WHAT_IF_MEMBER_COLUMNS), chosen)
-    return typed_arrow(what_if_bucket(_pandas(assigned), _pandas(simulated)),
-                       WHAT_IF_ARROW_SCHEMA)
+    frame = what_if_bucket(_pandas(assigned), _pandas(simulated))
+    return (typed_arrow(frame, WHAT_IF_ARROW_SCHEMA),
+            pa.array(frame[UNCLAIMED].to_numpy(np.int64), pa.int64()))
 
 
 def _of_groups(table: pa.Table, groups: pa.Table) -> pa.Table:

@@ -101,6 +101,11 @@ WHAT_IF_MEMBER_COLUMNS = [*GROUP_KEYS, "client_id", "topic", "strategy", "messag
 COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
            "split_by_topic", "max_queues", "min_queues", "idle_clients", "skew",
            "queues_moved", "estimated_duplicates", "is_current", "recommended"]
+# beside COLUMNS in `what_if_bucket`'s rows, not in the table: the group's queues the row
+# leaves unconsumed (a candidate of CONSISTENT_HASH with 0 virtual nodes claims none, and
+# today's row those no client's subscription or strategy takes). The recommendation
+# prefers rows that leave fewer (`_ranked`), and the what-if line says so
+UNCLAIMED = "unclaimed_queues"
 
 
 def _group_rows(groups: pd.DataFrame, g: np.ndarray) -> np.ndarray:
@@ -146,6 +151,10 @@ def _bucket_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> _Tables:
     groups["maxq"] = topics.groupby("g")["qt"].max().reindex(groups["g"]).fillna(0).to_numpy()
     groups = groups[(groups["C"] > 0) & (groups["Q"] > 0)]
     current = _current_rows(groups, clients, claim, clust, member_g, topics)
+    owned = np.bincount(queues["g"].to_numpy(np.int64), queues["owner"].notna().to_numpy(float),
+                        minlength=int(groups["g"].max()) + 1 if len(groups) else 0)
+    current[UNCLAIMED] = (groups["Q"].to_numpy() - owned[groups["g"].to_numpy(np.int64)]
+                          ).astype(np.int64)
     return _Tables(groups, clients, queues, topics, current)
 
 
@@ -227,12 +236,13 @@ def _by_name(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
-    """Candidate rows (COLUMNS) of every group in the bucket; see the module docstring.
+    """Candidate rows (COLUMNS and UNCLAIMED) of every group in the bucket; see the module
+    docstring.
 
     `assigned`: today's assignment rows of the groups (ASSIGNED_COLUMNS); `members`: their
     member rows (WHAT_IF_MEMBER_COLUMNS)."""
     if assigned.empty or members.empty:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=[*COLUMNS, UNCLAIMED])
     groups, clients, queues, topics, current = _bucket_tables(assigned, members)
     candidates = _candidates(groups)
     split = candidates["split_by_topic"].to_numpy(bool)
@@ -276,21 +286,29 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     recommended one: of the rows the group could run as it is — no more clients than
     today, a strategy its allocator has (RocketMQ's for a RocketMQ group, Kafka's assignors
     for a Kafka group, AVG / AVG_BY_CIRCLE where the broker allocates; today's row unless
-    the broker is asked for a strategy it does not compute) — the least max_queues, then
-    clients, then queues moved, today's row before a simulated one, then candidate order.
+    the broker is asked for a strategy it does not compute) — the fewest queues left
+    unconsumed (UNCLAIMED), then the least max_queues, then clients, then queues moved,
+    today's row before a simulated one, then candidate order.
     The other rows stay in the table: added clients are the price of a lower max (else
     scaling out would win for every group, whatever its finding), other strategies a
     comparison (Kafka's roundrobin pools a RocketMQ group's topics, which RocketMQ's
-    per-topic rebalance cannot). A simulated candidate identical to today (same owners)
-    adds nothing to today's row and is left out.
+    per-topic rebalance cannot). A simulated candidate identical to today (same owners,
+    none of today's unconsumed queues claimed) adds nothing to today's row and is left
+    out.
 
     (g, order) is unique, so both orders are numpy lexsorts of integer columns."""
     is_current = out["is_current"].to_numpy(bool)
+    unclaimed = out[UNCLAIMED].to_numpy(np.int64)
+    today_unclaimed = np.zeros(int(out["g"].max()) + 1 if len(out) else 0, np.int64)
+    today_unclaimed[out["g"].to_numpy(np.int64)[is_current]] = unclaimed[is_current]
+    # same owners as today: no move, and no queue consumed that today leaves unconsumed
     same = (~is_current & (out["queues_moved"].to_numpy() == 0)
+            & (unclaimed == today_unclaimed[out["g"].to_numpy(np.int64)])
             & (out["clients"].to_numpy() == out["C_today"].to_numpy())
             & (out["strategy"].to_numpy(object) == out["own_today"].to_numpy(object))
             & ~out["split_by_topic"].to_numpy(bool))
     out = out[~same]
+    unclaimed = unclaimed[~same]
     g = out["g"].to_numpy(np.int64)
     order = out["order"].to_numpy(np.int64)
     clients = out["clients"].to_numpy()
@@ -305,8 +323,10 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
                       strategy.isin(BROKER_STRATEGIES).to_numpy(bool), kafka == own_kafka)
     has_it[is_current] = ~groups["broker_unsupported"].to_numpy(bool)[at[is_current]]
     unrunnable = (clients > out["C_today"].to_numpy()) | ~has_it
+    # a row that leaves queues unconsumed is no better for a lower max (claiming nothing,
+    # a max of 0): the fewest left unconsumed first
     best = np.lexsort((order, ~is_current, out["queues_moved"].to_numpy(), clients,
-                       out["max_queues"].to_numpy(), unrunnable, g))
+                       out["max_queues"].to_numpy(), unclaimed, unrunnable, g))
     recommended = np.zeros(len(g), bool)
     recommended[best[np.diff(g[best], prepend=-1) != 0]] = True  # g >= 0
     final = np.lexsort((order, g))
@@ -315,6 +335,7 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     for name in COLUMNS[len(GROUP_KEYS):-1]:
         columns[name] = out[name].to_numpy()[final]
     columns["recommended"] = recommended[final]
+    columns[UNCLAIMED] = unclaimed[final]
     return pd.DataFrame(columns)
 
 
@@ -550,6 +571,7 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
     out = allocate_bucket(hq[[*QUEUE_COLUMNS, "cand", "q"]], hm[MEMBER_COLUMNS])
 
     held = out[out["client_id"].notna() & out["status"].isin(CLAIM_STATUSES)]
+    claimed = held.drop_duplicates(["cand", "q"]).groupby("cand").size()
     per_client = held.groupby(["cand", "client_id"]).size().rename("n").reset_index()
     load = hc[["cand", "client_id"]].drop_duplicates().merge(
         per_client, on=["cand", "client_id"], how="left").fillna({"n": 0})
@@ -588,6 +610,7 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
         "is_current": False, "order": c["order"].to_numpy(np.int64),
         "C_today": groups["C"].to_numpy()[at],
         "own_today": groups["own"].to_numpy()[at],
+        UNCLAIMED: (q_all - claimed.reindex(c.index).fillna(0).to_numpy()).astype(np.int64),
     })
 
 
@@ -1082,6 +1105,7 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
         "order": cands["order"].to_numpy(np.int64),
         "C_today": groups["C"].to_numpy()[at],
         "own_today": groups["own"].to_numpy()[at],
+        UNCLAIMED: 0,  # the closed forms' strategies give every queue to a client
     })
 
 
@@ -1146,5 +1170,7 @@ def best_change(rows: pd.DataFrame) -> str:
     table = pa.Table.from_pandas(rows[[*GROUP_KEYS, "candidate", "clients", "strategy",
                                        "max_queues", "queues_moved", "split_by_topic",
                                        "is_current", "recommended"]], preserve_index=False)
-    lines = what_if_lines(table).column(LINE).to_pylist()
+    unclaimed = (pa.array(rows[UNCLAIMED].to_numpy(np.int64)) if UNCLAIMED in rows.columns
+                 else None)
+    lines = what_if_lines(table, unclaimed).column(LINE).to_pylist()
     return lines[0] if lines else "no simulated change lowers the max load below today's"

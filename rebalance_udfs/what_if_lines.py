@@ -24,12 +24,19 @@ from vocabulary.columns import GROUP_KEYS
 LINE = "what_if_line"
 
 
-def what_if_lines(rows: pa.Table) -> pa.Table:
+def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table:
     """GROUP_KEYS and LINE of every group in `rows` (what_if rows, WHAT_IF_ARROW_SCHEMA)
-    whose recommended row is not today's; groups where today is best have none."""
+    whose recommended row is not today's; groups where today is best have none.
+    `unclaimed`: per row, the group's queues it leaves unconsumed (`what_if.UNCLAIMED`;
+    None: none); a recommended row that consumes queues today leaves unconsumed says how
+    many."""
+    counts = unclaimed if unclaimed is not None else pa.array(
+        [0] * rows.num_rows, pa.int64())
+    rows = rows.append_column("_unclaimed", pc.cast(counts, pa.int64()))
     today = rows.filter(rows.column("is_current")).select(
-        [*GROUP_KEYS, "max_queues", "clients", "strategy"]).rename_columns(
-        [*GROUP_KEYS, "_today_max", "_today_clients", "_today_strategy"])
+        [*GROUP_KEYS, "max_queues", "clients", "strategy", "_unclaimed"]).rename_columns(
+        [*GROUP_KEYS, "_today_max", "_today_clients", "_today_strategy",
+         "_today_unclaimed"])
     best = rows.filter(pc.and_(rows.column("recommended"),
                                pc.invert(rows.column("is_current"))))
     best = best.join(today, GROUP_KEYS, join_type="inner", use_threads=False)
@@ -59,15 +66,22 @@ def what_if_lines(rows: pa.Table) -> pa.Table:
     saved = pc.binary_join_element_wise(
         ", with ", counted(pc.subtract(best.column("_today_clients"), best.column("clients")),
                            " client fewer", " clients fewer"), "")
-    # neither lower nor fewer: today's row was no option (`what_if._ranked`: the broker
-    # allocates the group and does not compute today's strategy)
+    taken = pc.subtract(best.column("_today_unclaimed"), best.column("_unclaimed"))
+    consumes = pc.greater(taken, 0)
+    # neither lower nor fewer: it consumes queues today leaves unconsumed, or today's row
+    # was no option (`what_if._ranked`: the broker allocates the group and does not
+    # compute today's strategy)
     against = pc.if_else(
         lower, pc.binary_join_element_wise(" instead of ", text("_today_max"),
                                            pc.if_else(fewer, saved, ""), ""),
         pc.if_else(fewer, pc.binary_join_element_wise(" as today", saved, ""),
-            pc.binary_join_element_wise("; the broker computes ", best.column("strategy"),
-                                        ", not today's ", best.column("_today_strategy"),
-                                        "")))
+            pc.if_else(consumes, "",
+                pc.binary_join_element_wise("; the broker computes ",
+                                            best.column("strategy"), ", not today's ",
+                                            best.column("_today_strategy"), ""))))
+    against = pc.if_else(consumes, pc.binary_join_element_wise(
+        against, "; consumes ", counted(taken, " queue", " queues"),
+        " nobody consumes today", ""), against)
     moves = pc.if_else(
         pc.equal(best.column("queues_moved"), 0), "no queue moves",
         pc.binary_join_element_wise(

@@ -163,8 +163,21 @@ def test_every_group_is_recommended_its_best_row_it_could_run(audited) -> None:
     runnable = native & (w["clients"] <= w["today"])
     best = w[w["recommended"]].set_index(keys)
     assert runnable[w["recommended"]].all()
-    least = w[runnable].groupby(keys)["max_queues"].min()
+    # the fewest queues left unconsumed first: a row with max 0 claims none (0 virtual
+    # nodes); every simulated row that claims any claims every queue, and today's row
+    # leaves the group_balance's unconsumed_queues. Of the groups that consume every
+    # queue today, the least max of the runnable rows that claim; of the others, the
+    # least max of the runnable simulated rows that claim
+    b = audited["group_balance"]
+    unconsumed = b[b["topic"].isna()].set_index(keys)["unconsumed_queues"]
+    w = w.join(unconsumed.rename("today_unconsumed"), on=keys)
+    claims = w["max_queues"] > 0
+    pool = runnable & claims & ((w["today_unconsumed"] == 0) | ~w["is_current"])
+    least = w[pool].groupby(keys)["max_queues"].min()
     assert best["max_queues"].sort_index().tolist() == least.sort_index().tolist()
+    short = best.join(unconsumed.rename("u"))
+    assert short["u"].gt(0).any()  # the rule matters: some group leaves queues today
+    assert not short.loc[short["u"] > 0, "is_current"].any()
     assert (w["clients"] > w["today"]).any()
     # the rule matters: some listed row of the other system beats a group's recommendation
     rec_max = w.join(best["max_queues"].rename("rec_max"), on=keys)["rec_max"]

@@ -13,6 +13,7 @@ from rebalance_udfs.hashring import build_rings, node_hashes, route
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
     COLUMNS,
+    UNCLAIMED,
     WHAT_IF_MEMBER_COLUMNS,
     best_change,
     what_if_bucket,
@@ -43,7 +44,7 @@ def test_seed_group_gets_a_change_reaching_max_1() -> None:
     """4 clients, 2 topics of 2 queues, AVG: today max 2 where pooled is 1."""
     out = what_if_bucket(*_group([f"consumer-{i}" for i in range(1, 5)],
                                  {"TopicA": 2, "TopicB": 2}, "AVG"))
-    assert list(out.columns) == COLUMNS
+    assert list(out.columns) == [*COLUMNS, UNCLAIMED]
     now = out[out["is_current"]].iloc[0]
     assert (now["max_queues"], now["clients"], now["idle_clients"], now["skew"]) == (2, 4, 2, 1)
     best = out[out["recommended"]].iloc[0]
@@ -575,3 +576,21 @@ def test_rows_typed_straight_to_arrow_equal_the_typed_pandas_rows() -> None:
     expected = pa.Table.from_pandas(what_if.typed(rows)[WHAT_IF_ARROW_SCHEMA.names],
                                     schema=WHAT_IF_ARROW_SCHEMA, preserve_index=False)
     assert what_if.typed_arrow(rows, WHAT_IF_ARROW_SCHEMA).equals(expected)
+
+
+def test_a_candidate_that_consumes_nothing_is_never_recommended() -> None:
+    """3 clients on CONSISTENT_HASH with 0 virtual nodes claim none of 7 queues: today's
+    max is 0, and so was that of every 0-node candidate, so `1 client, CONSISTENT_HASH
+    (0 virtual nodes)` was recommended ("2 clients fewer") while the backlog grew. The
+    recommendation consumes every queue, and its line says so."""
+    out = what_if_bucket(*_group(["a", "b", "c"], {"A": 7}, "CONSISTENT_HASH",
+                                 virtual_nodes=0))
+    now = out[out["is_current"]].iloc[0]
+    assert (now["max_queues"], now[UNCLAIMED]) == (0, 7)
+    zero = out[(out["strategy"] == "CONSISTENT_HASH") & (out["virtual_nodes"] == 0)]
+    assert (zero[UNCLAIMED] == 7).all() and not zero["recommended"].any()
+    best = out[out["recommended"]].iloc[0]
+    assert (best["candidate"], best["max_queues"], best[UNCLAIMED]) == (
+        "3 clients, AVG", 3, 0)
+    assert best_change(out) == ("run 3 clients, AVG (max 3 queues per client; consumes 7 "
+                                "queues nobody consumes today; no queue moves)")
