@@ -305,7 +305,13 @@ def _recommendation() -> Column:
                   "here are what the clients would compute); switch to AVG or set "
                   "clientRebalance=true."))),
         F.when(has("LAG_SKEW") & F.col("topic").isNull(), _lag_sentence()),
-        F.when(has("MORE_CLIENTS_THAN_QUEUES"), F.lit(
+        # on the whole group with no idle client, it is a topic's: fewer clients would
+        # idle elsewhere (a %RETRY% topic of 1 queue under 2 clients)
+        F.when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull()
+               & (F.coalesce(F.col("idle_clients"), F.lit(0)) == 0), F.lit(
+            "More clients than queues in some topic (its row says which): the clients past "
+            "its queue count idle on it; add read queues there (at least one per client)."))
+        .when(has("MORE_CLIENTS_THAN_QUEUES"), F.lit(
             "More clients than queues: the extra clients can only idle; add read queues "
             "(at least one per client) or run fewer clients.")),
         F.when(has("IDLE_CLIENTS") & ~has("MORE_CLIENTS_THAN_QUEUES")
