@@ -28,6 +28,7 @@ from jobs.config import AuditConfig
 from jobs.demo import write_demo_inputs
 from jobs.held import (
     Held,
+    churn_previous,
     clusters_left_out,
     followers_of_replaced,
     held_runs,
@@ -361,7 +362,8 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                                                               scope)))
         if inputs.observed is not None:
             scope.notes.extend(groups_not_observed(inputs.members, inputs.observed))
-        scope.notes.extend(outdated_followers(held, captured))
+        scope.notes.extend(outdated_followers(
+            held, captured, churn_previous(ctx.store, ctx.output, held, captured)))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
         has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)) \

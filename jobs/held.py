@@ -162,15 +162,52 @@ def published_meanwhile(now: Held, before: Held, run: dict[Key, datetime | None]
             if (n.snapshot_id, n.cluster) in others]
 
 
-def outdated_followers(held: Held, run: dict[Key, datetime | None]) -> list[Note]:
+def outdated_followers(held: Held, run: dict[Key, datetime | None],
+                       compared: dict[Key, str | None] | None = None) -> list[Note]:
     """A note for each snapshot already in the output whose previous snapshot (by
     captured_at, then snapshot_id, per cluster) this run changes by adding one before
-    it; the run itself does not touch it."""
-    return [Note(None, snapshot, cluster, (
-        f"already in the output, it now follows snapshot {now}, which this run adds: its "
-        f"churn compares with {was or 'no earlier snapshot'} (and sticky assignors ran "
-        f"from that one's assignment) until it is audited again (--snapshot {snapshot})"))
-        for snapshot, cluster, was, now in _followers(held, run) if was != now]
+    it; the run itself does not touch it. `compared`: the previous snapshot each one's
+    churn rows name (`churn_previous`), where `held` alone would name another."""
+    notes = []
+    for snapshot, cluster, was, now in _followers(held, run):
+        if was == now:
+            continue
+        actual = (compared or {}).get((snapshot, cluster), was)
+        if actual == now:
+            # `runs` no longer names it: a run of it died after retracting its row
+            reason = (f"already in the output, its churn compares with snapshot {now} as "
+                      "an earlier run of it wrote it, a run that did not complete: this "
+                      "run replaces those rows, so that churn (and the sticky assignors' "
+                      "start) may not match them until it is audited again (--snapshot "
+                      f"{snapshot})")
+        else:
+            reason = (f"already in the output, it now follows snapshot {now}, which this "
+                      f"run adds: its churn compares with {actual or 'no earlier snapshot'} "
+                      "(and sticky assignors ran from that one's assignment) until it is "
+                      f"audited again (--snapshot {snapshot})")
+        notes.append(Note(None, snapshot, cluster, reason))
+    return notes
+
+
+def churn_previous(store: Store, output: str, held: Held,
+                   run: dict[Key, datetime | None]) -> dict[Key, str | None]:
+    """Of the snapshots `outdated_followers` names, the previous snapshot their complete
+    run's churn rows name. `held` (the complete `runs` rows) names another when a run of
+    that previous snapshot was killed after it retracted its `runs` row: the follower
+    still compares with its rows. One small read of those snapshots' churn partitions,
+    only in a run that adds a snapshot before one already in the output (a backfill, a
+    snapshot audited again after a killed run); the scheduled run pays nothing."""
+    keys = {(s, c): held[(s, c)].run_id for s, c, was, now in _followers(held, run)
+            if was != now}
+    path = f"{output}/rebalance_churn"
+    if not keys or not store.exists(path):
+        return {}
+    rows = (store.read(path, "rebalance_churn", snapshots=sorted({s for s, _ in keys}))
+            .where(F.col("run_id").isin(sorted({r for r in keys.values() if r})))
+            .select("snapshot_id", "cluster", "run_id", "previous_snapshot_id")
+            .distinct().collect())
+    return {(r.snapshot_id, r.cluster): r.previous_snapshot_id for r in rows
+            if keys.get((r.snapshot_id, r.cluster)) == r.run_id}
 
 
 def followers_of_replaced(held: Held, run: dict[Key, datetime | None]) -> dict[Key, Key]:

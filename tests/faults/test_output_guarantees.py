@@ -276,6 +276,42 @@ def test_an_earlier_snapshot_audited_again_from_changed_inputs_names_its_followe
                 if "whose rows this run replaces" in w]
 
 
+def test_a_follower_of_a_snapshot_whose_run_was_killed_is_named_with_what_it_compares(
+        spark, tmp_path) -> None:
+    """A and B audited; A audited again from changed inputs and killed after a commit (its
+    `runs` row retracted); then A audited again. B's churn compares with A as the first
+    run wrote it, yet the run said "B now follows A, which this run adds: its churn
+    compares with no earlier snapshot"."""
+    queues = queue_rows(["A", "B"])
+    first = write_inputs(spark, tmp_path / "first", queues=queues,
+                         members=member_rows(["A", "B"]))
+    more = member_rows(["X", "A"])  # A with three clients
+    fixed = write_inputs(spark, tmp_path / "fixed", queues=queues,
+                         members=more[more["snapshot_id"] == "A"])
+    out = tmp_path / "out"
+    audit(spark, first, out, "ab")
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           "REBALANCE_AUDIT_KILL_AT": "committed:group_balance"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "audit", "--queues", fixed["queues"],
+         "--members", fixed["members"], "--output", str(out), "--engine", "offline",
+         "--snapshot", "A", "--run-id", "killed"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=300)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    assert complete_run(out, "A") is None and complete_run(out, "B") == "ab"
+
+    result = audit(spark, fixed, out, "a", snapshots=("A",))
+
+    named = [w for w in result.warnings if w.startswith("snapshot B ")]
+    assert named == [
+        "snapshot B (cluster c): already in the output, its churn compares with snapshot A "
+        "as an earlier run of it wrote it, a run that did not complete: this run replaces "
+        "those rows, so that churn (and the sticky assignors' start) may not match them "
+        "until it is audited again (--snapshot B)"], result.warnings
+    churn = table(out, "rebalance_churn")
+    assert list(churn.loc[churn["snapshot_id"] == "B", "previous_snapshot_id"]) == ["A"]
+
+
 @pytest.mark.parametrize(("queue_snapshots", "said", "not_audited"), [
     (["A"], "the members input has no usable rows at all", ["A"]),
     # two empty inputs are no less a mistake than one (a capture that found nothing, a
