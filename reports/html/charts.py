@@ -56,12 +56,48 @@ def topic_counts(value: object) -> dict[str, int]:
     return {str(k): int(v or 0) for k, v in items}
 
 
+# the most clients a group's chart draws, and topics it stacks apart: past them bars and
+# legend entries could not be read (2,000 clients: a label for one bar in 25; 500 topics:
+# a legend that squeezed the plot to a strip). The caller says what is left out
+CHART_CLIENTS = 100
+CHART_TOPICS = 20
+OTHER_TOPICS = "other topics"
+
+
+def chart_clients(load: pd.DataFrame) -> pd.DataFrame:
+    """The clients `client_load_figure` draws: all of up to CHART_CLIENTS, else the
+    CHART_CLIENTS with the most queues (then lag, then id), in client id order."""
+    if len(load) <= CHART_CLIENTS:
+        return load
+    lag = (pd.to_numeric(load["lag"], errors="coerce").fillna(-1) if "lag" in load.columns
+           else pd.Series(0, index=load.index))
+    queues = pd.to_numeric(load.get("queues", pd.Series(0, index=load.index)),
+                           errors="coerce").fillna(0)
+    ranked = load.assign(_q=queues, _lag=lag).sort_values(
+        ["_q", "_lag", "client_id"], ascending=[False, False, True], kind="stable")
+    return ranked.head(CHART_CLIENTS).drop(columns=["_q", "_lag"])
+
+
 def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
-    """Queues per client stacked by topic; lag per client on a second axis when known."""
-    load = load.sort_values("client_id", kind="stable")
+    """Queues per client stacked by topic; lag per client on a second axis when known.
+    At most CHART_CLIENTS clients (`chart_clients`) and CHART_TOPICS topics apart (the
+    ones with the most queues; the rest stacked as one)."""
+    load = chart_clients(load).sort_values("client_id", kind="stable")
     clients = [esc(c) for c in load["client_id"]]
     per_client = [topic_counts(v) for v in load.get("queues_by_topic", [None] * len(load))]
-    topics = sorted({t for counts in per_client for t in counts})
+    totals: dict[str, int] = {}
+    for counts in per_client:
+        for t, n in counts.items():
+            totals[t] = totals.get(t, 0) + n
+    topics = sorted(totals)
+    if len(topics) > CHART_TOPICS:
+        kept = set(sorted(topics, key=lambda t: (-totals[t], t))[:CHART_TOPICS - 1])
+        rest = len(topics) - len(kept)
+        per_client = [{**{t: n for t, n in c.items() if t in kept},
+                       f"{OTHER_TOPICS} ({rest})": sum(n for t, n in c.items()
+                                                       if t not in kept)}
+                      for c in per_client]
+        topics = [*sorted(kept), f"{OTHER_TOPICS} ({rest})"]
     fig = go.Figure()
     for topic in topics:
         fig.add_trace(go.Bar(x=clients, y=[c.get(topic, 0) for c in per_client],

@@ -137,6 +137,7 @@ def _of(frame: pd.DataFrame | None, key: pd.Series) -> pd.DataFrame:
 
 
 UNFINISHED_NAMED = 5  # snapshots named by the unfinished-runs note; the rest counted
+TOPIC_ROWS = 50  # a group's per-topic rows listed (500 made a page of one group)
 
 
 def header(data: ReportData, generated: datetime) -> str:
@@ -272,18 +273,39 @@ def group_section(data: ReportData, row: pd.Series, index: int,
     topics = _of(data.group_balance, row)
     topics = topics[topics["topic"].notna()] if not topics.empty else topics
     if not topics.empty:
-        parts.append(html_table(topics.sort_values("topic"), TOPIC_COLUMNS))
+        parts.append(_topic_rows(topics))
     load = _of(data.consumer_load, row)
     if not load.empty:
         fig = charts.client_load_figure(load, "Queues per client by topic"
                                         + (" and lag" if "lag" in load.columns
                                            and load["lag"].notna().any() else ""))
         parts.append(charts.to_div(fig, f"load-{index}"))
+        if len(load) > charts.CHART_CLIENTS:
+            parts.append(f'<p class="muted">The chart draws the {charts.CHART_CLIENTS} '
+                         f"clients with the most queues of {len(load):,}; the consumer_load "
+                         "table has every client.</p>")
     if rebalances is not None:
         parts.append(_rebalances(rebalances.get((row["cluster"], row["consumer_group"]), [])))
     parts.append(_what_if(data, row))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _topic_rows(topics: pd.DataFrame) -> str:
+    """A group's per-topic rows: all of up to TOPIC_ROWS, else the TOPIC_ROWS with the
+    most queues per client (then findings, then name), and how many are left out."""
+    if len(topics) <= TOPIC_ROWS:
+        return html_table(topics.sort_values("topic"), TOPIC_COLUMNS)
+    found = topics["findings"].map(lambda f: 0 if f is None else len(f)) \
+        if "findings" in topics.columns else pd.Series(0, index=topics.index)
+    most = pd.to_numeric(topics["max_queues"], errors="coerce").fillna(0)
+    shown = (topics.assign(_max=most, _found=found)
+             .sort_values(["_max", "_found", "topic"], ascending=[False, False, True],
+                          kind="stable").head(TOPIC_ROWS).drop(columns=["_max", "_found"]))
+    return (html_table(shown.sort_values("topic"), TOPIC_COLUMNS)
+            + f'<p class="muted">{len(topics) - TOPIC_ROWS:,} more topic(s) of {len(topics):,} '
+            f"not listed: these are the {TOPIC_ROWS} with the most queues per client; "
+            "group_balance has a row for each.</p>")
 
 
 def overview(data: ReportData) -> str:

@@ -487,3 +487,30 @@ def test_groups_past_top_are_said_to_have_no_card():
             "(<code>report --top N</code> shows more); the findings table above counts "
             "them all.") in page
     assert "have no card" not in body(render(data(group_balance=rows), top=5))
+
+
+def test_a_group_of_many_topics_and_clients_stays_readable_and_says_what_it_leaves_out():
+    # 500 topics listed every row and stacked 500 legend entries; 2,000 clients drew
+    # 2,000 bars, a label for one in 25, with no word of either
+    from reports.html.charts import CHART_CLIENTS, CHART_TOPICS, client_load_figure
+
+    whole = frames.balance_row("s2", "g-big", None, findings=["IDLE_CLIENTS"], idle=1900)
+    topics = [frames.balance_row("s2", "g-big", f"t{i:03}", max_q=1 + i % 7)
+              for i in range(80)]
+    load = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "captured_at": frames.T2,
+         "consumer_group": "g-big", "client_id": f"c{i:04}", "queues": 80 if i < 2 else 0,
+         "queues_by_topic": [(f"t{t:03}", 1) for t in range(80)] if i < 2 else [],
+         "lag": None, "idle": i >= 2, "run_id": frames.RUN} for i in range(2000)])
+    page = body(render(data(group_balance=pd.DataFrame([whole, *topics]),
+                            consumer_load=load), top=5))
+    section = page[page.index("g-big @ s2"):]
+    assert section.count('<td class="t">t0') == 50
+    assert ("30 more topic(s) of 80 not listed: these are the 50 with the most queues per "
+            "client; group_balance has a row for each.") in section
+    assert (f"The chart draws the {CHART_CLIENTS} clients with the most queues of 2,000; the "
+            "consumer_load table has every client.") in section
+    fig = client_load_figure(load, "t")
+    assert len(fig.data) == CHART_TOPICS and fig.data[-1].name == "other topics (61)"
+    assert len(fig.data[0].x) == CHART_CLIENTS and {"c0000", "c0001"} <= set(fig.data[0].x)
+    assert sum(sum(bar.y) for bar in fig.data) == 160  # every queue of the drawn clients
