@@ -171,8 +171,9 @@ def drift_section(drift: pd.DataFrame | None) -> str:
 # why a row with a lower max load can stand unrecommended (`rebalance_udfs.what_if._ranked`)
 WHAT_IF_RULE = ('<p class="muted">recommended: the best candidate the group can run as it is, '
                 "with no more clients than today and a strategy its allocator has "
-                "(RocketMQ's, Kafka's, or the broker's AVG / AVG_BY_CIRCLE): lowest max "
-                "load, then fewest clients, then fewest moves. The rows with more clients "
+                "(RocketMQ's, Kafka's, or the broker's AVG / AVG_BY_CIRCLE): fewest queues "
+                "left unconsumed, then lowest max load, then fewest clients, then fewest "
+                "moves. The rows with more clients "
                 "show what adding them would buy; the other strategies are the "
                 "comparison.</p>")
 
