@@ -482,6 +482,13 @@ def _reject_names(names: object) -> str | None:
     return ", ".join(decoded) + (" and more" if len(names) > REJECT_NAMES else "")
 
 
+def _lag_unknown(load: pd.DataFrame) -> bool:
+    """Whether no client of the detailed groups has a known lag: a run without offsets
+    (or one whose offsets match no queue). The page would show only dashes for it."""
+    return (not load.empty and "lag" in load.columns
+            and pd.to_numeric(load["lag"], errors="coerce").isna().all())
+
+
 def unfinished_section(snapshots: list[str]) -> str:
     """The snapshots the output holds rows of without a complete run (`data.
     unfinished_snapshots`): not shown, so the page may show an older snapshot of their
@@ -570,6 +577,11 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body.append(drift_section(data.drift))
     body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')
+    if not worst.empty and _lag_unknown(data.consumer_load):
+        body.append('<p class="muted">No lag is known for the groups below, so they have '
+                    "no lag figures and their duplicate estimates are dashes: those need "
+                    "committed offsets (<code>audit --offsets</code>, which <code>capture"
+                    "</code> writes) and queues' max offsets.</p>")
     left_out = 0 if data.groups else findings.with_findings - len(worst)
     if left_out > 0:  # the cards stop at --top: said, not left to be noticed
         body.append(f'<p class="muted">{left_out:,} more group(s) with findings have no '

@@ -514,3 +514,14 @@ def test_a_group_of_many_topics_and_clients_stays_readable_and_says_what_it_leav
     assert len(fig.data) == CHART_TOPICS and fig.data[-1].name == "other topics (61)"
     assert len(fig.data[0].x) == CHART_CLIENTS and {"c0000", "c0001"} <= set(fig.data[0].x)
     assert sum(sum(bar.y) for bar in fig.data) == 160  # every queue of the drawn clients
+
+
+def test_groups_without_any_known_lag_are_said_why():
+    # a run without --offsets: dashes for every lag and duplicate estimate, no word why
+    note = "No lag is known for the groups below"
+    assert note not in body(render(data()))  # some client's lag is known
+    unknown = frames.consumer_load().assign(lag=None)
+    page = body(render(data(consumer_load=unknown)))
+    assert (f"{note}, so they have no lag figures and their duplicate estimates are dashes: "
+            "those need committed offsets (<code>audit --offsets</code>, which <code>capture"
+            "</code> writes) and queues' max offsets.") in page
