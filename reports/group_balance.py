@@ -16,6 +16,8 @@ So does one whose topics lost queues rows to the rejects.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -329,11 +331,21 @@ def _recommendation() -> Column:
     return F.when(text == "", F.lit("Balanced: no action needed.")).otherwise(text)
 
 
-def _share(top: str, value: str, total: str) -> Column:
+def _share(top: str, value: str, total: str,
+           figure: Callable[[Column], Column] = lambda c: F.format_number(c, 0)) -> Column:
     return F.concat(F.lit("client "), F.col(top), F.lit(" carries "),
-                    F.format_number(F.col(value), 0), F.lit(" ("),
+                    figure(F.col(value)), F.lit(" ("),
                     F.format_number(F.col(value) / F.col(total) * 100, 0),
                     F.lit("% of the group's total; mean per client "))
+
+
+def _rate_figure(rate: Column) -> Column:
+    """An input rate with the decimals it needs: a mean of 0.008 msg/s read "0.0", and a
+    client's 0.5 msg/s "0"."""
+    size = F.abs(rate)
+    return (F.when(size >= 100, F.format_number(rate, 0))
+            .when(size >= 1, F.format_number(rate, 1))
+            .otherwise(F.format_number(rate, 3)))
 
 
 def _lag_sentence() -> Column:
@@ -342,8 +354,9 @@ def _lag_sentence() -> Column:
         F.lit("By lag, "), _share("_top_lag_client", "max_lag", "_client_lag_sum"),
         F.format_number(F.col("mean_lag"), 0), F.lit(" messages).")))
     rate = F.when(_lag_skewed("max_in_rate", "mean_in_rate"), F.concat(
-        F.lit("By input rate, "), _share("_top_rate_client", "max_in_rate", "_client_rate_sum"),
-        F.format_number(F.col("mean_in_rate"), 1), F.lit(" msg/s).")))
+        F.lit("By input rate, "),
+        _share("_top_rate_client", "max_in_rate", "_client_rate_sum", _rate_figure),
+        _rate_figure(F.col("mean_in_rate")), F.lit(" msg/s).")))
     return F.concat_ws(" ", lag, rate, F.lit(
         "Balance queue counts first; then look at that client's queues (hot partitions) or "
         "its consumption speed."))

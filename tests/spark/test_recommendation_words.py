@@ -40,3 +40,22 @@ def test_more_clients_than_a_topics_queues_is_not_told_to_run_fewer_clients(
     assert "run fewer clients" not in whole["recommendation"]
     assert ("More clients than queues: the extra clients can only idle; add read queues "
             "(at least one per client) or run fewer clients.") in retry["recommendation"]
+
+
+def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
+    """20 clients, one queue of 0.5 msg/s: the sentence read "carries 0 (100% ...; mean
+    per client 0.0 msg/s)"."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": "b", "queue_id": 0, "readable": True,
+                            "in_rate": 0.5}])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": f"c{i:02}", "topic": "T", "strategy": "AVG"}
+                            for i in range(20)])
+    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
+    out = Path(tmp_path) / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline", what_if="off", buckets=2), spark=spark)
+    balance = table(out, "group_balance")
+    whole = balance[balance["topic"].isna()].iloc[0]
+    assert ("By input rate, client c00 carries 0.500 (100% of the group's total; mean per "
+            "client 0.025 msg/s).") in whole["recommendation"], whole["recommendation"]
