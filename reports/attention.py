@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from reports.group_balance import (
@@ -101,16 +101,19 @@ def groups_missing_members(latest: DataFrame, limit: int = 5) -> FirstGroups:
     rows (rejected), each with `rejected`: how many rows and which clients, as its
     recommendation says ("2 members row(s) of this group (client(s) b)"). No finding says
     so, so a group can be among them and have none."""
-    line = rejected_members_line(F.col("recommendation"))
-    return _first(latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
-                  .select(*GROUP_KEYS, "rejected"), limit)
+    return _groups_saying(latest, rejected_members_line(F.col("recommendation")), limit)
 
 
 def groups_missing_queues(latest: DataFrame, limit: int = 5) -> FirstGroups:
     """Of `latest` (`latest_group_rows`), the groups whose topics lost queues rows to the
     rejects, each with `rejected`: how many rows, as its recommendation says ("3 queues
     row(s)"). No finding says so either."""
-    line = rejected_queues_line(F.col("recommendation"))
+    return _groups_saying(latest, rejected_queues_line(F.col("recommendation")), limit)
+
+
+def _groups_saying(latest: DataFrame, line: Column, limit: int) -> FirstGroups:
+    """The groups of `latest` whose `line` (words of their recommendation) is not null,
+    with it as `rejected`."""
     return _first(latest.withColumn("rejected", line).where(F.col("rejected").isNotNull())
                   .select(*GROUP_KEYS, "rejected"), limit)
 

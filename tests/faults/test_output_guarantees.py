@@ -45,6 +45,18 @@ def audit(spark, paths: dict, out: Path, run_id: str, **kwargs):
     return run(config, spark=spark, hook=kwargs.get("hook"))
 
 
+def killed_audit(paths: dict, out: Path, point: str, *flags: str) -> None:
+    """An audit CLI process of run id `killed` that SIGKILLs itself at `point`
+    (jobs/faults.py), as an operator's `kill -9` would."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "REBALANCE_AUDIT_KILL_AT": point}
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "audit", "--queues", paths["queues"],
+         "--members", paths["members"], "--output", str(out), "--engine", "offline",
+         "--run-id", "killed", *flags], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=300)
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+
+
 @pytest.fixture(scope="module")
 def inputs(spark, tmp_path_factory) -> dict[str, dict]:
     """Input sets: A+C complete; A+C queues with members of A only; B alone (between)."""
@@ -242,17 +254,24 @@ def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark
                 if "compares with" in w]
 
 
-def test_an_earlier_snapshot_audited_again_from_changed_inputs_names_its_follower(
-        spark, tmp_path) -> None:
-    """A and B audited; A's capture corrected (a third client) and A audited again: B's
-    churn still compares with A's replaced rows, and the run says so; from the same inputs
-    again, or once B is audited again, no word."""
+def a_corrected(spark, tmp_path: Path) -> tuple:
+    """(queues of A and B, input paths of A and B, members of X and A, input paths of A
+    alone with three clients: its capture corrected)."""
     queues = queue_rows(["A", "B"])
     first = write_inputs(spark, tmp_path / "first", queues=queues,
                          members=member_rows(["A", "B"]))
     more = member_rows(["X", "A"])  # A with three clients
     fixed = write_inputs(spark, tmp_path / "fixed", queues=queues,
                          members=more[more["snapshot_id"] == "A"])
+    return queues, first, more, fixed
+
+
+def test_an_earlier_snapshot_audited_again_from_changed_inputs_names_its_follower(
+        spark, tmp_path) -> None:
+    """A and B audited; A's capture corrected (a third client) and A audited again: B's
+    churn still compares with A's replaced rows, and the run says so; from the same inputs
+    again, or once B is audited again, no word."""
+    queues, first, more, fixed = a_corrected(spark, tmp_path)
     out = tmp_path / "out"
     audit(spark, first, out, "ab")
     churn = table(out, "rebalance_churn")
@@ -282,22 +301,10 @@ def test_a_follower_of_a_snapshot_whose_run_was_killed_is_named_with_what_it_com
     `runs` row retracted); then A audited again. B's churn compares with A as the first
     run wrote it, yet the run said "B now follows A, which this run adds: its churn
     compares with no earlier snapshot"."""
-    queues = queue_rows(["A", "B"])
-    first = write_inputs(spark, tmp_path / "first", queues=queues,
-                         members=member_rows(["A", "B"]))
-    more = member_rows(["X", "A"])  # A with three clients
-    fixed = write_inputs(spark, tmp_path / "fixed", queues=queues,
-                         members=more[more["snapshot_id"] == "A"])
+    _, first, _, fixed = a_corrected(spark, tmp_path)
     out = tmp_path / "out"
     audit(spark, first, out, "ab")
-    env = {**os.environ, "PYTHONPATH": str(ROOT),
-           "REBALANCE_AUDIT_KILL_AT": "committed:group_balance"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "jobs.cli", "audit", "--queues", fixed["queues"],
-         "--members", fixed["members"], "--output", str(out), "--engine", "offline",
-         "--snapshot", "A", "--run-id", "killed"], cwd=ROOT, env=env, capture_output=True,
-        text=True, timeout=300)
-    assert proc.returncode == -9, proc.stdout + proc.stderr
+    killed_audit(fixed, out, "committed:group_balance", "--snapshot", "A")
     assert complete_run(out, "A") is None and complete_run(out, "B") == "ab"
 
     result = audit(spark, fixed, out, "a", snapshots=("A",))
@@ -502,13 +509,7 @@ def test_two_processes_at_once(spark, inputs, tmp_path) -> None:
 def test_kill_between_table_commits_then_rerun_repairs(spark, inputs, tmp_path) -> None:
     out = tmp_path / "out"
     audit(spark, inputs["full"], out, "old")
-    env = {**os.environ, "PYTHONPATH": str(ROOT),
-           "REBALANCE_AUDIT_KILL_AT": "committed:assignments"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "jobs.cli", "audit", "--queues", inputs["full"]["queues"],
-         "--members", inputs["full"]["members"], "--output", str(out), "--engine", "offline",
-         "--run-id", "killed"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == -9, proc.stdout + proc.stderr
+    killed_audit(inputs["full"], out, "committed:assignments")
     # the dead run is visible as such: no complete run names it, none claims A or C
     assert complete_run(out, "A") is None and complete_run(out, "C") is None
     assert run_ids(out, "assignments", "A") == {"killed"}

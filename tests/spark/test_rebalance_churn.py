@@ -251,6 +251,36 @@ def test_pass_equals_the_spark_aggregations(spark, seed):
             ignore_row_order=True, ignore_nullable=True)
 
 
+def _with_sticky_g5(data: dict) -> dict:
+    """`data` (`_random_cluster`'s tables) with group g5 on the Kafka sticky assignor."""
+    members = data["members"]
+    sticky = members["consumer_group"] == "g5"
+    members.loc[sticky, "strategy"] = "sticky"
+    members.loc[sticky, ["strategy_params", "allocation_mode"]] = None
+    return data
+
+
+def _auditing(spark, folder, data: dict):
+    """(audit(out, *snapshots), table(out, name)) over `data` written under `folder`:
+    an audit of those inputs into `out` (no what-if) and an output table without run_id."""
+    from jobs.audit import run
+    from jobs.config import AuditConfig
+    from storage.delta import DeltaStore
+    from tests.support.delta_inputs import write_inputs
+
+    paths = write_inputs(spark, folder, **data)
+
+    def audit(out: str, *snapshots: str):
+        return run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                               offsets=paths["offsets"], output=out, engine="offline",
+                               snapshots=snapshots, what_if="off"), spark=spark)
+
+    def table(out: str, name: str):
+        return DeltaStore(spark, "offline").read(f"{out}/{name}", name).drop("run_id")
+
+    return audit, table
+
+
 def test_the_jobs_churn_equals_the_spark_aggregations(spark, tmp_path, caplog, monkeypatch):
     """The report pass computes churn in the call that assigns the queues, with a sticky
     group reported apart: on random inputs of two snapshots, audited together and one
@@ -260,27 +290,10 @@ def test_the_jobs_churn_equals_the_spark_aggregations(spark, tmp_path, caplog, m
 
     from pyspark.sql import functions as F
 
-    from jobs.audit import run
-    from jobs.config import AuditConfig
-    from storage.delta import DeltaStore
     from tests.spark.test_group_figures import _random_cluster
     from tests.support.churn_oracle import oracle_churn
-    from tests.support.delta_inputs import write_inputs
 
-    data = _random_cluster(6)
-    members = data["members"]
-    sticky = members["consumer_group"] == "g5"
-    members.loc[sticky, "strategy"] = "sticky"
-    members.loc[sticky, ["strategy_params", "allocation_mode"]] = None
-    paths = write_inputs(spark, Path(tmp_path) / "in", **data)
-
-    def audit(out: str, *snapshots: str) -> None:
-        run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                        offsets=paths["offsets"], output=out, engine="offline",
-                        snapshots=snapshots, what_if="off"), spark=spark)
-
-    def table(out: str, name: str):
-        return DeltaStore(spark, "offline").read(f"{out}/{name}", name).drop("run_id")
+    audit, table = _auditing(spark, Path(tmp_path) / "in", _with_sticky_g5(_random_cluster(6)))
 
     full, split = str(tmp_path / "full"), str(tmp_path / "split")
     audit(full)
@@ -310,29 +323,13 @@ def test_a_run_of_snapshots_with_held_ones_between_compares_each_with_its_own_pr
     import pandas as pd
     from pyspark.sql import functions as F
 
-    from jobs.audit import run
-    from jobs.config import AuditConfig
-    from storage.delta import DeltaStore
     from tests.spark.test_group_figures import _random_cluster
-    from tests.support.delta_inputs import write_inputs
 
     first, later = _random_cluster(6), _random_cluster(7)
     for frame in later.values():
         frame["snapshot_id"] = frame["snapshot_id"].map({"s1": "s3", "s2": "s4"})
     data = {name: pd.concat([first[name], later[name]], ignore_index=True) for name in first}
-    members = data["members"]
-    sticky = members["consumer_group"] == "g5"
-    members.loc[sticky, "strategy"] = "sticky"
-    members.loc[sticky, ["strategy_params", "allocation_mode"]] = None
-    paths = write_inputs(spark, Path(tmp_path) / "in", **data)
-
-    def audit(out: str, *snapshots: str):
-        return run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                               offsets=paths["offsets"], output=out, engine="offline",
-                               snapshots=snapshots, what_if="off"), spark=spark)
-
-    def table(out: str, name: str):
-        return DeltaStore(spark, "offline").read(f"{out}/{name}", name).drop("run_id")
+    audit, table = _auditing(spark, Path(tmp_path) / "in", _with_sticky_g5(data))
 
     full, gaps = str(tmp_path / "full"), str(tmp_path / "gaps")
     audit(full)

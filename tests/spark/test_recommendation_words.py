@@ -15,6 +15,16 @@ from tests.support.outputs import table
 pytestmark = pytest.mark.spark
 
 
+def _group_balance(spark, tmp_path, queues: pd.DataFrame,
+                   members: pd.DataFrame) -> pd.DataFrame:
+    """The group_balance rows of an audit of `queues` and `members` (no what-if)."""
+    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
+    out = Path(tmp_path) / "out"
+    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
+                    engine="offline", what_if="off", buckets=2), spark=spark)
+    return table(out, "group_balance")
+
+
 def test_more_clients_than_a_topics_queues_is_not_told_to_run_fewer_clients(
         spark, tmp_path) -> None:
     """2 clients on T (4 queues) and on its retry topic R (1 queue): neither idles, yet
@@ -25,11 +35,7 @@ def test_more_clients_than_a_topics_queues_is_not_told_to_run_fewer_clients(
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
                              "client_id": c, "topic": t, "strategy": "AVG"}
                             for c in ("a", "b") for t in ("T", "R")])
-    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
-    out = Path(tmp_path) / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline", what_if="off", buckets=2), spark=spark)
-    balance = table(out, "group_balance")
+    balance = _group_balance(spark, tmp_path, queues, members)
     whole = balance[balance["topic"].isna()].iloc[0]
     retry = balance[balance["topic"] == "R"].iloc[0]
     assert whole["idle_clients"] == 0
@@ -51,11 +57,7 @@ def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
                              "client_id": f"c{i:02}", "topic": "T", "strategy": "AVG"}
                             for i in range(20)])
-    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
-    out = Path(tmp_path) / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline", what_if="off", buckets=2), spark=spark)
-    balance = table(out, "group_balance")
+    balance = _group_balance(spark, tmp_path, queues, members)
     whole = balance[balance["topic"].isna()].iloc[0]
     assert ("By input rate, client c00 carries 0.500 (100% of the group's total; mean per "
             "client 0.025 msg/s).") in whole["recommendation"], whole["recommendation"]

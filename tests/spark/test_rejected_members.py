@@ -52,17 +52,28 @@ def _inputs() -> dict[str, pd.DataFrame]:
     return {"queues": queues, "members": pd.DataFrame(members)}
 
 
-def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) -> None:
-    paths = write_inputs(spark, Path(tmp_path) / "in", **_inputs())
+def _audit(spark, tmp_path, **inputs: pd.DataFrame):
+    """(result, output root) of an audit of `inputs` (no what-if, 2 buckets)."""
+    paths = write_inputs(spark, Path(tmp_path) / "in", **inputs)
     out = Path(tmp_path) / "out"
     result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
                              output=str(out), engine="offline", what_if="off", buckets=2),
                  spark=spark)
+    return result, out
+
+
+def _recommendations(balance: pd.DataFrame) -> dict:
+    """(group, topic or None) → its group_balance recommendation."""
+    return {(g, None if pd.isna(t) else t): r for g, t, r in zip(
+        balance["consumer_group"], balance["topic"], balance["recommendation"], strict=True)}
+
+
+def test_a_group_audited_without_rejected_members_rows_says_so(spark, tmp_path) -> None:
+    result, out = _audit(spark, tmp_path, **_inputs())
     rejects = table(out, "rejects")
     assert list(rejects["source_table"]) == ["members"] * 12
     balance = table(out, "group_balance")
-    said = {(g, None if pd.isna(t) else t): r for g, t, r in zip(
-        balance["consumer_group"], balance["topic"], balance["recommendation"], strict=True)}
+    said = _recommendations(balance)
     # G is audited without b on T: a takes all of T, the figures of a balanced group
     assert said[("G", None)] == f"2 members row(s) of this group (client(s) b) {LEFT_OUT}"
     assert said[("G", "T")] == f"2 members row(s) of this topic (client(s) b) {LEFT_OUT}"
@@ -100,11 +111,7 @@ def test_a_run_without_rejected_members_rows_reads_as_before(spark, tmp_path) ->
     inputs = _inputs()
     members = inputs["members"]
     inputs["members"] = members[members["consumer_group"] == "H"]
-    paths = write_inputs(spark, Path(tmp_path) / "in", **inputs)
-    out = Path(tmp_path) / "out"
-    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                             output=str(out), engine="offline", what_if="off", buckets=2),
-                 spark=spark)
+    result, out = _audit(spark, tmp_path, **inputs)
     assert table(out, "rejects").empty
     assert result.members_short.total == result.members_gone.total == 0
     assert set(table(out, "group_balance")["recommendation"]) == {
@@ -125,16 +132,11 @@ def test_topics_whose_queues_rows_were_rejected_say_so(spark, tmp_path) -> None:
     members = pd.DataFrame([_member("H", "c", "T"), _member("H", "d", "T"),
                             _member("H", "c", "U"), _member("H", "d", "U"),
                             _member("V", "e", "U")])
-    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
-    out = Path(tmp_path) / "out"
-    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                             output=str(out), engine="offline", what_if="off", buckets=2),
-                 spark=spark)
+    result, out = _audit(spark, tmp_path, queues=queues, members=members)
     rejects = table(out, "rejects")
     assert sorted(rejects["source_table"]) == ["queues"] * 4
     balance = table(out, "group_balance")
-    said = {(g, None if pd.isna(t) else t): r for g, t, r in zip(
-        balance["consumer_group"], balance["topic"], balance["recommendation"], strict=True)}
+    said = _recommendations(balance)
     assert said[("H", "T")] == f"2 queues row(s) of this topic {LEFT_OUT}"
     assert said[("H", "U")] == f"1 queues row(s) of this topic {LEFT_OUT}"
     assert said[("H", None)] == f"3 queues row(s) of the group's topics {LEFT_OUT}"
