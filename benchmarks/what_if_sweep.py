@@ -95,6 +95,7 @@ def synthetic_bucket(groups: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame
     m = pd.DataFrame(members, columns=MEMBER_COLUMNS)
     today = allocate_bucket(q, m)
     m["allocation_mode"] = None
+    m["pop_share_queue_num"] = None
     return today[what_if.ASSIGNED_COLUMNS], m[what_if.WHAT_IF_MEMBER_COLUMNS]
 
 

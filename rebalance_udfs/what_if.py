@@ -17,6 +17,12 @@ and each is summarized against today's assignment:
 * split by topic (groups of two or more topics): topic t gets its own group of
   c_t = min(q_t, max(1, ceil(C × q_t / Q))) clients (C today's clients, Q all queues).
 
+Where the broker allocates, the candidates it computes (AVG, AVG_BY_CIRCLE) are what it
+would hand out: on a group's POP topics they share queues by the group's popShareQueueNum
+as today's assignment does (kernels only, `pop`), so their loads compare with today's.
+Clients that balance message by message (MESSAGE mode) own no queues: their candidates
+are client-side comparisons, none recommended.
+
 Every candidate client subscribes every topic of the group. Clients are today's
 clustering clients in Java order; a smaller count keeps the first-sorted ones (removed
 clients are the last-sorted); added clients get synthetic ids `~whatif-0001`, ... ('~'
@@ -74,6 +80,9 @@ from vocabulary.columns import (
     CLUSTERING,
     GROUP_KEYS,
     KAFKA_STRATEGIES,
+    MESSAGE,
+    MODE_COLUMNS,
+    POP,
 )
 from vocabulary.findings import BROKER_STRATEGIES
 from vocabulary.words import counted
@@ -97,7 +106,7 @@ _LIST_HASH_BASE = 1_000_003
 ASSIGNED_COLUMNS = [*GROUP_KEYS, "topic", "broker_name", "queue_id", "broker_room",
                     "client_id", "status", "committed_offset", "consumed_offset"]
 WHAT_IF_MEMBER_COLUMNS = [*GROUP_KEYS, "client_id", "topic", "strategy", "message_model",
-                          "virtual_nodes", "allocation_mode"]
+                          "virtual_nodes", "allocation_mode", "pop_share_queue_num"]
 COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
            "split_by_topic", "max_queues", "min_queues", "idle_clients", "skew",
            "queues_moved", "estimated_duplicates", "is_current", "recommended"]
@@ -120,14 +129,15 @@ def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class _Tables(NamedTuple):
     """What the candidates are built from: groups (with C clients, Q queues, T topics and
-    maxq, the largest topic's queue count), their clients, queues and topics, and today's
-    row of each group."""
+    maxq, the largest topic's queue count), their clients, queues and topics, today's
+    row of each group and the (g, topic) the broker allocates in POP mode (`_pop_topics`)."""
 
     groups: pd.DataFrame
     clients: pd.DataFrame
     queues: pd.DataFrame
     topics: pd.DataFrame
     current: pd.DataFrame
+    pop: pd.DataFrame
 
 
 def _bucket_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> _Tables:
@@ -155,7 +165,22 @@ def _bucket_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> _Tables:
                         minlength=int(groups["g"].max()) + 1 if len(groups) else 0)
     current[UNCLAIMED] = (groups["Q"].to_numpy() - owned[groups["g"].to_numpy(np.int64)]
                           ).astype(np.int64)
-    return _Tables(groups, clients, queues, topics, current)
+    pop = _pop_topics(clust, member_g)
+    groups["pop"] = np.isin(groups["g"].to_numpy(np.int64), pop["g"].to_numpy(np.int64))
+    return _Tables(groups, clients, queues, topics, current, pop)
+
+
+def _pop_topics(clust: pd.DataFrame, member_g: np.ndarray) -> pd.DataFrame:
+    """(g, topic, pop_share_queue_num) of each group's topics in POP mode: the broker pops
+    them for the clients, sharing queues by popShareQueueNum (one value per group and
+    topic on a real broker; the largest of the rows where captures disagree, null: 0).
+    A candidate the broker computes (BROKER_STRATEGIES) shares those topics' queues as
+    today's assignment does, so its loads compare with today's."""
+    pop = (clust["allocation_mode"].to_numpy(object) == POP) & (member_g >= 0)
+    share = pd.to_numeric(clust["pop_share_queue_num"], errors="coerce").fillna(0)
+    rows = pd.DataFrame({"g": member_g[pop], "topic": clust["topic"].to_numpy(object)[pop],
+                         "pop_share_queue_num": share.to_numpy(np.int64)[pop]})
+    return rows.groupby(["g", "topic"], as_index=False, sort=True)["pop_share_queue_num"].max()
 
 
 def _clustering(members: pd.DataFrame) -> np.ndarray:
@@ -212,6 +237,12 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
         per_code = np.zeros(n_codes, bool)
         per_code[code[rows]] = True
         groups[name] = per_code[coded]
+    # clients that all balance message by message (5.x gRPC: MESSAGE mode) own no queues:
+    # no candidate is an allocation they run, so today's row is the group's recommendation
+    # and the others a comparison (what clients that allocate queues would get)
+    owning = np.zeros(n_codes, bool)
+    owning[code[clust["allocation_mode"].to_numpy(object) != MESSAGE]] = True
+    groups["by_message"] = ~owning[coded]
     # the allocator's even strategy: the sweep of a group whose own strategy cannot be
     # swept, and swept below today's count where the sweep's loads are not even (fewer
     # clients help such a group only under a strategy that spreads)
@@ -243,7 +274,7 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
     member rows (WHAT_IF_MEMBER_COLUMNS)."""
     if assigned.empty or members.empty:
         return pd.DataFrame(columns=[*COLUMNS, UNCLAIMED])
-    groups, clients, queues, topics, current = _bucket_tables(assigned, members)
+    groups, clients, queues, topics, current, pop = _bucket_tables(assigned, members)
     candidates = _candidates(groups)
     split = candidates["split_by_topic"].to_numpy(bool)
     if split.any():  # a split's clients: the sum of its topics' shares
@@ -275,7 +306,7 @@ def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFram
         for chunk in _chunks(candidates[ring], groups):
             summaries.append(_hash_ring(chunk, groups, positions, rings, nodes, queue_hash))
     for chunk in _chunks(candidates[~closed], groups):
-        summaries.append(_simulate(chunk, groups, clients, queues, topics))
+        summaries.append(_simulate(chunk, groups, clients, queues, topics, pop))
     simulated = pd.concat(summaries, ignore_index=True) if summaries else None
     out = current if simulated is None else pd.concat([current, simulated], ignore_index=True)
     return _ranked(out, groups)
@@ -286,7 +317,9 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     recommended one: of the rows the group could run as it is — no more clients than
     today, a strategy its allocator has (RocketMQ's for a RocketMQ group, Kafka's assignors
     for a Kafka group, AVG / AVG_BY_CIRCLE where the broker allocates; today's row unless
-    the broker is asked for a strategy it does not compute) — the fewest queues left
+    the broker is asked for a strategy it does not compute, only today's where every
+    client balances message by message, only today's count where the broker pops queues
+    for several clients) — the fewest queues left
     unconsumed (UNCLAIMED), then the least max_queues, then clients, then queues moved,
     today's row before a simulated one, then candidate order.
     The other rows stay in the table: added clients are the price of a lower max (else
@@ -322,7 +355,13 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     has_it = np.where(groups["by_broker"].to_numpy(bool)[at],
                       strategy.isin(BROKER_STRATEGIES).to_numpy(bool), kafka == own_kafka)
     has_it[is_current] = ~groups["broker_unsupported"].to_numpy(bool)[at[is_current]]
-    unrunnable = (clients > out["C_today"].to_numpy()) | ~has_it
+    has_it &= is_current | ~groups["by_message"].to_numpy(bool)[at]
+    # where the broker pops queues for several clients (POP topics), a client's share of
+    # the messages shrinks with more clients whatever its queue count: fewer clients at
+    # the same max_queues are no improvement, so only today's count is recommended
+    today_clients = out["C_today"].to_numpy()
+    fewer_popping = groups["pop"].to_numpy(bool)[at] & (clients < today_clients)
+    unrunnable = (clients > today_clients) | ~has_it | fewer_popping
     # a row that leaves queues unconsumed is no better for a lower max (claiming nothing,
     # a max of 0): the fewest left unconsumed first
     best = np.lexsort((order, ~is_current, out["queues_moved"].to_numpy(), clients,
@@ -536,8 +575,9 @@ def _hyp_clients(cands: pd.DataFrame, clients: pd.DataFrame,
 
 
 def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
-              queues: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
-    """Allocate one chunk of candidates with the real kernels and summarize each."""
+              queues: pd.DataFrame, topics: pd.DataFrame, pop: pd.DataFrame) -> pd.DataFrame:
+    """Allocate one chunk of candidates with the real kernels and summarize each; a
+    candidate the broker computes pops the group's POP topics (`pop`) as today."""
     split = cands["split_by_topic"].to_numpy(bool)
     # split: each topic's share of the clients, and its clients' index range (a split
     # candidate's clients are already the shares' sum)
@@ -560,6 +600,10 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
     hm["virtual_nodes"] = hm["cand"].map(spec["virtual_nodes"])
     hm = hm.assign(snapshot_id="w", cluster="w", client_addr=None, message_model=None,
                    client_room=None, rooms=None, config_queues=None)
+    hm = hm.merge(pop, on=["g", "topic"], how="left")
+    popped = hm["pop_share_queue_num"].notna() & hm["strategy"].isin(BROKER_STRATEGIES)
+    hm["allocation_mode"] = np.where(popped, POP, None)
+    hm["pop_share_queue_num"] = hm["pop_share_queue_num"].where(popped)
 
     # queue rows: every queue of the group, once per candidate (split: under its topic)
     hq = cands[["cand", "g", "split_by_topic"]].merge(
@@ -568,7 +612,7 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
     hq["consumer_group"] = (hq["cand"].astype(str) + "/"
                             + np.where(hq["split_by_topic"], hq["_topic_rank"], -1).astype(str))
     hq = hq.assign(snapshot_id="w", cluster="w")
-    out = allocate_bucket(hq[[*QUEUE_COLUMNS, "cand", "q"]], hm[MEMBER_COLUMNS])
+    out = allocate_bucket(hq[[*QUEUE_COLUMNS, "cand", "q"]], hm[[*MEMBER_COLUMNS, *MODE_COLUMNS]])
 
     held = out[out["client_id"].notna() & out["status"].isin(CLAIM_STATUSES)]
     claimed = held.drop_duplicates(["cand", "q"]).groupby("cand").size()
@@ -622,7 +666,9 @@ def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
     when the candidate keeps only today's first-sorted clients, or when today's last-sorted
     id sorts before the first synthetic one (so no id is also a synthetic one). An empty
     client id claims nothing under the RocketMQ strategies, so its group is simulated;
-    so is a CONSISTENT_HASH candidate whose virtual-node count the kernel refuses."""
+    so is a CONSISTENT_HASH candidate whose virtual-node count the kernel refuses, and a
+    candidate the broker computes for a group with POP topics (the closed forms give each
+    queue one owner; the broker shares them)."""
     last = clients.groupby("g")["client_id"].last()  # clients are in Java order per group
     first_synthetic = java_key(f"{SYNTHETIC_PREFIX}0001")
     ordered = pd.Series([java_key(c) < first_synthetic for c in last.to_numpy(object)],
@@ -633,7 +679,9 @@ def _closed_form_applies(cands: pd.DataFrame, groups: pd.DataFrame,
     strategy = cands["strategy"].to_numpy(object)
     vn = cands["virtual_nodes"].to_numpy(float)
     usable_ring = (strategy == "CONSISTENT_HASH") & (vn > 0) & (vn <= MAX_VIRTUAL_NODES)
-    return ((np.isin(strategy, CLOSED_FORM) | usable_ring)
+    popped = groups["pop"].to_numpy(bool)[_group_rows(groups, g)] & np.isin(strategy,
+                                                                         BROKER_STRATEGIES)
+    return ((np.isin(strategy, CLOSED_FORM) | usable_ring) & ~popped
             & ~empty_id.reindex(g, fill_value=True).to_numpy(bool)
             & ((cands["clients"].to_numpy(np.int64) <= today)
                | ordered.reindex(g, fill_value=False).to_numpy(bool)))

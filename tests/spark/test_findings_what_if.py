@@ -69,7 +69,7 @@ def audited(spark, tmp_path_factory) -> dict[str, pd.DataFrame]:
                          members=members)
     out = Path(root) / "out"
     result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                             output=str(out), engine="offline"), spark=spark)
+                             output=str(out), engine="offline", what_if="all"), spark=spark)
     tables = {name: DeltaTable(str(out / name)).to_pandas()
               for name in ("group_balance", "what_if", "assignments", "rejects")}
     tables["worst"] = pd.DataFrame(result.worst_groups)
@@ -139,6 +139,20 @@ def test_pop_group_is_shared_and_broker_unsupported_strategy_flagged(audited) ->
     assert len(bad) == 1 and "allocation_mode must be one of" in bad["reason"].iloc[0]
 
 
+def test_pop_group_what_if_shares_queues_as_the_broker_does(audited) -> None:
+    """GID_pop (3 clients, 8 queues, AVG, popShareQueueNum 1) pops 3+3, 3+2 and 2+3 queues
+    today (max 6). The broker would hand 4 clients 2+2 each (max 4, not the client-side
+    2), 2 clients or 1 all 8; AVG at 3 clients is today's own assignment, not a row of
+    its own; nothing at today's count beats today, so today's row is recommended."""
+    w = audited["what_if"]
+    w = w[w["consumer_group"] == "GID_pop"].set_index("candidate")
+    assert w.loc["today: 3 clients, AVG", "max_queues"] == 6
+    assert (w.loc["4 clients, AVG", ["max_queues", "min_queues"]] == [4, 4]).all()
+    assert w.loc["2 clients, AVG", "max_queues"] == w.loc["1 client, AVG", "max_queues"] == 8
+    assert "3 clients, AVG" not in w.index
+    assert w["recommended"].sum() == 1 and w.loc["today: 3 clients, AVG", "recommended"]
+
+
 def test_every_group_is_recommended_its_best_row_it_could_run(audited) -> None:
     """Over every group audited: one recommended row, with no more clients than today, a
     strategy its allocator has (Kafka's assignors for Kafka groups, AVG / AVG_BY_CIRCLE
@@ -160,7 +174,8 @@ def test_every_group_is_recommended_its_best_row_it_could_run(audited) -> None:
     broker_has = w["strategy"].str.split("/").map(lambda s: set(s) <= set(BROKER_STRATEGIES))
     client_has = w["is_current"] | (w["strategy"].isin(KAFKA_STRATEGIES) == w["kafka"])
     native = broker_has.where(w["by_broker"], client_has)
-    runnable = native & (w["clients"] <= w["today"])
+    popped = w["consumer_group"] == "GID_pop"  # shared queues: today's count only
+    runnable = native & (w["clients"] <= w["today"]) & (~popped | (w["clients"] == w["today"]))
     best = w[w["recommended"]].set_index(keys)
     assert runnable[w["recommended"]].all()
     # the fewest queues left unconsumed first: a row with max 0 claims none (0 virtual

@@ -39,7 +39,8 @@ def _stability_frames(spark):
     return (spark.createDataFrame(queues[stability.QUEUES_SCHEMA_COLUMNS],
                                   stability.QUEUES_SCHEMA),
             # the pass's reports read the allocation mode too (none here: the classic one)
-            members_df.withColumn("allocation_mode", F.lit(None).cast("string")))
+            members_df.withColumn("allocation_mode", F.lit(None).cast("string"))
+            .withColumn("pop_share_queue_num", F.lit(None).cast("int")))
 
 
 def _compared(queues: DataFrame, members: DataFrame, offsets: DataFrame | None,

@@ -57,7 +57,8 @@ def _members(rows: list[dict]) -> pa.Table:
     names = ["snapshot_id", "cluster", "consumer_group", "client_id", "topic", "strategy",
              "variant", "message_model", "client_room", "client_addr", "allocation_mode"]
     table = pa.table({n: pa.array([r.get(n) for r in rows], pa.string()) for n in names})
-    table = table.append_column("virtual_nodes", pa.array([None] * len(rows), pa.int32()))
+    for name in ("virtual_nodes", "pop_share_queue_num"):
+        table = table.append_column(name, pa.array([r.get(name) for r in rows], pa.int32()))
     if any(OBSERVED in r for r in rows):
         table = table.append_column(OBSERVED, pa.array([r.get(OBSERVED, False) for r in rows]))
     return table

@@ -18,12 +18,13 @@ from rebalance_udfs.what_if import (
     best_change,
     what_if_bucket,
 )
+from vocabulary.columns import MODE_COLUMNS
 from vocabulary.schemas import WHAT_IF_ARROW_SCHEMA
 
 
 def _group(clients: list[str], topics: dict[str, int], strategy: str,
            virtual_nodes: int | None = None, group: str = "g",
-           mode: str | None = None) -> tuple[pd.DataFrame, ...]:
+           mode: str | None = None, pop_share: int | None = None) -> tuple[pd.DataFrame, ...]:
     queues = pd.DataFrame([
         {"snapshot_id": "s", "cluster": "c", "consumer_group": group, "topic": t,
          "broker_name": "broker-a", "queue_id": q, "broker_room": None,
@@ -33,10 +34,10 @@ def _group(clients: list[str], topics: dict[str, int], strategy: str,
         {"snapshot_id": "s", "cluster": "c", "consumer_group": group, "client_id": cid,
          "client_addr": None, "topic": t, "strategy": strategy, "message_model": None,
          "client_room": None, "virtual_nodes": virtual_nodes, "rooms": None,
-         "config_queues": None, "allocation_mode": mode}
+         "config_queues": None, "allocation_mode": mode, "pop_share_queue_num": pop_share}
         for cid in clients for t in topics])
     today = allocate_bucket(queues[[*QUEUE_COLUMNS, "committed_offset", "consumed_offset"]],
-                            members[MEMBER_COLUMNS])
+                            members[[*MEMBER_COLUMNS, *MODE_COLUMNS]])
     return today[ASSIGNED_COLUMNS], members[WHAT_IF_MEMBER_COLUMNS]
 
 
@@ -166,22 +167,67 @@ def test_a_kafka_group_is_not_recommended_a_rocketmq_strategy() -> None:
     assert best["candidate"] == "2 clients, roundrobin"
 
 
-@pytest.mark.parametrize("mode", ["BROKER", "POP"])
 def test_a_group_the_broker_allocates_is_recommended_only_what_the_broker_computes(
-        mode: str) -> None:
+        ) -> None:
     """3 clients, 2 topics of 4 queues, AVG: its clients could pool the topics with
     CONSISTENT_HASH (40 virtual nodes, max 3), but where the broker allocates
-    (clientRebalance=false, or POP) it computes AVG and AVG_BY_CIRCLE only: the best it
+    (clientRebalance=false) it computes AVG and AVG_BY_CIRCLE only: the best it
     can do is today's max 4 with a client fewer. The CONSISTENT_HASH rows stay listed."""
     client_side = what_if_bucket(*_group(["a", "b", "c"], {"T1": 4, "T2": 4}, "AVG"))
     assert client_side[client_side["recommended"]].iloc[0]["candidate"] == (
         "3 clients, CONSISTENT_HASH (40 virtual nodes)")
-    out = what_if_bucket(*_group(["a", "b", "c"], {"T1": 4, "T2": 4}, "AVG", mode=mode))
+    out = what_if_bucket(*_group(["a", "b", "c"], {"T1": 4, "T2": 4}, "AVG", mode="BROKER"))
     best = out[out["recommended"]].iloc[0]
     assert (best["candidate"], best["max_queues"]) == ("2 clients, AVG", 4)
     assert best_change(out).startswith("run 2 clients, AVG (max 4 queues per client as today")
     pd.testing.assert_frame_equal(out.drop(columns="recommended"),
                                   client_side.drop(columns="recommended"))
+
+
+def _pops(out: pd.DataFrame, n: int, strategy: str = "AVG") -> tuple[int, int, int]:
+    row = out[(out["clients"] == n) & (out["strategy"] == strategy) & ~out["split_by_topic"]
+              & ~out["is_current"]].iloc[0]
+    return row["max_queues"], row["min_queues"], row["queues_moved"]
+
+
+def test_a_pop_group_is_simulated_sharing_its_queues_as_the_broker_does() -> None:
+    """3 POP clients, 7 queues, AVG, popShareQueueNum 1: the broker hands client i its
+    own AVG share and the next client's (a: 0-2 + 3-4, b: 3-4 + 5-6, c: 5-6 + 0-2), max 5
+    today. Candidates the broker computes share the same way: 4 clients get 2+2, 2+2,
+    2+1, 1+2 (max 4); 2 clients or 1 pop all 7 (share >= clients - 1); AVG_BY_CIRCLE at 3
+    shares its circles. Today's own configuration is no candidate of its own (the same
+    owners), so nothing beats today's max 5 without adding clients: no change."""
+    out = what_if_bucket(*_group(["a", "b", "c"], {"T": 7}, "AVG", mode="POP", pop_share=1))
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 5
+    assert _pops(out, 4)[:2] == (4, 3)
+    assert _pops(out, 2)[:2] == (7, 7) and _pops(out, 1)[:2] == (7, 7)
+    assert _pops(out, 3, "AVG_BY_CIRCLE")[:2] == (5, 4)
+    assert not ((out["clients"] == 3) & (out["strategy"] == "AVG") & ~out["is_current"]
+                & ~out["split_by_topic"]).any()
+    assert out[out["recommended"]].iloc[0]["is_current"]
+    assert best_change(out) == "no simulated change lowers the max load below today's"
+    # the strategies the broker does not compute stay client-side comparisons
+    assert _pops(out, 3, "roundrobin")[:2] == (3, 2)
+
+
+def test_a_pop_group_with_share_0_pops_every_queue_at_every_count() -> None:
+    """popShareQueueNum 0: every client pops every queue, whatever the count."""
+    out = what_if_bucket(*_group(["a", "b"], {"T": 4}, "AVG_BY_CIRCLE", mode="POP",
+                                 pop_share=0))
+    popped = out[out["strategy"].isin(["AVG", "AVG_BY_CIRCLE"]) & ~out["split_by_topic"]]
+    assert set(popped["max_queues"]) == {4} and set(popped["min_queues"]) == {4}
+    assert out[out["recommended"]].iloc[0]["is_current"]
+
+
+def test_a_group_balanced_message_by_message_is_recommended_as_it_is() -> None:
+    """5.x gRPC clients (MESSAGE mode) own no queues: each receives from all 7. The
+    client-side candidates stay as a comparison, but none is an allocation these clients
+    run, so no change is recommended (not 'max 3 instead of 7')."""
+    out = what_if_bucket(*_group(["a", "b", "c"], {"T": 7}, "AVG", mode="MESSAGE"))
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 7
+    assert _pops(out, 3, "AVG_BY_CIRCLE")[:2] == (3, 2)
+    assert out[out["recommended"]].iloc[0]["is_current"]
+    assert best_change(out) == "no simulated change lowers the max load below today's"
 
 
 def test_a_broker_asked_for_a_strategy_it_does_not_compute_is_recommended_one_it_does(
@@ -256,12 +302,13 @@ def _random_bucket(seed: int, n_groups: int) -> tuple[pd.DataFrame, pd.DataFrame
             members.extend({"snapshot_id": "s", "cluster": "c", "consumer_group": group,
                             "client_id": cid, "topic": t, "strategy": own,
                             "message_model": None, "virtual_nodes": vnodes,
-                            "allocation_mode": "BROKER" if k % 7 == 3 else None}
+                            "allocation_mode": "BROKER" if k % 7 == 3 else None,
+                            "pop_share_queue_num": None}
                            for t in mine)
         members.append({"snapshot_id": "s", "cluster": "c", "consumer_group": group,
                         "client_id": "bcast", "topic": topics[0], "strategy": "AVG",
                         "message_model": "BROADCASTING", "virtual_nodes": None,
-                        "allocation_mode": None})
+                        "allocation_mode": None, "pop_share_queue_num": None})
         for t in topics:
             brokers = list(rng.choice(len(BROKERS), size=int(rng.integers(1, 4)),
                                       replace=False))
@@ -367,7 +414,7 @@ def test_closed_form_leaves_to_the_kernels_what_it_cannot_order() -> None:
     virtual-node counts. CONSISTENT_HASH splits are closed form."""
     _assigned, members = _group(["a", "b"], {"T": 4, "U": 2}, "CONSISTENT_HASH",
                                 virtual_nodes=10)
-    groups = what_if._groups(members).assign(C=2, Q=6, T=2, maxq=4)
+    groups = what_if._groups(members).assign(C=2, Q=6, T=2, maxq=4, pop=False)
     cands = what_if._candidates(groups)
     split = cands["split_by_topic"].to_numpy(bool)
 
