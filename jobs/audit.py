@@ -228,16 +228,17 @@ _OVERFLOW = re.compile(r"OverflowError: ([^\n]+)|\[ARITHMETIC_OVERFLOW\] ([^\n.]
 def beyond_its_type(exc: BaseException) -> InputError | None:
     """The input mistake behind a run that failed on a figure beyond its type (a sum or
     difference of offsets beyond a long, of rates beyond their exact decimal), or None.
-    Validation rejects negative offsets and rates of 1e29 or more, so only values near
-    2^63 (a sentinel such as Long.MAX_VALUE for "unknown") or many huge rates get here."""
+    Validation rejects negative offsets, offsets of 2^53 or more (sentinels such as
+    Long.MAX_VALUE for "unknown") and rates of 1e29 or more, so only a client or group of
+    over a thousand queues with offsets near 2^53, or many huge rates, get here."""
     found = _OVERFLOW.search(str(exc))
     if found is None:
         return None
     return InputError(
         f"{found.group(1) or found.group(2)}: the inputs hold offsets or rates no real queue "
         "reaches (queues.max_offset, offsets.committed_offset or consumed_offset near "
-        "2^63, or queues.in_rate summing to 1e29 or more); a value that stands for "
-        "\"unknown\" must be null")
+        "2^53 over a thousand queues, or queues.in_rate summing to 1e29 or more); a value "
+        "that stands for \"unknown\" must be null")
 
 
 def _audit(ctx: _Run) -> RunResult:

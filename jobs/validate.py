@@ -17,7 +17,13 @@ from jobs.persist import Persist
 from rebalance_udfs.hashring import MAX_VIRTUAL_NODES
 from rebalance_udfs.spark.rates import RATE_LIMIT
 from rebalance_udfs.strategies import supported_strategies
-from vocabulary.columns import ALLOCATION_MODES, FIRST_CAPTURE_YEAR, MAX_QUEUE_ID, MESSAGE_MODELS
+from vocabulary.columns import (
+    ALLOCATION_MODES,
+    FIRST_CAPTURE_YEAR,
+    MAX_QUEUE_ID,
+    MESSAGE_MODELS,
+    OFFSET_LIMIT,
+)
 from vocabulary.contracts import CONTRACTS, EXACT_DUPLICATE, INT
 from vocabulary.errors import InputError
 from vocabulary.partitions import ESCAPED_CHARS, FOLDER_NAME_BYTES, PARTITION_FOLDER, TOO_LONG
@@ -308,10 +314,16 @@ def _scored(rows: DataFrame, key: list[str], cols: list[str]) -> DataFrame:
     return rows.withColumn("_final", final_reason)
 
 
-def _negative_checks(*columns: str) -> list[tuple[Column, str]]:
-    """Offsets are never negative; a -1 some tools print for "none" would count as a real
-    offset (a lag one past the max offset), and no lag of two real offsets can overflow."""
-    return [(F.col(c) < 0, f"{c} is negative (an unknown offset is null)") for c in columns]
+def _offset_checks(*columns: str) -> list[tuple[Column, str]]:
+    """Offsets are never negative: a -1 some tools print for "none" would count as a real
+    offset (a lag one past the max offset), and no lag of two real offsets can overflow.
+    Nor do they reach OFFSET_LIMIT: a sentinel such as Long.MAX_VALUE would count as
+    one, and the lag sums of its group overflow and end the whole run."""
+    return [check for c in columns for check in (
+        (F.col(c) < 0, f"{c} is negative (an unknown offset is null)"),
+        (F.col(c) >= OFFSET_LIMIT,
+         f"{c} is 2^53 or more, which no real queue reaches (a sentinel such as "
+         "Long.MAX_VALUE for an unknown offset must be null)"))]
 
 
 def _rate_checks() -> list[tuple[Column, str]]:
@@ -351,7 +363,7 @@ def validate_queues(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFra
         *_snapshot_id_checks(),
         *_capture_time_checks(),
         *_queue_id_checks(),
-        *_negative_checks("max_offset"),
+        *_offset_checks("max_offset"),
         *_rate_checks(),
         *_nul_checks("queues"),
     )
@@ -448,7 +460,7 @@ def validate_offsets(df: DataFrame, persist: Persist) -> tuple[DataFrame, DataFr
         *_required_null_checks("offsets"),
         *_snapshot_id_checks(),
         *_queue_id_checks(),
-        *_negative_checks("committed_offset", "consumed_offset"),
+        *_offset_checks("committed_offset", "consumed_offset"),
         *_nul_checks("offsets"),
     )
     good, bad = _split(df, "offsets", reason,

@@ -46,6 +46,11 @@ WHAT_IF_MODES = ("all", "findings", "off")
 # MessageQueue.queueId (and a Kafka partition) is a Java int
 MAX_QUEUE_ID = 2**31 - 1
 
+# offsets at or past this no real queue reaches (10 million messages a second for 28
+# years); the audit rejects them as sentinels (Long.MAX_VALUE for "unknown"), which would
+# end the run on a lag sum beyond a long. Under it a client needs 1,024 such queues
+OFFSET_LIMIT = 2**53
+
 # the first year a captured_at may be in: the audit rejects earlier ones (a tool's zero
 # time for "unknown"), and capture refuses them (`jobs.validate`, `capture.cli`)
 FIRST_CAPTURE_YEAR = 1900

@@ -299,20 +299,28 @@ def test_negative_offsets_are_rejected_an_unknown_one_is_null(spark) -> None:
     schema = ("snapshot_id string, cluster string, consumer_group string, topic string, "
               "broker_name string, queue_id int, committed_offset long, consumed_offset long")
     rows = [("s", "c", "g", "t", None, 0, 5, 7), ("s", "c", "g", "t", None, 1, -1, None),
-            ("s", "c", "g", "t", None, 2, 3, -7), ("s", "c", "g", "t", None, 3, None, None)]
+            ("s", "c", "g", "t", None, 2, 3, -7), ("s", "c", "g", "t", None, 3, None, None),
+            ("s", "c", "g", "t", None, 4, 2**63 - 1, None),
+            ("s", "c", "g", "t", None, 5, 2**53 - 1, 2**53 - 1),
+            ("s", "c", "g", "t", None, 6, 0, 2**53)]
     good, bad = validate_offsets(conform(spark.createDataFrame(rows, schema), "offsets"),
                                  Persisted())
-    assert sorted(r.queue_id for r in good.collect()) == [0, 3]
+    assert sorted(r.queue_id for r in good.collect()) == [0, 3, 5]
+    sentinel = ("is 2^53 or more, which no real queue reaches (a sentinel such as "
+                "Long.MAX_VALUE for an unknown offset must be null)")
     assert sorted((json.loads(r.row_json)["queue_id"], r.reason) for r in bad.collect()) == [
         (1, "committed_offset is negative (an unknown offset is null)"),
-        (2, "consumed_offset is negative (an unknown offset is null)")]
+        (2, "consumed_offset is negative (an unknown offset is null)"),
+        (4, f"committed_offset {sentinel}"), (6, f"consumed_offset {sentinel}")]
 
 
 def test_queue_offsets_and_rates_that_are_no_real_figure_are_rejected(spark) -> None:
-    """A negative max_offset; a rate that is NaN, infinite, negative or too large for the
-    exact decimal the reports sum rates in (it used to be an unknown rate, unsaid)."""
+    """A negative max_offset or one of Long.MAX_VALUE; a rate that is NaN, infinite,
+    negative or too large for the exact decimal the reports sum rates in (it used to be
+    an unknown rate, unsaid)."""
     rows = [(0, 100, 1.5), (1, -1, 1.0), (2, 5, float("nan")), (3, 5, float("inf")),
-            (4, 5, -0.5), (5, 5, 1e29), (6, None, None), (7, 0, 0.0), (8, 5, 9.9e28)]
+            (4, 5, -0.5), (5, 5, 1e29), (6, None, None), (7, 0, 0.0), (8, 5, 9.9e28),
+            (9, 2**63 - 1, 1.0)]
     df = spark.createDataFrame([("s", "c", "t", "b", q, m, r) for q, m, r in rows],
                                QUEUE_SCHEMA + ", max_offset long, in_rate double")
     good, bad = validate_queues(conform(df, "queues"), Persisted())
@@ -325,7 +333,9 @@ def test_queue_offsets_and_rates_that_are_no_real_figure_are_rejected(spark) -> 
         3: "in_rate is not a finite number (NaN or infinite; an unknown rate is null)",
         4: "in_rate is negative",
         5: "in_rate is 1e29 messages per second or more (the reports sum rates as exact "
-           "decimals of 38 digits, 9 of them after the point)"}
+           "decimals of 38 digits, 9 of them after the point)",
+        9: "max_offset is 2^53 or more, which no real queue reaches (a sentinel such as "
+           "Long.MAX_VALUE for an unknown offset must be null)"}
 
 
 def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None:
