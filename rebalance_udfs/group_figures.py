@@ -554,6 +554,8 @@ class _Pass:
             "sum_lag": g.sum(lag_c, sub),
             "min_rate": g.min(rate_c, sub), "max_rate": g.max(rate_c, sub),
             "sum_rate": g.sum(rate_c, sub),
+            "lag_spread_known": g.any(sub & _pad(n, lag_known[cl])),
+            "rate_spread_known": g.any(sub & _pad(n, rate_known[cl])),
             "idle_clients": g.count(real_g & (n_c == 0)),
             "top_lag": self._top(cl, lag[cl]),
             "lag_sum": g.sum(lag_c, real_g & _pad(n, lag_known[cl])),
@@ -624,8 +626,11 @@ class _Pass:
             "contended_queues": pa.array(rollup["contended_queues"], pa.int32()),
             "lag_total": nullable(rollup["lag_total"], rollup["lag_known"], pa.int64()),
             "in_rate_total": decimal_array(rollup["rate_total"], rollup["rate_known"]),
-            # group rows: lag and rate spreads count unknown as 0 (as the Spark report did)
-            **_spread_columns(load, count, mean_lag, mean_rate, has_load, has_load, has_load),
+            # group rows: lag and rate spreads count a client's unknown figure as 0 (as the
+            # Spark report did), and are null, not 0, where no client's is known
+            **_spread_columns(load, count, mean_lag, mean_rate, has_load,
+                              has_load & load["lag_spread_known"],
+                              has_load & load["rate_spread_known"]),
             "pooled_max": nullable(pooled, pooled_known, pa.int32()),
             "skew": nullable(skew, skew_known, pa.int32()),
             "findings": _finding_lists(bits),

@@ -278,8 +278,11 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
                      .select(*keys, "client_id", "subscribes")
                      .join(claims, [*keys, "client_id"], "left")
                      .fillna(0, subset=["n"]))
+    subscriber = F.col("subscribes") == 1
     load = client_totals.groupBy(*keys).agg(
-        *_load_figures(F.col("subscribes") == 1, F.col("n"), F.col("lag"), F.col("in_rate")),
+        *_load_figures(subscriber, F.col("n"), F.col("lag"), F.col("in_rate")),
+        F.sum(F.when(subscriber & F.col("lag").isNotNull(), 1)).alias("_lag_known"),
+        F.sum(F.when(subscriber & F.col("in_rate").isNotNull(), 1)).alias("_rate_known"),
         F.sum(F.when(F.col("n") == 0, 1).otherwise(0)).cast("int").alias("idle_clients"),
         _top_client("lag").alias("_top_lag_client"),
         F.sum("lag").alias("_client_lag_sum"),
@@ -329,7 +332,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
              "LAG_SKEW"),
         ),
         F.filter(has_topic, lambda c: c != F.lit("IDLE_CLIENTS")),
-    ))).transform(_without_load_findings)
+    ))).transform(_without_load_findings).transform(_known_lag_and_rate)
     groups = groups.withColumn("findings", _in_contract_order(F.col("findings")))
     topic_rows = topic_rows.withColumn("findings", _in_contract_order(F.col("findings")))
     topic_rows = (topic_rows.withColumn("pooled_max", F.lit(None).cast("int"))

@@ -151,6 +151,25 @@ def test_what_if_runs_for_the_chosen_groups() -> None:
         report_bucket(rows, members, "some")
 
 
+def test_whole_group_spreads_are_null_where_no_lag_or_rate_is_known() -> None:
+    """No offsets and no in_rate (a run without --offsets): the topic rows' lag and rate
+    spreads are null, and so are the whole-group rows' (they read 0.0, "no lag"). One
+    known lag makes the group's spread known, a client with none counting as 0."""
+    spreads = ["min_lag", "max_lag", "mean_lag", "min_in_rate", "max_in_rate",
+               "mean_in_rate"]
+    rows, members = _two_groups()
+    balance = report_bucket(rows, members, "off")["group_balance"].to_pylist()
+    assert len(balance) == 4
+    assert all(r[c] is None for r in balance for c in spreads)
+    known = _rows([{"consumer_group": "g1", "topic": "t", "broker_name": "b0",
+                    "queue_id": i, "client_id": "a" if i < 2 else "b",
+                    "lag": 7 if i == 0 else None} for i in range(4)])
+    whole = next(r for r in report_bucket(known, members, "off")["group_balance"].to_pylist()
+                 if r["topic"] is None and r["consumer_group"] == "g1")
+    assert (whole["min_lag"], whole["max_lag"], whole["mean_lag"]) == (0, 7, 3.5)
+    assert whole["min_in_rate"] is None
+
+
 def test_packed_tables_come_back_whole() -> None:
     rows, members = _two_groups()
     tables = report_bucket(rows, members, "all")
