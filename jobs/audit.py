@@ -353,6 +353,9 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         inputs = read.limited_to(scope.audited, scope.partial)
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
+        if scope.not_audited:  # their runs rows say when they were captured too
+            scope.not_audited_times = _capture_times(snapshot_times(
+                read.queues.where(F.col("snapshot_id").isin(*scope.not_audited))))
         off = [table for table, on in (("drift", paths.observed is not None),
                                        ("what_if", ctx.config.what_if != "off"),
                                        ("strategy_comparison",

@@ -67,6 +67,9 @@ class Scope:
     # (snapshot, cluster)s of audited snapshots with usable queues or members rows but not
     # both: not audited (recomputed without its members, every observed holder was drift)
     partial: list[tuple[str, str | None]] = field(default_factory=list)
+    # captured_at of the not-audited snapshots' clusters with usable queue rows, for
+    # their `runs` rows (`jobs.audit`: read only when there are such snapshots)
+    not_audited_times: dict[tuple[str, str | None], object] = field(default_factory=dict)
 
     def audited_clusters(self, snapshot: str) -> list[str | None]:
         """The clusters of an audited snapshot this run audits: usable queues and members."""

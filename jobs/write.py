@@ -238,6 +238,8 @@ def _runs_rows(pub: Publication, fresh: list[str], tables: list[str], engine: st
     ):
         for cluster in clusters:
             counts = {t: int(pub.counts.get(t, {}).get((snapshot, cluster), 0)) for t in written}
-            rows.append((snapshot, cluster, pub.times.get((snapshot, cluster)), pub.run_id,
-                         pub.started_at, finished, written, counts, engine, status))
+            at = (pub.times if status == COMPLETE else scope.not_audited_times).get(
+                (snapshot, cluster))
+            rows.append((snapshot, cluster, at, pub.run_id, pub.started_at, finished, written,
+                         counts, engine, status))
     return rows

@@ -138,6 +138,21 @@ def test_rejects_are_replaced_not_multiplied(spark, tmp_path) -> None:
     assert list(x["status"]) == ["NOT_AUDITED"] and list(x["run_id"]) == ["run-2"]
 
 
+def test_a_snapshot_read_but_not_audited_keeps_its_capture_time_in_runs(spark,
+                                                                        tmp_path) -> None:
+    """Snapshot B has queues (captured at T0 + 5 min) and no members: its NOT_AUDITED runs
+    row says when it was captured, as a COMPLETE one does (it was null)."""
+    queues = queue_rows(["A", "B"])
+    paths = write_inputs(spark, tmp_path / "in", queues=queues, members=member_rows(["A"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "run-1")
+    runs = table(out, "runs").set_index("snapshot_id")
+    assert runs.loc["B", "status"] == "NOT_AUDITED" and runs.loc["A", "status"] == "COMPLETE"
+    times = queues.groupby("snapshot_id")["captured_at"].min()
+    for snapshot in ("A", "B"):
+        assert pd.Timestamp(runs.loc[snapshot, "captured_at"]) == times[snapshot], snapshot
+
+
 def test_a_cluster_left_out_of_a_rerun_is_a_warning_or_a_strict_failure(spark,
                                                                         tmp_path) -> None:
     """Snapshot A of clusters c and d, then A audited again from inputs of d alone: the
