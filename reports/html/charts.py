@@ -170,9 +170,12 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
     return fig
 
 
-def churn_timeline(churn: pd.DataFrame) -> go.Figure:
-    """Queues moved per snapshot, one line per cluster, in capture order."""
+def churn_timeline(churn: pd.DataFrame, window: int | None = None) -> go.Figure:
+    """Queues moved per snapshot, one line per cluster, in capture order; `window`: how
+    many latest snapshots of each cluster the data holds where a cluster has more,
+    said in the title."""
     fig = go.Figure()
+    title = "Queues moved per snapshot, per cluster"
     if not churn.empty:
         moved = (churn.assign(queues_moved=pd.to_numeric(churn["queues_moved"],
                                                          errors="coerce").fillna(0))
@@ -193,9 +196,10 @@ def churn_timeline(churn: pd.DataFrame) -> go.Figure:
                               "<extra>%{fullData.name}</extra>"))
         fig.update_layout(xaxis={"title": "captured at" if by_time else "snapshot",
                                  "type": "date" if by_time else "category"})
+        if window is not None:
+            title += f" (each cluster's latest {window:,} snapshots)"
     fig.update_layout(
-        title={"text": "Queues moved per snapshot, per cluster",
-               "font": {"size": 14}},
+        title={"text": title, "font": {"size": 14}},
         height=320, margin=MARGIN, xaxis={"automargin": True},
         yaxis={"title": "queues moved", "rangemode": "tozero"},
         showlegend=True,  # the cluster's name, also when there is one cluster

@@ -52,8 +52,14 @@ RUNS = "runs"
 COMPLETE = "COMPLETE"
 TABLES = ("consumer_load", "group_balance", "rebalance_churn", "drift", "what_if")
 CHECKED = (*TABLES, "rejects")  # the tables the page reads and checks against `runs`
-# the churn timeline's columns: the whole history, summed per snapshot while it is read
+# the churn timeline's columns, summed per snapshot while they are read
 CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "run_id", "queues_moved")
+# the churn history the page reads: each cluster's latest CHURN_WINDOW complete snapshots
+# (the timeline), or those up to a detailed group's card (its latest rebalances). A
+# scheduled audit adds a snapshot every few minutes: read whole, the history made the
+# page's time grow with the output's age (75-120 s at 4,800 snapshot partitions, the
+# audit's own page included) and the timeline a solid band
+CHURN_WINDOW = 500
 CHURN_TIMELINE_KEYS = ["cluster", "snapshot_id", "captured_at"]
 # a detailed group's own rebalances: its latest GROUP_CHURN_ROWS churn rows, without the
 # per-queue `moves` (the table keeps them); the client lists arrive as their lengths
@@ -119,6 +125,8 @@ class ReportData:
     group_churn: pd.DataFrame | None = None
     # snapshots the tables hold rows of that no complete run names (`unfinished_snapshots`)
     unfinished: list[str] = field(default_factory=list)
+    # the timeline's window when a cluster has more complete snapshots (`churn_timeline`)
+    churn_window: int | None = None
 
 
 def table_path(output: str, name: str) -> str:
@@ -196,8 +204,19 @@ def _open(output: str, name: str):  # -> deltalake.DeltaTable
 
 def _dataset(output: str, name: str) -> ds.FileSystemDataset:
     """The table's rows as a pyarrow dataset (`files_dataset`: also when it only allows
-    deletion vectors)."""
-    return files_dataset(_open(output, name), table_path(output, name))
+    deletion vectors), made once per read of the page (`_each_log_once`) like its log: a
+    table of thousands of snapshot partitions took 2.2 s to list its files, and the page
+    scans a table up to four times. Its fragments are never scanned (`_own_fragment`),
+    so keeping it holds no file's metadata."""
+    path = table_path(output, name)
+    opened = _OPENED.get()
+    key = f"{path}#dataset"
+    if opened is not None and key in opened:
+        return opened[key]  # type: ignore[return-value]
+    dataset = files_dataset(_open(output, name), path)
+    if opened is not None:
+        opened[key] = dataset
+    return dataset
 
 
 def _columns(output: str, name: str) -> list[str]:
@@ -462,6 +481,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         rejects=reject_counts(output, shown, runs),
         warnings=load_warnings(output, runs["run_id"]),
         unfinished=unfinished_snapshots(output, all_runs),
+        churn_window=churn_window(all_runs),
     )
 
 
@@ -838,13 +858,46 @@ def _count_skews(frame: pd.DataFrame, counts: dict[int, int]) -> None:
         counts[int(value)] = counts.get(int(value), 0) + int(n)
 
 
+def recent_runs(runs: pd.DataFrame, until: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The `runs` rows of each cluster's latest CHURN_WINDOW snapshots in capture order;
+    with `until` (cluster, captured_at, snapshot_id rows), of those up to each such
+    snapshot of its cluster, together."""
+    window = CHURN_WINDOW
+    ordered = in_capture_order(runs)
+    if until is None:
+        return ordered.groupby("cluster", dropna=False).tail(window)
+    parts = []
+    ends = until[["cluster", "captured_at", "snapshot_id"]].drop_duplicates()
+    for i in range(len(ends)):  # one per detailed group at most
+        cluster = ends["cluster"].iloc[i]
+        mine = ordered[ordered["cluster"].isna() if pd.isna(cluster)
+                       else ordered["cluster"] == cluster]
+        # the end's time as a column of its own type (a NaT alone would be tz-naive)
+        at = pd.Series(ends["captured_at"].iloc[i], index=mine.index,
+                       dtype=ends["captured_at"].dtype)
+        upto = not_after(mine["captured_at"], mine["snapshot_id"], at,
+                         pd.Series(ends["snapshot_id"].iloc[i], index=mine.index))
+        parts.append(mine[upto].tail(window))
+    return (pd.concat(parts).drop_duplicates(["snapshot_id", "cluster"]) if parts
+            else ordered.iloc[:0])
+
+
+def churn_window(runs: pd.DataFrame) -> int | None:
+    """CHURN_WINDOW where a cluster has more complete snapshots (`runs`): the timeline
+    leaves its older ones out, and says so."""
+    most = runs.groupby("cluster", dropna=False)["snapshot_id"].nunique().max()
+    return CHURN_WINDOW if most > CHURN_WINDOW else None
+
+
 def churn_timeline(output: str, runs: pd.DataFrame,
                    groups: Sequence[str] | None = None) -> pd.DataFrame:
-    """Queues moved per (cluster, snapshot, captured_at) of every complete run, of the
-    `groups` when the page shows only those (every group's moves were summed there):
-    the history is summed batch by batch as it is read."""
+    """Queues moved per (cluster, snapshot, captured_at) of each cluster's latest
+    CHURN_WINDOW complete snapshots, of the `groups` when the page shows only those (every
+    group's moves were summed there): summed batch by batch as it is read, only those
+    snapshots' partitions scanned."""
     if not has_table(output, "rebalance_churn"):
         return pd.DataFrame()
+    runs = recent_runs(runs)
 
     def moved(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(queues_moved=pd.to_numeric(frame["queues_moved"],
@@ -859,19 +912,21 @@ def churn_timeline(output: str, runs: pd.DataFrame,
         return moved(frame)
 
     parts = reduce_table(output, "rebalance_churn", reduce, groups=groups,
-                         columns=CHURN_COLUMNS)
+                         snapshots=sorted(set(runs["snapshot_id"])), columns=CHURN_COLUMNS)
     return moved(parts) if not parts.empty else parts
 
 
 def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.DataFrame | None:
     """Each detailed group's latest GROUP_CHURN_ROWS rebalance_churn rows of complete
     runs up to its card's snapshot (`cards`: the whole-group rows the page details), from
-    every snapshot, not only the shown ones: a group's history. Reduced per batch as read;
-    `clients_joined` and `clients_left` as how many. None without the table."""
+    its cluster's CHURN_WINDOW snapshots up to there, not only the shown ones: a group's
+    history. Reduced per batch as read; `clients_joined` and `clients_left` as how many.
+    None without the table."""
     if not has_table(output, "rebalance_churn"):
         return None
     if cards.empty:
         return pd.DataFrame()
+    runs = recent_runs(runs, until=cards)
     until = cards[["cluster", "consumer_group", "captured_at", "snapshot_id"]].rename(
         columns={"captured_at": "_until_at", "snapshot_id": "_until_id"})
 
@@ -889,6 +944,7 @@ def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.Data
 
     groups = sorted(set(cards["consumer_group"]))
     return _latest_churn(reduce_table(output, "rebalance_churn", reduce, groups=groups,
+                                      snapshots=sorted(set(runs["snapshot_id"])),
                                       columns=GROUP_CHURN_COLUMNS))
 
 

@@ -315,7 +315,8 @@ def overview(data: ReportData) -> str:
     counts = data.skew_counts if data.skew_counts is not None else pd.Series(dtype="int64")
     left = (charts.to_div(charts.skew_histogram(counts), "skew-chart")
             if not counts.empty else "<p>No group has a skew figure.</p>")
-    right = (charts.to_div(charts.churn_timeline(data.churn), "churn-chart")
+    right = (charts.to_div(charts.churn_timeline(data.churn, data.churn_window),
+                           "churn-chart")
              if not data.churn.empty and "queues_moved" in data.churn.columns
              else "<p>No churn rows: a cluster needs two audited snapshots.</p>")
     return (f'<div class="overview"><div><h2 id="skew">Distribution of skew</h2>{left}</div>'

@@ -3,6 +3,7 @@ need, whole rows only for the groups the page details."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pandas as pd
@@ -434,6 +435,50 @@ def test_a_detailed_groups_rebalances_are_its_latest_up_to_its_card(tmp_path):
     assert churn["clients_joined"].tolist() == list(range(6 - GROUP_CHURN_ROWS, 6))
     assert set(churn["clients_left"]) == {1} and "moves" not in churn.columns
     assert group_churn(output, complete_runs(output), cards.iloc[:0]).empty
+
+
+def test_the_churn_history_read_is_each_clusters_latest_window(tmp_path, monkeypatch):
+    """A scheduled audit adds a snapshot every few minutes: the page read every one of
+    them (75-120 s at 4,800 partitions). It reads each cluster's latest CHURN_WINDOW
+    complete snapshots only (those up to a card for a group's rebalances), scanning no
+    other partition, and the timeline's title says so."""
+    from deltalake import write_deltalake
+
+    from reports.html import charts, data
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    rows = [_churn_row(f"h{h}", h) for h in range(8)]
+    runs = pd.concat([frames.runs(), frames.runs(
+        [(f"h{h}", frames.T1 + timedelta(hours=h)) for h in range(8)])])
+    for name, frame in (("runs", runs), ("rebalance_churn", pd.DataFrame(rows))):
+        write_deltalake(f"{output}/{name}", frames.to_arrow(frame), mode="overwrite",
+                        partition_by=["snapshot_id"], schema_mode="overwrite")
+    monkeypatch.setattr(data, "CHURN_WINDOW", 3)
+    all_runs = data.complete_runs(output)
+    scanned: list[str] = []
+    real = data._scan_file
+
+    def spying(dataset, fragment, *args):
+        scanned.append(fragment.path)
+        return real(dataset, fragment, *args)
+
+    monkeypatch.setattr(data, "_scan_file", spying)
+    timeline = data.churn_timeline(output, all_runs)
+    assert timeline["snapshot_id"].tolist() == ["h5", "h6", "h7"]
+    assert sorted({re.search(r"snapshot_id=(\w+)", p).group(1) for p in scanned}) == [
+        "h5", "h6", "h7"]
+    title = charts.churn_timeline(timeline, 3).layout.title.text
+    assert title.endswith("(each cluster's latest 3 snapshots)")
+    assert "latest" not in charts.churn_timeline(timeline).layout.title.text
+    assert data.churn_window(all_runs) == 3  # c1 has 10 complete snapshots
+    assert data.churn_window(all_runs[all_runs["snapshot_id"].isin(["h1", "h2"])]) is None
+    scanned.clear()
+    cards = pd.DataFrame([{"snapshot_id": "h4", "cluster": "c1", "consumer_group": "g-skew",
+                           "captured_at": frames.T1 + timedelta(hours=4)}])
+    churn = data.group_churn(output, all_runs, cards)
+    assert churn["snapshot_id"].tolist() == ["h2", "h3", "h4"]
+    assert sorted({re.search(r"snapshot_id=(\w+)", p).group(1) for p in scanned}) == [
+        "h2", "h3", "h4"]
 
 
 def test_snapshots_without_a_capture_time_come_first_in_a_groups_rebalances(tmp_path):
