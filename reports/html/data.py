@@ -127,6 +127,9 @@ class ReportData:
     unfinished: list[str] = field(default_factory=list)
     # the timeline's window when a cluster has more complete snapshots (`churn_timeline`)
     churn_window: int | None = None
+    # (cluster, newer complete snapshots, the latest) of each shown cluster whose shown
+    # snapshot is not its latest (`newer_snapshots`)
+    newer: list[tuple[str | None, int, str]] = field(default_factory=list)
 
 
 def table_path(output: str, name: str) -> str:
@@ -482,7 +485,29 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         warnings=load_warnings(output, runs["run_id"]),
         unfinished=unfinished_snapshots(output, all_runs),
         churn_window=churn_window(all_runs),
+        newer=newer_snapshots(all_runs, runs),
     )
+
+
+def newer_snapshots(all_runs: pd.DataFrame, shown: pd.DataFrame
+                    ) -> list[tuple[str | None, int, str]]:
+    """Per shown cluster whose complete snapshots go on past the shown one (a page of an
+    audit of older snapshots, a backfill; `--snapshot`): how many come after it, and the
+    latest. The page would otherwise read as the cluster's state now."""
+    keys = ["snapshot_id", "cluster", "captured_at"]
+    ordered = in_capture_order(all_runs[keys].drop_duplicates()).reset_index(drop=True)
+    out = []
+    for cluster, rows in ordered.groupby("cluster", dropna=False, sort=True):
+        mine = shown[shown["cluster"].isna() if pd.isna(cluster)
+                     else shown["cluster"] == cluster]
+        if mine.empty:
+            continue
+        last = rows.index[rows["snapshot_id"].isin(mine["snapshot_id"])].max()
+        after = rows.loc[rows.index > last]
+        if len(after):
+            out.append((None if pd.isna(cluster) else cluster, len(after),
+                        after["snapshot_id"].iloc[-1]))
+    return out
 
 
 def unfinished_snapshots(output: str, all_runs: pd.DataFrame) -> list[str]:

@@ -507,6 +507,20 @@ def unfinished_section(snapshots: list[str]) -> str:
             f"(<code>audit ... {esc(repair)}</code>).</p></div>")
 
 
+def newer_section(newer: list[tuple[str | None, int, str]], output: str) -> str:
+    """The shown clusters that have complete snapshots newer than the shown one
+    (`data.newer_snapshots`): a page of older snapshots (an audit's backfill, `--snapshot`)
+    would read as each cluster's state now."""
+    if not newer:
+        return ""
+    said = "; ".join(f"cluster {esc(c)}: {n:,}, the latest {esc(latest)}"
+                     for c, n, latest in newer)
+    latest = shlex.join(["./spark-submit.sh", "report", "--output", output])
+    return (f'<div class="rec"><p>Newer complete snapshots than the one shown: {said}. '
+            "This page shows the snapshot(s) its run audited or <code>--snapshot</code> "
+            f"named; <code>{esc(latest)}</code> shows each cluster's latest.</p></div>")
+
+
 def warnings_section(warnings: RunWarnings) -> str:
     """What the shown runs warned about, as they printed it: what their tables lack or
     replaced by nothing (an input missing a snapshot, groups whose lag stays unknown, rows
@@ -573,6 +587,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                    and not data.rejects.empty else "") + "</nav>")
     body.append(warnings_section(data.warnings))
     body.append(unfinished_section(data.unfinished))
+    body.append(newer_section(data.newer, data.output))
     body.append(overview(data))
     body.append(findings_section(findings, worst, data.output))
     body.append(drift_section(data.drift))

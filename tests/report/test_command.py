@@ -54,6 +54,23 @@ def test_snapshot_group_and_html_flags(output, tmp_path, capsys):
     assert titles(target) == [("g-ok", "s2")]  # asked for by name: shown without findings
 
 
+def test_a_page_of_an_older_snapshot_says_newer_ones_exist(output, tmp_path, capsys):
+    """A backfill's or `--snapshot`'s page shows an older snapshot of a cluster: it says how
+    many complete ones came after and which is the latest, and how to see it (it read as
+    the cluster's state now). The latest page says nothing of the kind."""
+    frames.add_second_cluster(output)  # c2's only snapshot is s1
+    target = str(tmp_path / "s1.html")
+    assert main(["report", "--output", output, "--snapshot", "s1", "--html", target]) == 0
+    page = Path(target).read_text(encoding="utf-8")
+    assert ("Newer complete snapshots than the one shown: cluster c1: 1, the latest s2. "
+            in page)
+    assert "cluster c2:" not in page
+    assert f"<code>./spark-submit.sh report --output {output}</code>" in page
+    assert main(["report", "--output", output]) == 0
+    latest = Path(capsys.readouterr().out.strip().splitlines()[-1]).read_text(encoding="utf-8")
+    assert "Newer complete snapshots" not in latest
+
+
 def test_top_one_details_one_group_and_the_findings_table_counts_them_all(output, capsys):
     assert main(["report", "--output", output, "--top", "1"]) == 0
     page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
