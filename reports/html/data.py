@@ -373,11 +373,19 @@ SNAPSHOTS_NAMED = 5  # an unknown --snapshot is answered with the newest complet
 
 def _newest_snapshots(runs: pd.DataFrame) -> str:
     """The newest SNAPSHOTS_NAMED snapshot ids of complete runs, newest first, and how many
-    more: what an operator who mistyped an id picks from."""
-    ids = list(dict.fromkeys(reversed(in_capture_order(runs)["snapshot_id"].tolist())))
-    more = len(ids) - SNAPSHOTS_NAMED
-    listed = ", ".join(ids[:SNAPSHOTS_NAMED]) + (f" and {more} older" if more > 0 else "")
-    return f"the complete ones, newest first: {listed}"
+    more: what an operator who mistyped an id picks from. Per cluster when there are
+    several: one cluster's frequent captures would fill the list, and a mistyped id of
+    another would get no example of its own."""
+    def listed(rows: pd.DataFrame) -> str:
+        ids = list(dict.fromkeys(reversed(in_capture_order(rows)["snapshot_id"].tolist())))
+        more = len(ids) - SNAPSHOTS_NAMED
+        return ", ".join(ids[:SNAPSHOTS_NAMED]) + (f" and {more} older" if more > 0 else "")
+
+    clusters = runs.groupby("cluster", dropna=False, sort=True)
+    if clusters.ngroups <= 1:
+        return f"the complete ones, newest first: {listed(runs)}"
+    return "the complete ones, newest first: " + "; ".join(
+        f"cluster {cluster}: {listed(rows)}" for cluster, rows in clusters)
 
 
 def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

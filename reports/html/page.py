@@ -146,7 +146,8 @@ def header(data: ReportData, generated: datetime) -> str:
     return (f"<h1>rebalance-audit report</h1>"
             f'<p class="muted">output {esc(data.output)} · generated '
             f"{esc(generated.strftime('%Y-%m-%d %H:%M:%S UTC'))} · "
-            f"{runs['snapshot_id'].nunique()} snapshot(s), run(s) "
+            f"{runs['snapshot_id'].nunique()} snapshot(s) of "
+            f"{runs['cluster'].nunique(dropna=False)} cluster(s), run(s) "
             f"{esc(', '.join(sorted(set(runs['run_id']))))}{scope}</p>"
             + html_table(runs, RUN_COLUMNS))
 

@@ -65,6 +65,7 @@ def test_a_page_of_an_older_snapshot_says_newer_ones_exist(output, tmp_path, cap
     assert ("Newer complete snapshots than the one shown: cluster c1: 1, the latest s2. "
             in page)
     assert "cluster c2:" not in page
+    assert "· 1 snapshot(s) of 2 cluster(s), run(s) run-1" in page  # the rows: one each
     assert f"<code>./spark-submit.sh report --output {output}</code>" in page
     assert main(["report", "--output", output]) == 0
     latest = Path(capsys.readouterr().out.strip().splitlines()[-1]).read_text(encoding="utf-8")

@@ -108,6 +108,11 @@ def test_an_unknown_snapshot_is_answered_with_the_newest_complete_ones(tmp_path,
     assert main(["report", "--output", output, "--snapshot", "x"]) == 2
     assert ("the complete ones, newest first: t6, t5, t4, t3, t2 and 3 older"
             in capsys.readouterr().err)
+    # per cluster: c1's frequent captures would crowd out c2's only one
+    frames.add_second_cluster(output)
+    assert main(["report", "--output", output, "--snapshot", "x"]) == 2
+    assert ("the complete ones, newest first: cluster c1: t6, t5, t4, t3, t2 and 3 older; "
+            "cluster c2: s1" in capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("change", ["rows deleted", "table emptied", "rows appended again"])
