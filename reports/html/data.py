@@ -385,7 +385,8 @@ def _newest_snapshots(runs: pd.DataFrame) -> str:
     if clusters.ngroups <= 1:
         return f"the complete ones, newest first: {listed(runs)}"
     return "the complete ones, newest first: " + "; ".join(
-        f"cluster {cluster}: {listed(rows)}" for cluster, rows in clusters)
+        f"cluster {'(none)' if pd.isna(cluster) else cluster}: {listed(rows)}"
+        for cluster, rows in clusters)
 
 
 def of_complete_runs(frame: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:

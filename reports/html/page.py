@@ -514,8 +514,8 @@ def newer_section(newer: list[tuple[str | None, int, str]], output: str) -> str:
     would read as each cluster's state now."""
     if not newer:
         return ""
-    said = "; ".join(f"cluster {esc(c)}: {n:,}, the latest {esc(latest)}"
-                     for c, n, latest in newer)
+    said = "; ".join(f"cluster {esc(c if c is not None else '(none)')}: {n:,}, the latest "
+                     f"{esc(latest)}" for c, n, latest in newer)
     latest = shlex.join(["./spark-submit.sh", "report", "--output", output])
     return (f'<div class="rec"><p>Newer complete snapshots than the one shown: {said}. '
             "This page shows the snapshot(s) its run audited or <code>--snapshot</code> "
