@@ -207,10 +207,10 @@ def _open(output: str, name: str):  # -> deltalake.DeltaTable
 
 def _dataset(output: str, name: str) -> ds.FileSystemDataset:
     """The table's rows as a pyarrow dataset (`files_dataset`: also when it only allows
-    deletion vectors), made once per read of the page (`_each_log_once`) like its log: a
-    table of thousands of snapshot partitions took 2.2 s to list its files, and the page
-    scans a table up to four times. Its fragments are never scanned (`_own_fragment`),
-    so keeping it holds no file's metadata."""
+    deletion vectors), made once per read of the page (`_each_log_once`) like its log:
+    delta-rs took 2.4 s to list a table of 4,700 snapshot partitions, and the page scans
+    a table up to four times. Its fragments are never scanned (`_own_fragment`), so
+    keeping it holds no file's metadata."""
     path = table_path(output, name)
     opened = _OPENED.get()
     key = f"{path}#dataset"
