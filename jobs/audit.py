@@ -502,7 +502,9 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
                 "before this run's first one; churn must be compared with them")
 
     still_current()
-    pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts, captured)
+    # the not-audited snapshots are none of the audited ones: their keys never meet
+    pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts,
+                      {**scope.not_audited_times, **captured})
     return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, ctx.steps.hook,
                    still_current, ctx.steps.describe, landed)
 

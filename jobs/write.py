@@ -80,7 +80,8 @@ class Publication:
     tables: dict[str, DataFrame]  # every output table but rejects, audited snapshots only
     rejects: DataFrame  # this run's rejects, every snapshot it read
     counts: dict[str, Counts]  # rows per (snapshot, cluster) of every table, rejects too
-    times: dict[tuple[str | None, str | None], datetime | None]  # captured_at
+    # captured_at of every (snapshot, cluster) it writes a runs row of, not audited too
+    times: dict[tuple[str | None, str | None], datetime | None]
 
 
 def count_rows(df: DataFrame) -> Counts:
@@ -238,8 +239,6 @@ def _runs_rows(pub: Publication, fresh: list[str], tables: list[str], engine: st
     ):
         for cluster in clusters:
             counts = {t: int(pub.counts.get(t, {}).get((snapshot, cluster), 0)) for t in written}
-            at = (pub.times if status == COMPLETE else scope.not_audited_times).get(
-                (snapshot, cluster))
-            rows.append((snapshot, cluster, at, pub.run_id, pub.started_at, finished, written,
-                         counts, engine, status))
+            rows.append((snapshot, cluster, pub.times.get((snapshot, cluster)), pub.run_id,
+                         pub.started_at, finished, written, counts, engine, status))
     return rows

@@ -231,18 +231,18 @@ def _group_table(clust: pd.DataFrame, code: np.ndarray,
     groups["g"] = np.arange(len(groups))
     # the broker allocates for BROKER_MODES members and knows only BROKER_STRATEGIES: for
     # any other it answers nothing (BROKER_UNSUPPORTED_STRATEGY), so today's is no option
-    broker_rows = np.isin(clust["allocation_mode"].to_numpy(object), list(BROKER_MODES))
+    mode = clust["allocation_mode"].to_numpy(object)
+    broker_rows = np.isin(mode, list(BROKER_MODES))
     unsupported = broker_rows & ~np.isin(clust["strategy"].to_numpy(object), BROKER_STRATEGIES)
-    for name, rows in (("by_broker", broker_rows), ("broker_unsupported", unsupported)):
+    for name, rows in (("by_broker", broker_rows), ("broker_unsupported", unsupported),
+                       ("_owns_queues", mode != MESSAGE)):
         per_code = np.zeros(n_codes, bool)
         per_code[code[rows]] = True
         groups[name] = per_code[coded]
     # clients that all balance message by message (5.x gRPC: MESSAGE mode) own no queues:
     # no candidate is an allocation they run, so today's row is the group's recommendation
     # and the others a comparison (what clients that allocate queues would get)
-    owning = np.zeros(n_codes, bool)
-    owning[code[clust["allocation_mode"].to_numpy(object) != MESSAGE]] = True
-    groups["by_message"] = ~owning[coded]
+    groups["by_message"] = ~groups.pop("_owns_queues")
     # the allocator's even strategy: the sweep of a group whose own strategy cannot be
     # swept, and swept below today's count where the sweep's loads are not even (fewer
     # clients help such a group only under a strategy that spreads)
