@@ -25,7 +25,7 @@ from datetime import datetime
 from itertools import pairwise
 from typing import NamedTuple
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from jobs.scope import Note, Scope
@@ -62,12 +62,11 @@ def held_runs(store: Store, output: str) -> Held:
     return {} if runs is None else held_of(runs)
 
 
-def held_of(runs: DataFrame) -> Held:
-    """The complete `runs` rows (`jobs.write.complete_runs`), collected: one small row per
-    snapshot and cluster."""
-    rows = runs.select("snapshot_id", "cluster", "captured_at", "rows", "run_id").collect()
+def held_of(runs: list[Row]) -> Held:
+    """The complete `runs` rows (`jobs.write.complete_runs`): one small row per snapshot
+    and cluster."""
     return {(r.snapshot_id, r.cluster): HeldRun(r.captured_at, dict(r.rows or {}), r.run_id)
-            for r in rows}
+            for r in runs}
 
 
 def clusters_left_out(held: Held, scope: Scope) -> list[Note]:

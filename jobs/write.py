@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.progress import progress_line
@@ -90,12 +90,19 @@ def count_rows(df: DataFrame) -> Counts:
             for r in df.groupBy("snapshot_id", "cluster").count().collect()}
 
 
-def complete_runs(store: Store, output: str) -> DataFrame | None:
-    """The `runs` rows of complete runs, or None when the output has no runs table."""
+# what a run reads of `runs`: a few small columns of a row per snapshot and cluster
+RUN_COLUMNS = ["snapshot_id", "cluster", "captured_at", "rows", "run_id", "status"]
+
+
+def complete_runs(store: Store, output: str) -> list[Row] | None:
+    """The `runs` rows of complete runs (`RUN_COLUMNS`), collected, or None when the
+    output has no runs table. A run reads them several times (what the output holds,
+    the previous snapshots, twice more as it publishes): through `Store.read_rows`,
+    whose offline read costs no Spark job."""
     path = f"{output}/{RUNS}"
     if not store.exists(path):
         return None
-    return store.read(path, RUNS).where(F.col("status") == COMPLETE)
+    return [r for r in store.read_rows(path, RUNS, RUN_COLUMNS) if r.status == COMPLETE]
 
 
 def kept_complete_runs(store: Store, output: str, snapshots: list[str]) -> dict[str, str]:
@@ -103,9 +110,8 @@ def kept_complete_runs(store: Store, output: str, snapshots: list[str]) -> dict[
     runs = complete_runs(store, output)
     if runs is None or not snapshots:
         return {}
-    rows = runs.where(F.col("snapshot_id").isin(snapshots)) \
-        .select("snapshot_id", "run_id").distinct().collect()
-    return {r.snapshot_id: r.run_id for r in rows}
+    wanted = {s for s in snapshots if s is not None}  # a null: as Spark's isin, none
+    return {r.snapshot_id: r.run_id for r in runs if r.snapshot_id in wanted}
 
 
 def publish(spark: SparkSession, store: Store, output: str, pub: Publication,

@@ -9,7 +9,7 @@ after the run's baseline version through Spark, so it works on any Hadoop filesy
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from storage.base import (
@@ -137,6 +137,10 @@ class NativeStore:
             raise TableError(f"{name} table at {path} could not be read as Delta: "
                              f"{first_line(exc)}") from exc
         return filter_snapshots(df, snapshots)
+
+    def read_rows(self, path: str, name: str, columns: list[str]) -> list[Row]:
+        """A small table's `columns`, every row collected (as `OfflineStore.read_rows`)."""
+        return self.read(path, name).select(*columns).collect()
 
     def write(
         self, df: DataFrame | None, path: str, name: str, partition_by: list[str],

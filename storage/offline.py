@@ -3,11 +3,12 @@
 delta-rs owns the transaction log; Spark reads and writes the parquet data itself, in
 parallel. Read = the current file list and partition values from the log, then
 `spark.read.parquet` over those files, the values read off the folders where they spell
-the log's (else joined on each row's file). Write = Spark writes parquet into a staging
-folder inside the table; then, under the table's commit lock, the writer checks that no
-commit since the run's first look touched the partitions it replaces, moves its files into
-place and commits adds + removes in one delta-rs transaction. Nothing passes through the
-driver.
+the log's (else joined on each row's file); a small table read whole to the driver
+(`runs`) is read through Arrow instead, without a Spark job. Write = Spark writes parquet
+into a staging folder inside the table; then, under the table's commit lock, the writer
+checks that no commit since the run's first look touched the partitions it replaces,
+moves its files into place and commits adds + removes in one delta-rs transaction.
+Nothing passes through the driver.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StringType, StructField, StructType
 
 from storage import delta_log, locks
+from storage.arrow_rows import column_values, spark_rows
 from storage.base import (
     PARTITION_COLUMN,
     ConflictError,
@@ -245,6 +247,39 @@ class OfflineStore:
         data = reader.parquet(*uris).withColumn("__file", F.col("_metadata.file_path"))
         joined = data.join(F.broadcast(file_frame), "__file", "inner").select(*columns)
         return joined if pruned else filter_snapshots(joined, snapshots)
+
+    def read_rows(self, path: str, name: str, columns: list[str]) -> list[Row]:
+        """A small table's `columns`, every row collected: read through Arrow here, no
+        Spark job, the values those of `read(...).collect()` (`storage.arrow_rows`). For
+        a table with a file per snapshot (`runs`, a row per snapshot and cluster, read
+        several times a run): at 4,700 snapshots Spark listed and read its files in two
+        jobs of 4,656 and 146 tasks, 18 s a read, against about 1 s here."""
+        location = local_path(path)
+        if not self.exists(path):
+            raise TableError(f"{name} table at {path} is not a Delta table "
+                             "(no _delta_log folder with a commit)")
+        table = self._open(path, name)
+        _refuse_unsupported_features(table, name, path)
+        schema = from_arrow_schema(pa.schema(table.schema().to_arrow()))
+        missing = [c for c in columns if c not in schema.fieldNames()]
+        if missing:
+            raise TableError(f"{name} table at {path} has no column {', '.join(missing)}")
+        wanted = StructType([schema[c] for c in columns])
+        partition_cols = set(table.metadata().partition_columns)
+        adds = pa.table(table.get_add_actions(flatten=True))
+        values: dict[str, list] = {c: [] for c in columns}
+        for i, file in enumerate(adds.column("path").to_pylist()):
+            parquet = pq.ParquetFile(os.path.join(location, unquote(file)))
+            data = parquet.read(columns=[c for c in columns if c not in partition_cols
+                                         and c in parquet.schema_arrow.names])
+            for c in columns:
+                if c in partition_cols:
+                    values[c] += [adds.column(f"partition.{c}")[i].as_py()] * data.num_rows
+                elif c in data.column_names:
+                    values[c] += column_values(data, c)
+                else:  # a file written before the column was added: null, as Spark reads it
+                    values[c] += [None] * data.num_rows
+        return spark_rows(values, wanted)
 
     # ------------------------------------------------------------------ write
     def write(

@@ -367,3 +367,74 @@ def test_offline_tables_stay_here_whatever_the_default_filesystem(
                     partition_by=["snapshot_id"])
     assert sorted(tuple(r) for r in store.read(other, "t").select("snapshot_id", "n")
                   .collect()) == [("s1", 1), ("é", 2)]
+
+
+def _collected(rows) -> list:
+    return sorted((tuple(r) for r in rows), key=repr)
+
+
+@pytest.mark.parametrize("local_zone", ["UTC", "America/New_York"])
+def test_read_rows_are_the_rows_spark_collects(spark, store, tmp_path: Path, monkeypatch,
+                                               local_zone: str) -> None:
+    """`runs` is read through Arrow, not a Spark job; its callers compare its capture
+    times with ones Spark collected, so every value is the one `collect()` gives: naive
+    times in the driver's local zone, maps as dicts, the null partition's rows, in any
+    zone the driver runs in."""
+    import time as clock
+    from datetime import date, datetime
+    from decimal import Decimal
+
+    monkeypatch.setenv("TZ", local_zone)
+    clock.tzset()
+    try:
+        df = spark.createDataFrame(
+            [("s1", datetime(2026, 11, 1, 8, 30, 0, 123456), date(2026, 11, 1),
+              {"assignments": 3, "rejects": None}, ["a", "b"], ("x", 1), Decimal("1.50")),
+             (None, None, None, None, None, None, None),
+             ("é x", datetime(1969, 12, 31, 23, 59, 59, 1), date(1900, 1, 1), {}, [], None,
+              Decimal("-2.25"))],
+            "snapshot_id string, at timestamp, day date, rows map<string,bigint>, "
+            "tables array<string>, pair struct<k:string,v:int>, amount decimal(10,2)")
+        path = str(tmp_path / "t")
+        store.write(df, path, "t", ["snapshot_id"])
+        columns = ["rows", "snapshot_id", "at", "day", "tables", "pair", "amount"]
+        got = store.read_rows(path, "t", columns)
+        assert _collected(got) == _collected(store.read(path, "t").select(*columns).collect())
+        assert [r.snapshot_id for r in got if r.at is None] == [None]
+        assert {r.snapshot_id: r.rows for r in got}["s1"] == {"assignments": 3, "rejects": None}
+    finally:
+        monkeypatch.undo()
+        clock.tzset()
+
+
+def test_read_rows_of_files_before_a_column_was_added_are_null(spark, store,
+                                                               tmp_path: Path) -> None:
+    """A column added after some files were written reads as null in those files, as in a
+    Spark read; a column the table lacks is named."""
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"snapshot_id": ["s1"], "n": pa.array([1], pa.int64())}),
+                    partition_by=["snapshot_id"])
+    write_deltalake(path, pa.table({"snapshot_id": ["s2"], "n": pa.array([2], pa.int64()),
+                                    "note": ["late"]}),
+                    partition_by=["snapshot_id"], mode="append", schema_mode="merge")
+    got = store.read_rows(path, "t", ["snapshot_id", "n", "note"])
+    assert _collected(got) == _collected(
+        store.read(path, "t").select("snapshot_id", "n", "note").collect())
+    assert sorted((r.snapshot_id, r.note) for r in got) == [("s1", None), ("s2", "late")]
+    with pytest.raises(TableError, match=r"t table at .* has no column nope"):
+        store.read_rows(path, "t", ["snapshot_id", "nope"])
+    with pytest.raises(TableError, match="not a Delta table"):
+        store.read_rows(str(tmp_path / "absent"), "t", ["n"])
+
+
+def test_a_nanosecond_time_reads_at_microseconds_as_spark_reads_it() -> None:
+    from datetime import datetime
+
+    from storage.arrow_rows import column_values
+
+    table = pa.table({"at": pa.array([1_700_000_000_123_456_789, None],
+                                     pa.timestamp("ns", "UTC"))})
+    assert column_values(table, "at") == [
+        datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=UTC), None]
