@@ -206,11 +206,10 @@ def _open(output: str, name: str):  # -> deltalake.DeltaTable
 
 
 def _dataset(output: str, name: str) -> ds.FileSystemDataset:
-    """The table's rows as a pyarrow dataset (`files_dataset`: also when it only allows
-    deletion vectors), made once per read of the page (`_each_log_once`) like its log:
-    delta-rs took 2.4 s to list a table of 4,700 snapshot partitions, and the page scans
-    a table up to four times. Its fragments are never scanned (`_own_fragment`), so
-    keeping it holds no file's metadata."""
+    """The table's rows as a pyarrow dataset (`files_dataset`, from its log's add
+    actions), made once per read of the page (`_each_log_once`) like its log: the page
+    scans a table up to four times. Its fragments are never scanned (`_own_fragment`),
+    so keeping it holds no file's metadata."""
     path = table_path(output, name)
     opened = _OPENED.get()
     key = f"{path}#dataset"
@@ -335,12 +334,40 @@ def reduce_table(output: str, name: str,
                  groups: Sequence[str] | None = None,
                  columns: Sequence[str] | None = None,
                  where: ds.Expression | None = None) -> pd.DataFrame:
-    """`reduce` applied to each batch of a scan, the results concatenated: the table is
-    never whole in memory."""
-    parts = [reduce(batch) for batch in scan(output, name, snapshots, groups, columns, where)
-             if batch.num_rows]
-    parts = [p for p in parts if not p.empty]
+    """`reduce` applied to each batch of a scan (small ones joined, `_joined`), the
+    results concatenated: the table is never whole in memory."""
+    batches = _joined(scan(output, name, snapshots, groups, columns, where))
+    parts = [p for p in map(reduce, batches) if not p.empty]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+# rows of the small batches `reduce_table` joins into one: half of a scanner's own batch
+# (131,072 rows), so a joined batch is never larger than one a big file gives
+JOINED_ROWS = 65_536
+
+
+def _joined(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The non-empty `batches`, consecutive ones joined up to JOINED_ROWS rows (one that
+    holds more passes alone): a reduce's pandas work costs per call, and a table of a
+    file per snapshot gives a batch per file. On an output of 4,700 snapshot partitions
+    a table, the churn timeline and the groups' churn reduced 1,135 batches each, 21 s
+    of the page's 34 (profiled)."""
+    pending: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        if pending and rows + batch.num_rows > JOINED_ROWS:
+            yield _one(pending)
+            pending, rows = [], 0
+        pending.append(batch)
+        rows += batch.num_rows
+    if pending:
+        yield _one(pending)
+
+
+def _one(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
 
 
 def complete_runs(output: str) -> pd.DataFrame:

@@ -582,3 +582,42 @@ def test_an_output_whose_runs_are_all_retracted_says_why_there_may_be_none(tmp_p
             r"retracts the runs of the snapshots it replaces until it ends; one that died "
             r"part-way leaves them out until the next run of them\)")):
         load(out)
+
+
+def test_small_batches_are_reduced_together_in_order_and_large_ones_alone():
+    """A table of a file per snapshot gives a batch per file: `reduce_table` hands its
+    reduce batches joined up to JOINED_ROWS rows (the pandas work costs per call), never
+    a joined one larger, in the scan's order."""
+    import pyarrow as pa
+
+    from reports.html.data import JOINED_ROWS, _joined
+
+    def batch(start: int, rows: int) -> pa.RecordBatch:
+        return pa.record_batch({"n": pa.array(range(start, start + rows), pa.int64())})
+
+    sizes = [0, 3, 4, 0, JOINED_ROWS - 7, 1, JOINED_ROWS + 1, 2, 2]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    joined = list(_joined(batch(s, n) for s, n in zip(starts, sizes, strict=True)))
+    assert [b.num_rows for b in joined] == [JOINED_ROWS, 1, JOINED_ROWS + 1, 4]
+    assert pa.concat_arrays([b["n"] for b in joined]).to_pylist() == list(range(sum(sizes)))
+    assert list(_joined([batch(0, 0)])) == []
+
+
+def test_a_reduce_over_many_small_files_is_called_once(tmp_path):
+    from deltalake import write_deltalake
+
+    from reports.html.data import reduce_table
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    churn = frames.churn()
+    for i in range(6):  # a file per append, each snapshot's rows again
+        write_deltalake(f"{output}/rebalance_churn", frames.to_arrow(churn.assign(
+            run_id=f"r{i}")), mode="append", partition_by=["snapshot_id"])
+    calls = []
+
+    def count(batch):
+        calls.append(batch.num_rows)
+        return pd.DataFrame({"rows": [batch.num_rows]})
+
+    total = reduce_table(output, "rebalance_churn", count)
+    assert len(calls) == 1 and total["rows"].sum() == 7 * len(churn)
