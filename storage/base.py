@@ -29,6 +29,15 @@ class ConflictError(TableError):
         self.table, self.path, self.partitions, self.others = table, path, partitions, others
 
 
+def unreadable_file(name: str, path: str, detail: str) -> TableError:
+    """A data file the table's log names that cannot be read, the table named: whichever
+    reader met it (Spark's, or Arrow's for `runs`)."""
+    return TableError(
+        f"the {name} table at {path}: a data file its log names cannot be read ({detail}): "
+        "the table was copied without all its files, vacuumed or rewritten while the run "
+        "read it, or damaged; copy it whole or write it again, then audit again")
+
+
 @dataclass(frozen=True)
 class TableState:
     """A table as a run first saw it: its version, or None when it did not exist yet.

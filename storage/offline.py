@@ -43,6 +43,7 @@ from storage.base import (
     TableState,
     WriteResult,
     filter_snapshots,
+    unreadable_file,
 )
 from storage.paths import is_local, spark_path, without_file_scheme
 from vocabulary.errors import first_line
@@ -269,9 +270,15 @@ class OfflineStore:
         adds = pa.table(table.get_add_actions(flatten=True))
         values: dict[str, list] = {c: [] for c in columns}
         for i, file in enumerate(adds.column("path").to_pylist()):
-            parquet = pq.ParquetFile(os.path.join(location, unquote(file)))
-            data = parquet.read(columns=[c for c in columns if c not in partition_cols
-                                         and c in parquet.schema_arrow.names])
+            local = os.path.join(location, unquote(file))
+            try:
+                parquet = pq.ParquetFile(local)
+                data = parquet.read(columns=[c for c in columns if c not in partition_cols
+                                             and c in parquet.schema_arrow.names])
+            except (OSError, pa.ArrowException) as exc:  # gone, cut, not Parquet
+                said = first_line(exc)
+                raise unreadable_file(name, path, said if local in said
+                                      else f"{local}: {said}") from exc
             for c in columns:
                 if c in partition_cols:
                     values[c] += [adds.column(f"partition.{c}")[i].as_py()] * data.num_rows

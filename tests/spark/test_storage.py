@@ -438,3 +438,23 @@ def test_a_nanosecond_time_reads_at_microseconds_as_spark_reads_it() -> None:
                                      pa.timestamp("ns", "UTC"))})
     assert column_values(table, "at") == [
         datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=UTC), None]
+
+
+@pytest.mark.parametrize("damage", ["gone", "cut", "not parquet"])
+def test_read_rows_of_a_file_that_cannot_be_read_names_the_table(spark, store, tmp_path: Path,
+                                                                 damage: str) -> None:
+    """A `runs` file gone or damaged stopped every later audit with a pyarrow traceback;
+    the Spark read it replaced named the table (exit 2)."""
+    path = str(tmp_path / "runs")
+    store.write(_frame(spark, ["s1", "s2"]), path, "runs", ["snapshot_id"])
+    data_file = sorted(Path(path).rglob("*.parquet"))[0]
+    if damage == "gone":
+        data_file.unlink()
+    elif damage == "cut":
+        data_file.write_bytes(data_file.read_bytes()[:100])
+    else:
+        data_file.write_bytes(b"PAR1 not a parquet file PAR1")
+    with pytest.raises(TableError, match=(
+            rf"the runs table at {path}: a data file its log names cannot be read \(.*"
+            rf"{data_file.name}.*\): the table was copied without all its files")):
+        store.read_rows(path, "runs", ["snapshot_id", "n"])
