@@ -78,6 +78,7 @@ from reports.attention import (
     worst_groups,
 )
 from reports.rebalance_churn import churn_history
+from storage.base import unreadable_file
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
 from vocabulary.columns import STICKY_STRATEGIES
@@ -149,6 +150,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
     """One audit run. `hook(point)` is called at each named point of the run (the
     fault-injection tests stop or interleave runs there)."""
     started_at, started_clock, started = datetime.now(UTC), time.time(), time.perf_counter()
+    read_times_in_utc()
     output = config.output.rstrip("/")
     check_output_place(config)
     steps = Steps(hook or faults.reached)
@@ -184,6 +186,17 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
         ctx.persist.release()
 
 
+def read_times_in_utc() -> None:
+    """The driver's Python reads times in UTC, as the session does (`jobs.session`).
+    Spark hands a timestamp to Python as a naive local time, and takes one back so: in a
+    zone with daylight saving, a capture in the autumn's repeated hour sorted before one
+    half an hour earlier (churn then compared the wrong snapshots, one run a snapshot)
+    and went to `runs` an hour off; a capture late in year 9999 overflowed east of UTC."""
+    if os.environ.get("TZ") != "UTC":
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+
+
 # Spark's words for a data file it cannot read (gone, cut short, not Parquet): raised when
 # a step's job reads it, as an AnalysisException or a Java exception
 _UNREADABLE_FILE = re.compile(r"PATH_NOT_FOUND|FAILED_READ_FILE|CANNOT_READ_FILE_FOOTER|"
@@ -213,11 +226,7 @@ def unreadable_data_file(exc: BaseException, config: AuditConfig) -> TableError 
         if f"{root}/" in text:
             line = next(x for x in text.splitlines() if _UNREADABLE_FILE.search(x))
             detail = _JAVA_PREFIX.sub("", line)[:300]
-            return TableError(
-                f"the {name} table at {path}: a data file its log names cannot be read "
-                f"({detail}): the table was copied without all its files, "
-                "vacuumed or rewritten while the run read it, or damaged; copy it whole "
-                "or write it again, then audit again")
+            return unreadable_file(name, path, detail)
     return None
 
 

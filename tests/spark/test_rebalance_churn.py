@@ -348,3 +348,49 @@ def test_a_run_of_snapshots_with_held_ones_between_compares_each_with_its_own_pr
 
         assert_df_equality(comparable(table(gaps, name)), comparable(table(full, name)),
                            ignore_row_order=True, ignore_nullable=True)
+
+
+def test_captures_in_the_autumns_repeated_hour_pair_in_capture_order(spark, tmp_path,
+                                                                     monkeypatch):
+    """Spark hands a timestamp to the driver's Python as a naive local time: in New York,
+    05:40Z (01:40 EDT) and 06:20Z (01:20 EST, the repeated hour of 2026-11-01) compared
+    the wrong way round, so s3 audited after s2 was taken for an earlier snapshot: its
+    churn compared with nothing, s2's `runs` row was said to follow it, and its own
+    capture time went to `runs` an hour off. The driver reads times in UTC, as the
+    session does."""
+    import time as clock
+    from datetime import UTC
+    from pathlib import Path
+
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    from tests.spark.test_group_figures import _random_cluster
+
+    at = {"s1": datetime(2026, 11, 1, 5, 10, tzinfo=UTC),
+          "s2": datetime(2026, 11, 1, 5, 40, tzinfo=UTC),
+          "s3": datetime(2026, 11, 1, 6, 20, tzinfo=UTC)}
+    data = _random_cluster(6)
+    for name, frame in data.items():
+        third = frame[frame["snapshot_id"] == "s2"].assign(snapshot_id="s3")
+        data[name] = pd.concat([frame, third], ignore_index=True)
+    data["queues"]["captured_at"] = data["queues"]["snapshot_id"].map(at)
+    monkeypatch.setenv("TZ", "America/New_York")
+    clock.tzset()
+    try:
+        audit, table = _auditing(spark, Path(tmp_path) / "in", data)
+        out = str(tmp_path / "out")
+        for snapshot in ("s1", "s2", "s3"):
+            said = audit(out, snapshot).warnings
+            assert not [w for w in said if "already in the output" in w], said
+    finally:
+        monkeypatch.undo()
+        clock.tzset()
+    churn = table(out, "rebalance_churn")
+    pairs = {(r.snapshot_id, r.previous_snapshot_id)
+             for r in churn.select("snapshot_id", "previous_snapshot_id").collect()}
+    assert pairs == {("s2", "s1"), ("s3", "s2")}
+    runs = table(out, "runs").select("snapshot_id", F.date_format(
+        "captured_at", "HH:mm").alias("at")).collect()
+    assert sorted(tuple(r) for r in runs) == [("s1", "05:10"), ("s2", "05:40"),
+                                              ("s3", "06:20")]
