@@ -38,7 +38,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
         for g in result.worst_groups:
             load = (f"max {g['max_queues']} / pooled {g['pooled_max']} queues per client"
                     if g.get("max_queues") is not None else "no queues")
-            w(f"  {g['cluster']}/{g['consumer_group']} @ {g['snapshot_id']}: "
+            w(f"  {_group(g)} @ {g['snapshot_id']}: "
               f"{', '.join(g['findings'])}\n")
             w(f"    {counted(g['clients'], 'client')}, {counted(g['queues'], 'queue')}, {load}, "
               f"{g['idle_clients']} idle, {g['unconsumed_queues']} unconsumed, "
@@ -62,7 +62,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
         for c in result.churn:
             dup = ("unknown" if c["estimated_duplicates"] is None
                    else f"~{int(c['estimated_duplicates']):,}")
-            w(f"  {c['cluster']}/{c['consumer_group']} {c['previous_snapshot_id']} -> "
+            w(f"  {_group(c)} {c['previous_snapshot_id']} -> "
               f"{c['snapshot_id']}: {c['queues_moved']} queue(s) moved and paused, "
               f"{dup} duplicate message(s); {', '.join(c['triggers']) or 'no visible trigger'}"
               "\n")
@@ -96,7 +96,14 @@ def _members_left_out(result, w: Callable[[str], object]) -> None:
         first = f" (the first {len(listed.first)})" if listed.total > len(listed.first) else ""
         w(f"\n{counted(listed.total, 'group')} {heading}{first}:\n")
         for g in listed.first:
-            w(f"  {g['cluster']}/{g['consumer_group']} @ {_snapshots(g)}: {words(g)}\n")
+            w(f"  {_group(g)} @ {_snapshots(g)}: {words(g)}\n")
+
+
+def _group(row: dict) -> str:
+    """cluster/group, a cluster without a name as '(none)', as the page names it (rows of
+    a null cluster are rejected, and their groups listed here)."""
+    cluster = row.get("cluster")
+    return f"{'(none)' if cluster is None else cluster}/{row['consumer_group']}"
 
 
 def _snapshots(group: dict) -> str:

@@ -178,6 +178,20 @@ def test_rejected_members_rows_are_read_back_as_they_came_in(spark) -> None:
         ("s1", "c1", "g", "T", "a"), ("s1", None, "g", None, None)], key=str)
 
 
+def test_the_summary_names_a_cluster_without_a_name_as_the_page_does() -> None:
+    """Members rows of a null cluster are rejected, and their groups listed: as
+    'None/g' before, '(none)/g' on the page."""
+    from jobs.audit import RunResult
+
+    gone = FirstGroups(1, [{"cluster": None, "consumer_group": "g", "rows": 2,
+                            "snapshots": ["s1"]}])
+    result = RunResult("run-1", "out", "offline", ["s1"], {},
+                       finding_counts=FindingCounts({}, 0, 0), members_gone=gone)
+    text = io.StringIO()
+    print_summary(result, text)
+    assert "\n  (none)/g @ s1: 2 members row(s) rejected\n" in text.getvalue()
+
+
 def test_the_summary_says_how_many_groups_lack_members_rows_beyond_those_named() -> None:
     from jobs.audit import RunResult
 
