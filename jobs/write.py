@@ -96,9 +96,9 @@ RUN_COLUMNS = ["snapshot_id", "cluster", "captured_at", "rows", "run_id", "statu
 
 def complete_runs(store: Store, output: str) -> list[Row] | None:
     """The `runs` rows of complete runs (`RUN_COLUMNS`), collected, or None when the
-    output has no runs table. A run reads them several times (what the output holds,
-    the previous snapshots, twice more as it publishes): through `Store.read_rows`,
-    whose offline read costs no Spark job."""
+    output has no runs table. A run reads them six times (what the output holds, the
+    previous snapshots, three times as it publishes, once more when it has landed):
+    through `Store.read_rows`, whose offline read costs no Spark job."""
     path = f"{output}/{RUNS}"
     if not store.exists(path):
         return None

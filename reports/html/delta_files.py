@@ -3,9 +3,11 @@
 Built from the log's add actions: one Parquet fragment per file, its partition values the
 log's. delta-rs' own `to_pyarrow_dataset` reads the files through a Python filesystem of
 its own and grew with the table's files: on an output of 4,700 snapshot partitions a
-table, the page took 56 s and peaked at 1.38 GB with it, 18.6 s and 359 MB with this
-(on the 1M benchmark's output, which has few files, 1.0 s both, 242 MB against 249).
-Files are read without pre-buffering, which cost the page 28 MB at 1M.
+table, the page took 34.4 s and peaked at 1.38 GB with it, 7.1 s and 352 MB with this
+(and its small batches joined, `data._joined`); on the 1M benchmark's output, which has
+few files, 244 MB against 237 MB, and 10M's 260 MB against 254-265 MB. Files are memory-
+mapped (a Delta data file is never rewritten in place), not pre-buffered: pre-buffered
+reads on the local filesystem cost the 1M page 27 MB.
 
 delta-rs refuses every table whose protocol lists deletion vectors, even one with none
 written. The native engine writes such tables on a platform that turns deletion vectors
