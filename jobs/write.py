@@ -121,7 +121,11 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
             landed: Callable[[], None] = lambda: None) -> list[WriteResult]:
     """Run the protocol above; `still_current` raises if what the run computed against
     (the previous snapshot) changed meanwhile; `landed` is called once `runs` names this
-    run, still under the publish lock. One progress line per table written."""
+    run, still under the publish lock. One progress line per table written.
+
+    `baselines` moves to each of this run's own commits as it makes them (`_own`): a run
+    that computes again when `still_current` raises in its publish turn publishes again
+    over its first attempt's rows, and only another writer's commits are conflicts."""
     scope, run_id = pub.scope, pub.run_id
     kept = kept_complete_runs(store, output, scope.not_audited)
     fresh = [s for s in scope.not_audited if s not in kept]  # nothing complete to keep
@@ -129,6 +133,7 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
 
     retract = store.write(None, runs_path, RUNS, PARTITION_BY, replace=scope.audited + fresh,
                           since=baselines[RUNS], run_id=run_id)
+    _own(baselines, RUNS, retract, runs_path)
     hook("retracted")
 
     writes: list[tuple[WriteResult, list]] = []
@@ -143,6 +148,7 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
         result = store.write(df, f"{output}/{name}", name, PARTITION_BY, replace=partitions,
                              since=baselines[name], run_id=run_id,
                              rows_per_file=PAGE_FILE_ROWS.get(name))
+        _own(baselines, name, result, f"{output}/{name}")
         writes.append((result, partitions))
         progress_line(f"write {name}", time.perf_counter() - started,
                       f"{rows:,} rows, version {result.version}")
@@ -168,6 +174,14 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
         hook("published")
         landed()
     return [r for r, _ in writes] + [final]
+
+
+def _own(baselines: dict[str, TableState], name: str, result: WriteResult,
+         path: str) -> None:
+    """The table's baseline moved to this run's own commit (`result`): the write checked
+    that no other commit touched its partitions between the old baseline and it."""
+    if result.version is not None:
+        baselines[name] = TableState(path, result.version)
 
 
 @contextmanager

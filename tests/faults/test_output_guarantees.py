@@ -436,6 +436,30 @@ def test_earlier_snapshot_landing_meanwhile_recomputes_churn(spark, tmp_path) ->
     assert StalePrior.__doc__  # the retried condition has a name users see in the log
 
 
+def test_an_earlier_snapshot_landing_after_this_runs_commits_recomputes_and_lands(
+        spark, tmp_path) -> None:
+    """Y publishes B while X (C) is between its table commits: X's check in its publish
+    turn computes C again against B. The new attempt's conflict check took X's own first
+    commits for another writer's: X failed naming itself, its first rows of C left
+    without a `runs` row (probe F)."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
+                         members=member_rows(["A", "B", "C"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "first", snapshots=("A",))
+    log = []
+
+    def y_runs_meanwhile(point: str) -> None:
+        if point == "committed:assignments" and not log:
+            log.append(point)
+            audit(spark, paths, out, "Y", snapshots=("B",))
+
+    audit(spark, paths, out, "X", snapshots=("C",), hook=y_runs_meanwhile)
+    assert log
+    assert assert_one_complete_run(out, "C") == "X"
+    churn = table(out, "rebalance_churn")
+    assert set(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == {"B"}
+
+
 def test_a_later_snapshot_landing_meanwhile_is_named_when_this_run_lands(spark,
                                                                          tmp_path) -> None:
     """Y publishes C while X computes B (between A and C): Y's churn of C compares with A,
