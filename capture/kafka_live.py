@@ -16,7 +16,6 @@ a rejects row, never guessed.
 from __future__ import annotations
 
 import logging
-import socket
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -30,7 +29,7 @@ from capture.kafka_racks import (
     partition_racks,
     rack_aware_topics,
 )
-from capture.kafka_wire import RawGroup, WireError, addresses, describe_groups
+from capture.kafka_wire import RawGroup, WireError, addresses, connect, describe_groups
 from capture.tables import Snapshot
 from vocabulary.columns import KAFKA_STRATEGIES
 
@@ -217,7 +216,7 @@ def _every_address_refuses(bootstrap: str, timeout: float) -> str | None:
         except (WireError, ValueError):
             return None  # librdkafka says what it makes of it
         try:
-            socket.create_connection((host, port), timeout=min(timeout, 10.0)).close()
+            connect(host, port, min(timeout, 10.0)).close()
         except ConnectionRefusedError:
             refusals.append(f"{host}:{port} refused the connection")
             continue

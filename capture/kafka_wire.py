@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
@@ -50,12 +51,50 @@ def _str(value: str | None) -> bytes:
     return struct.pack(">h", len(data)) + data
 
 
+def connect(host: str, port: int, timeout: float) -> socket.socket:
+    """A TCP connection to host:port within `timeout` seconds, the name lookup included.
+    `socket.create_connection` bounds the connect only: a resolver that does not answer
+    held the capture for as long as its own retries last (resolv.conf's), past
+    --timeout. The lookup runs in a thread of its own, left behind if it overruns."""
+    deadline = time.monotonic() + timeout
+    found: list = []
+    failed: list[OSError] = []
+
+    def lookup() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=lookup, name=f"lookup {host}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if failed:
+        raise failed[0]
+    if not found:
+        raise TimeoutError(f"no address for {host} within {timeout:g} s (name lookup)")
+    last: OSError | None = None
+    for family, kind, proto, _, address in found[0]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock = socket.socket(family, kind, proto)
+        sock.settimeout(left)
+        try:
+            sock.connect(address)
+            return sock
+        except OSError as exc:
+            sock.close()
+            last = exc
+    raise last or TimeoutError(f"cannot connect to {host}:{port} within {timeout:g} s")
+
+
 class Connection:
     """One blocking socket to one broker; requests are sent one at a time."""
 
     def __init__(self, host: str, port: int, timeout: float) -> None:
         try:
-            self.sock = socket.create_connection((host, port), timeout=timeout)
+            self.sock = connect(host, port, timeout)
         except OSError as exc:
             raise WireError(f"cannot connect to {host}:{port}: {exc}") from exc
         self.timeout = timeout

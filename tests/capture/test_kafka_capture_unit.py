@@ -354,3 +354,51 @@ def test_client_rack_is_the_members_room_and_rack_aware_groups_are_named(assigno
     [unknown] = warned({"t1": [[1, 2], [1]]}, "DescribeCluster: CLUSTER_AUTHORIZATION_FAILED")
     assert "the brokers' racks could not be read (DescribeCluster: CLUSTER_AUTHORIZATION" \
         in unknown and unknown.startswith("group g: 2 member(s) set client.rack")
+
+
+def test_a_name_lookup_that_never_answers_is_bounded_by_the_timeout(monkeypatch):
+    """`socket.create_connection` bounded the connect, not the name lookup: a resolver
+    that did not answer held the capture for as long as its own retries last. A lookup
+    that blocks (fault injection: getaddrinfo waits) now ends at --timeout."""
+    import socket
+    import threading
+    import time
+
+    from capture.kafka_live import _every_address_refuses
+    from capture.kafka_wire import Connection, WireError, connect
+
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def stuck(host, *args, **kwargs):
+        if host == "broker.invalid":
+            release.wait(30)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", stuck)
+    try:
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"no address for broker\.invalid within 0\.3 s"):
+            connect("broker.invalid", 9092, 0.3)
+        with pytest.raises(WireError, match=r"cannot connect to broker\.invalid:9092: no "
+                                             r"address .* \(name lookup\)"):
+            Connection("broker.invalid", 9092, 0.3)
+        assert _every_address_refuses("broker.invalid:9092", 0.3) is None  # librdkafka says
+        assert time.monotonic() - started < 3
+    finally:
+        release.set()
+
+
+def test_connect_reaches_a_listening_socket_and_names_a_refusal():
+    import socket
+
+    from capture.kafka_wire import connect
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        connect("127.0.0.1", port, 2.0).close()
+        connect("localhost", port, 2.0).close()
+    with pytest.raises(ConnectionRefusedError):
+        connect("127.0.0.1", port, 2.0)
