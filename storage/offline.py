@@ -22,7 +22,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 import pandas as pd
@@ -204,16 +204,21 @@ class OfflineStore:
             raise TableError(f"{name} table at {path} could not be opened as Delta: "
                              f"{first_line(exc)}") from exc
 
-    def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
-        """The table's current rows; `name` is used in error messages (e.g. 'queues').
-        With `snapshots`, only those snapshot_id values (pruned by partition)."""
-        location = local_path(path)
+    def _readable(self, path: str, name: str) -> tuple[Any, StructType]:
+        """The delta-rs table at `path` and its Spark schema, refused when it is not a
+        Delta table or uses a feature this engine cannot read."""
         if not self.exists(path):
             raise TableError(f"{name} table at {path} is not a Delta table "
                              "(no _delta_log folder with a commit)")
         table = self._open(path, name)
         _refuse_unsupported_features(table, name, path)
-        schema = from_arrow_schema(pa.schema(table.schema().to_arrow()))
+        return table, from_arrow_schema(pa.schema(table.schema().to_arrow()))
+
+    def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
+        """The table's current rows; `name` is used in error messages (e.g. 'queues').
+        With `snapshots`, only those snapshot_id values (pruned by partition)."""
+        location = local_path(path)
+        table, schema = self._readable(path, name)
         partition_cols = list(table.metadata().partition_columns)
         data_schema = StructType([f for f in schema.fields if f.name not in partition_cols])
         adds = pa.table(table.get_add_actions(flatten=True))
@@ -256,12 +261,7 @@ class OfflineStore:
         several times a run): at 4,700 snapshots Spark listed and read its files in two
         jobs of 4,656 and 146 tasks, 18 s a read, against about 1 s here."""
         location = local_path(path)
-        if not self.exists(path):
-            raise TableError(f"{name} table at {path} is not a Delta table "
-                             "(no _delta_log folder with a commit)")
-        table = self._open(path, name)
-        _refuse_unsupported_features(table, name, path)
-        schema = from_arrow_schema(pa.schema(table.schema().to_arrow()))
+        table, schema = self._readable(path, name)
         missing = [c for c in columns if c not in schema.fieldNames()]
         if missing:
             raise TableError(f"{name} table at {path} has no column {', '.join(missing)}")

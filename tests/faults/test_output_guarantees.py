@@ -416,6 +416,15 @@ def test_a_run_overwritten_by_one_of_the_same_run_id_publishes_nothing(spark, in
     assert assert_one_complete_run(out, "A") == "rerun"
 
 
+def _output_holding_a(spark, tmp_path: Path) -> tuple[dict, Path]:
+    """Inputs of snapshots A, B and C, and an output holding a complete run of A."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
+                         members=member_rows(["A", "B", "C"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "first", snapshots=("A",))
+    return paths, out
+
+
 def test_earlier_snapshot_landing_meanwhile_recomputes_churn(spark, tmp_path) -> None:
     """Y publishes B (between A and C) while X computes C: X's churn must be against B."""
     paths = {name: write_inputs(spark, tmp_path / name, queues=queue_rows(snaps),
@@ -442,10 +451,7 @@ def test_an_earlier_snapshot_landing_after_this_runs_commits_recomputes_and_land
     turn computes C again against B. The new attempt's conflict check took X's own first
     commits for another writer's: X failed naming itself, its first rows of C left
     without a `runs` row (probe F)."""
-    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
-                         members=member_rows(["A", "B", "C"]))
-    out = tmp_path / "out"
-    audit(spark, paths, out, "first", snapshots=("A",))
+    paths, out = _output_holding_a(spark, tmp_path)
     log = []
 
     def y_runs_meanwhile(point: str) -> None:
@@ -464,10 +470,7 @@ def test_a_later_snapshot_landing_meanwhile_is_named_when_this_run_lands(spark,
                                                                          tmp_path) -> None:
     """Y publishes C while X computes B (between A and C): Y's churn of C compares with A,
     as B was not there yet. X cannot change C, so it names C when it lands."""
-    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
-                         members=member_rows(["A", "B", "C"]))
-    out = tmp_path / "out"
-    audit(spark, paths, out, "first", snapshots=("A",))
+    paths, out = _output_holding_a(spark, tmp_path)
     log = []
 
     def y_runs_meanwhile(point: str) -> None:
@@ -492,10 +495,7 @@ def test_runs_landing_at_once_take_turns_so_the_later_one_names_the_other(spark,
     when X (B, between A and C) lands from another process. X waits for Y's turn to end,
     then sees C and names it. Without turns, X landed unseen in between, and C kept its
     churn against A with no word from either run."""
-    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["A", "B", "C"]),
-                         members=member_rows(["A", "B", "C"]))
-    out = tmp_path / "out"
-    audit(spark, paths, out, "first", snapshots=("A",))
+    paths, out = _output_holding_a(spark, tmp_path)
     args = [sys.executable, "-m", "jobs.cli", "audit", "--queues", paths["queues"],
             "--members", paths["members"], "--output", str(out), "--engine", "offline",
             "--run-id", "X", "--snapshot", "B"]
