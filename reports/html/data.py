@@ -280,10 +280,35 @@ def _scan_file(dataset: ds.FileSystemDataset, fragment: ds.ParquetFileFragment,
                columns: Sequence[str] | None,
                condition: ds.Expression | None) -> Iterator[pa.RecordBatch]:
     """One file's batches, read through a fragment of its own (`_own_fragment`)."""
-    scanner = ds.Scanner.from_fragment(_own_fragment(dataset, fragment),
-                                       schema=dataset.schema, columns=columns,
+    own = _own_fragment(dataset, fragment)
+    if condition is not None and _has_view_columns(own.physical_schema):
+        yield from _scan_views(dataset, own, columns, condition)
+        return
+    scanner = ds.Scanner.from_fragment(own, schema=dataset.schema, columns=columns,
                                        filter=condition, batch_readahead=1)
     yield from scanner.to_batches()
+
+
+def _has_view_columns(schema: pa.Schema) -> bool:
+    """The file stores a column as a view type (delta-rs' `update()` and `merge()` write
+    `string_view`), where the table's schema says `string`."""
+    return any(pa.types.is_string_view(f.type) or pa.types.is_binary_view(f.type)
+               for f in schema)
+
+
+def _scan_views(dataset: ds.FileSystemDataset, own: ds.ParquetFileFragment,
+                columns: Sequence[str] | None,
+                condition: ds.Expression) -> Iterator[pa.RecordBatch]:
+    """A file with view-typed columns, filtered once cast to the table's types. pyarrow
+    compares a filter on a string column with the file's row-group statistics in the
+    file's type and has no kernel for string against string_view, so such a file cannot
+    take the filter in its scan."""
+    scanner = ds.Scanner.from_fragment(own, schema=dataset.schema, batch_readahead=1)
+    for batch in scanner.to_batches():
+        kept = pa.Table.from_batches([batch]).filter(condition)
+        if columns is not None:
+            kept = kept.select(list(columns))
+        yield from kept.to_batches()
 
 
 def _own_fragment(dataset: ds.FileSystemDataset,
