@@ -32,7 +32,8 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
     kafka.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
     kafka.add_argument("--cluster", type=non_blank, metavar="NAME",
-                       help="cluster name in the tables (default: the bootstrap servers)")
+                       help="cluster name in the tables (default: the cluster id its brokers "
+                       "report)")
     kafka.add_argument("--group", type=non_blank, action="append", dest="groups", default=[],
                        metavar="G",
                        help="capture only this group (repeatable; default: all groups)")
@@ -129,7 +130,7 @@ def run_capture(args: argparse.Namespace) -> int:
         at = _parse_time(None)
         opts = KafkaCaptureOptions(
             bootstrap_servers=args.bootstrap_servers,
-            cluster=args.cluster or args.bootstrap_servers,
+            cluster=args.cluster,
             snapshot_id=_snapshot_id(args.snapshot, at), captured_at=at,
             groups=list(args.groups or []),
             client_config=read_client_config(args.client_config) if args.client_config

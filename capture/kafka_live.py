@@ -41,7 +41,7 @@ KNOWN_ASSIGNORS = (*KAFKA_STRATEGIES, "uniform")
 @dataclass(frozen=True)
 class KafkaCaptureOptions:
     bootstrap_servers: str
-    cluster: str
+    cluster: str | None  # None: the cluster id the brokers report (`cluster_name`)
     snapshot_id: str
     captured_at: datetime
     groups: list[str] = field(default_factory=list)
@@ -97,6 +97,14 @@ BOOTSTRAP_KEYS = ("bootstrap.servers", "metadata.broker.list")
 WATERMARKS_NAMED = 5  # partitions without a high watermark named in the warning
 
 
+def cluster_name(cluster_id: str | None, bootstrap_servers: str) -> str:
+    """The cluster's name when --cluster gives none: the id its brokers report (Kafka's
+    `cluster.id`, the same through any of its brokers), else the bootstrap servers. The
+    bootstrap string alone named one cluster two ways (`a:1,b:2` and `b:2`), which churn
+    took for two clusters."""
+    return cluster_id or bootstrap_servers
+
+
 def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     """Capture one snapshot of the cluster's consumer groups. Raises CaptureError."""
     for key in BOOTSTRAP_KEYS:
@@ -111,7 +119,6 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     except ImportError as exc:  # pragma: no cover - a dependency of the project
         raise CaptureError("confluent-kafka is not installed (pip install -e .)") from exc
 
-    snap = Snapshot(opts.snapshot_id, opts.cluster)
     origin = f"kafka://{opts.bootstrap_servers}"
     config = {"bootstrap.servers": opts.bootstrap_servers, **opts.client_config,
               "logger": logging.getLogger("capture.librdkafka")}
@@ -128,6 +135,12 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
         metadata = admin.list_topics(timeout=opts.timeout)
     except Exception as exc:
         raise _kafka_error(f"cannot reach {opts.bootstrap_servers}", exc) from exc
+    snap = Snapshot(opts.snapshot_id, opts.cluster or cluster_name(metadata.cluster_id,
+                                                                   opts.bootstrap_servers))
+    if opts.cluster is None and not metadata.cluster_id:
+        snap.warn(f"the brokers report no cluster id (Kafka before 0.10.1): the cluster is "
+                  f"named {opts.bootstrap_servers!r}, as --bootstrap-servers gives it; pass "
+                  "--cluster to name it alike in every capture, so churn links them")
 
     groups = list(dict.fromkeys(opts.groups))
     if not groups:

@@ -402,3 +402,11 @@ def test_connect_reaches_a_listening_socket_and_names_a_refusal():
         connect("localhost", port, 2.0).close()
     with pytest.raises(ConnectionRefusedError):
         connect("127.0.0.1", port, 2.0)
+
+
+def test_the_default_cluster_name_is_the_reported_id_else_the_bootstrap_servers():
+    from capture.kafka_live import cluster_name
+
+    assert cluster_name("MkU3OEVBNTcwNTJENDM2Qk", "b:9092,a:9092") == "MkU3OEVBNTcwNTJENDM2Qk"
+    assert cluster_name(None, "b:9092,a:9092") == "b:9092,a:9092"
+    assert cluster_name("", "a:9092") == "a:9092"

@@ -209,3 +209,22 @@ def test_capture_then_audit_and_real_clients_as_the_oracle(spark, live, tmp_path
     for r in rows.itertuples():
         recomputed.setdefault(r.client_id, []).append((r.topic, r.queue_id))
     assert {k: sorted(v) for k, v in recomputed.items()} == live["assignments"]
+
+
+def test_without_cluster_the_brokers_cluster_id_names_it_however_they_are_listed(
+        live, tmp_path, capsys):
+    """Two spellings of the brokers (one lists a broker that is down) name one cluster:
+    the bootstrap string named them apart, and churn took them for two clusters."""
+    from confluent_kafka.admin import AdminClient
+
+    reported = AdminClient({"bootstrap.servers": live["bootstrap"]}).list_topics(
+        timeout=10).cluster_id
+    assert reported
+    out = tmp_path / "capture"
+    spellings = (("s1", live["bootstrap"]), ("s2", f"127.0.0.1:1,{live['bootstrap']}"))
+    for snapshot, brokers in spellings:
+        assert cli("kafka", "--bootstrap-servers", brokers, "--output", str(out),
+                   "--group", "g-range", "--snapshot", snapshot, "--timeout", "10") == 0
+        assert f"snapshot {snapshot} of cluster {reported}\n" in capsys.readouterr().out
+    for name in ("queues", "offsets"):
+        assert set(table(out, name).cluster) == {reported}, name
