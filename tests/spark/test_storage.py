@@ -429,6 +429,35 @@ def test_read_rows_of_files_before_a_column_was_added_are_null(spark, store,
         store.read_rows(str(tmp_path / "absent"), "t", ["n"])
 
 
+def test_read_rows_again_at_one_version_is_the_last_read_and_a_commit_is_read_afresh(
+        spark, store, tmp_path: Path) -> None:
+    """A run reads `runs` five times before it lands, about 1.8 s each at 4,700 files: at
+    an unchanged version the last read answers (its files are not read again, shown by
+    removing one), while a commit in between, or a table made anew at the same version
+    number, is read afresh."""
+    import shutil
+
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "runs")
+    write_deltalake(path, pa.table({"snapshot_id": ["s1", "s2"], "n": pa.array([1, 2])}),
+                    partition_by=["snapshot_id"])
+    first = store.read_rows(path, "runs", ["snapshot_id", "n"])
+    for data_file in Path(path).rglob("*.parquet"):
+        data_file.unlink()
+    assert store.read_rows(path, "runs", ["snapshot_id", "n"]) == first
+    with pytest.raises(TableError, match="cannot be read"):  # other columns: read afresh
+        store.read_rows(path, "runs", ["n"])
+    shutil.rmtree(path)
+    write_deltalake(path, pa.table({"snapshot_id": ["s3"], "n": pa.array([3])}),
+                    partition_by=["snapshot_id"])  # version 0 again, of another table
+    assert [tuple(r) for r in store.read_rows(path, "runs", ["snapshot_id", "n"])] == [("s3", 3)]
+    write_deltalake(path, pa.table({"snapshot_id": ["s4"], "n": pa.array([4])}),
+                    partition_by=["snapshot_id"], mode="append")
+    assert sorted(tuple(r) for r in store.read_rows(path, "runs", ["snapshot_id", "n"])) == [
+        ("s3", 3), ("s4", 4)]
+
+
 def test_a_nanosecond_time_reads_at_microseconds_as_spark_reads_it() -> None:
     from datetime import datetime
 
