@@ -171,7 +171,28 @@ def _read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    _refuse_bare_tilde(raw, path)
     return raw
+
+
+class _BareTilde:
+    """A value written as a bare `~`: YAML's null, where a path setting meant the home
+    folder (`output: ~` asked for an output folder the user had set; `inputs: {queues: ~,
+    members: ~}` ran the demo)."""
+
+    def __repr__(self) -> str:
+        return "~"
+
+
+def _refuse_bare_tilde(section: dict[Any, Any], path: str, where: str = "") -> None:
+    for key, value in section.items():
+        name = f"{where}{key}"
+        if isinstance(value, _BareTilde):
+            raise ConfigError(f"config file {path}: {name} is a bare `~`, which YAML reads "
+                              "as null (no value), not as the home folder: write the path "
+                              "(`~/audit`), or null to leave it unset")
+        if isinstance(value, dict):
+            _refuse_bare_tilde(value, path, f"{name}.")
 
 
 class _DuplicateKey(Exception):
@@ -198,6 +219,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                                     f"{key_node.start_mark.line + 1}); the second would "
                                     "silently replace the first")
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_null(self, node: yaml.Node) -> Any:
+        return _BareTilde() if node.value == "~" else None
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:null", _UniqueKeyLoader.construct_yaml_null)
 
 
 # every key a config file may hold, per section ("" the top level; spark.conf's are Spark's)

@@ -287,3 +287,22 @@ def test_a_home_folder_path_is_expanded_from_flags_and_the_file(tmp_path: Path,
     cfg = load_config(str(file))
     assert (cfg.queues, cfg.members, cfg.output) == (
         f"{tmp_path}/q", f"{tmp_path}/m", f"{tmp_path}/out")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("output: ~\n", "output"),
+    ("inputs:\n  queues: ~\n  members: ~\n", "inputs.queues"),
+    ("inputs: {queues: /q, members: /m, offsets: ~}\n", "inputs.offsets")])
+def test_a_bare_tilde_in_the_file_is_refused_naming_it(tmp_path: Path, text: str,
+                                                       key: str) -> None:
+    """YAML reads a bare `~` as null: `output: ~` was "no output folder" for a user who
+    had set one, and `queues: ~, members: ~` ran the demo. `null` still leaves a key
+    unset, as conf/local.yaml writes it."""
+    file = tmp_path / "c.yaml"
+    file.write_text(text)
+    with pytest.raises(ConfigError, match=rf"c\.yaml: {key} is a bare `~`, which YAML reads "
+                                          r"as null \(no value\), not as the home folder"):
+        load_config(str(file))
+    if key.startswith("inputs."):
+        file.write_text(text.replace("~", "null"))
+        assert load_config(str(file)).offsets is None
