@@ -86,11 +86,14 @@ _JSON_STRING = r'"(?P<name>(?:[^"\\]|\\.)*)"'
 GROUP_IN_ROW = '"consumer_group":' + _JSON_STRING
 TOPIC_IN_ROW = '"topic":' + _JSON_STRING
 REJECT_NAMES = 3  # named per input and reason; the rest are counted as "more"
-# the columns the page cannot do without: what it keys, joins and groups on. Others may be
-# missing (an output of an older audit lacks the newer ones) and are left out.
+# the columns the page cannot do without: what it keys, joins and groups on, and the
+# figures a group's severity weighs (one left out would rank the groups otherwise, with no
+# word). Others may be missing (an output of an older audit lacks the newer ones) and are
+# left out.
 REQUIRED_COLUMNS = {
     RUNS: ("snapshot_id", "cluster", "captured_at", "run_id", "status"),
-    "group_balance": ("snapshot_id", "cluster", "captured_at", "consumer_group", "topic"),
+    "group_balance": ("snapshot_id", "cluster", "captured_at", "consumer_group", "topic",
+                      *SEVERITY_WEIGHTS),
     "consumer_load": ("snapshot_id", "cluster", "consumer_group", "client_id"),
     "rebalance_churn": ("snapshot_id", "cluster", "captured_at", "consumer_group"),
     "rejects": ("snapshot_id", "cluster", "source_table", "reason"),
