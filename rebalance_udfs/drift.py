@@ -7,6 +7,13 @@ holders, observed holders, holders in both) — sets are equal exactly when the 
 equal — so no Python runs per row; the sorted holder lists are built only for the
 drifting queues (normally few).
 
+A group whose members all run a Kafka sticky assignor is compared by the properties its
+assignment must have (SPEC §3: valid, balanced within one), not holder by holder: which
+balanced assignment the sticky assignors settle on depends on the partitions each member
+owned before, history the snapshots do not hold (the generations before the first one,
+and between two). Its observed assignment is taken as expected when it is one they could
+have made (`_sticky_as_observed`); any other is compared queue by queue as before.
+
 kind, per queue whose holder sets differ:
 * NOT_HELD       — someone is expected, nobody is observed;
 * HELD_TWICE     — two or more clients are observed holding it;
@@ -23,18 +30,21 @@ import pandas as pd
 from rebalance_udfs.ordering import java_rank
 from vocabulary.columns import (
     DRIFT_COLUMNS,
+    GROUP_KEYS,
     HELD_BY_OTHER,
     HELD_TWICE,
     NOT_EXPECTED,
     NOT_HELD,
     QUEUE_KEYS,
+    STICKY_STRATEGIES,
 )
 
 _NULL = "\x00"  # a null broker (Kafka) as a key value; sorts first, as null sorts as ""
 
 
 def _prepare(df: pd.DataFrame) -> pd.DataFrame:
-    out = df[[*QUEUE_KEYS, "client_id"]].copy()
+    out = df[[*QUEUE_KEYS, "client_id", *(["strategy"] if "strategy" in df.columns
+                                          else [])]].copy()
     for col in ("snapshot_id", "cluster", "consumer_group", "topic", "client_id"):
         out[col] = out[col].astype(object)
     out["queue_id"] = out["queue_id"].astype("int64")
@@ -64,13 +74,69 @@ def _holder_lists(q: np.ndarray, clients: np.ndarray, wanted: np.ndarray,
     return [lists.get(int(code), []) for code in wanted]
 
 
+def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
+    """`exp` (prepared, with `strategy`) with each sticky group's expected rows replaced
+    by its observed ones where those are an assignment the sticky assignors could have
+    made: a group whose every claiming member runs `sticky` or `cooperative-sticky`, whose
+    observed holders hold every queue the recomputation has claimed and no other, each
+    once, each by a member the recomputation gives a queue of that topic (a subscriber),
+    and whose holders' queue counts are the recomputation's (balanced within one, as it
+    is). All by groupby and merge, no Python per group."""
+    claimed = exp[exp["client_id"].notna()]
+    if claimed.empty or obs.empty:
+        return exp
+    strategy = claimed["strategy"]
+    other = (~strategy.isin(STICKY_STRATEGIES)).groupby(
+        [claimed[k] for k in GROUP_KEYS], sort=False).sum()
+    sticky = other[other == 0].index.to_frame(index=False)
+    if sticky.empty:
+        return exp
+    exp_q = claimed.merge(sticky, on=GROUP_KEYS)
+    obs_q = obs[obs["client_id"].notna()].merge(sticky, on=GROUP_KEYS)
+    bad = []  # groups failing a property, one frame of GROUP_KEYS per property
+
+    def once(rows: pd.DataFrame) -> pd.DataFrame:  # groups with a queue held twice
+        n = rows.groupby(QUEUE_KEYS, sort=False).size()
+        return n[n > 1].index.to_frame(index=False)[GROUP_KEYS]
+
+    bad += [once(exp_q), once(obs_q)]
+    queues = exp_q[QUEUE_KEYS].drop_duplicates().merge(
+        obs_q[QUEUE_KEYS].drop_duplicates(), on=QUEUE_KEYS, how="outer", indicator=True)
+    bad.append(queues[queues["_merge"] != "both"][GROUP_KEYS])
+    takers = exp_q[[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
+    holders = obs_q[[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates().merge(
+        takers, how="left", indicator=True)
+    bad.append(holders[holders["_merge"] == "left_only"][GROUP_KEYS])
+
+    def loads(rows: pd.DataFrame) -> pd.DataFrame:  # clients per (group, queue count)
+        per_client = rows.groupby([*GROUP_KEYS, "client_id"], sort=False).size()
+        return (per_client.rename("count").groupby(level=GROUP_KEYS).value_counts()
+                .rename("n").reset_index())
+
+    counts = loads(exp_q).merge(loads(obs_q), on=[*GROUP_KEYS, "count"], how="outer")
+    bad.append(counts[counts["n_x"] != counts["n_y"]][GROUP_KEYS])
+    failing = pd.concat(bad, ignore_index=True).drop_duplicates()
+    settled = sticky.merge(failing, how="left", indicator=True)
+    settled = settled[settled["_merge"] == "left_only"][GROUP_KEYS]
+    if settled.empty:
+        return exp
+    kept = exp.merge(settled, how="left", indicator=True)
+    kept = kept[kept["_merge"] == "left_only"].drop(columns="_merge")
+    taken = obs.merge(settled, on=GROUP_KEYS).assign(strategy=None)
+    return pd.concat([kept, taken[kept.columns]], ignore_index=True)
+
+
 def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
     """One row per queue whose observed holders differ from the expected ones.
 
-    expected: QUEUE_KEYS + client_id (null = a queue nobody is expected to hold);
-    observed: QUEUE_KEYS + client_id (who really holds it). Lists are sorted in Java
-    `String.compareTo` order; rows are sorted by the keys."""
+    expected: QUEUE_KEYS + client_id (null = a queue nobody is expected to hold), and the
+    claiming member's `strategy` when known (a sticky group is then compared by its
+    properties, `_sticky_as_observed`); observed: QUEUE_KEYS + client_id (who really
+    holds it). Lists are sorted in Java `String.compareTo` order; rows are sorted by the
+    keys."""
     exp, obs = _prepare(expected), _prepare(observed)
+    if "strategy" in exp.columns:
+        exp = _sticky_as_observed(exp, obs)
     keys = pd.concat([exp[QUEUE_KEYS], obs[QUEUE_KEYS]], ignore_index=True)
     qcode = keys.groupby(QUEUE_KEYS, sort=False).ngroup().to_numpy(dtype=np.int64)
     n_queues = int(qcode.max()) + 1 if len(qcode) else 0

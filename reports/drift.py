@@ -4,8 +4,10 @@ partition" question no console answers.
 
 Only groups with observed rows are compared (a group nobody observed has no drift, only
 an unknown). Expected holders are the assignment's claimants (OK, CONTENDED, BROADCAST),
-null for an unclaimed queue. The comparison is `rebalance_udfs.drift.drift_rows`, run once
-per bucket of groups by its glue (`rebalance_udfs.spark.drift`), like the kernels.
+null for an unclaimed queue, with the strategy each claims by (a group on Kafka's sticky
+assignors is compared by the properties of its assignment). The comparison is
+`rebalance_udfs.drift.drift_rows`, run once per bucket of groups by its glue
+(`rebalance_udfs.spark.drift`), like the kernels.
 """
 
 from __future__ import annotations
@@ -32,10 +34,13 @@ def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: in
     if observed is None:
         return spark.createDataFrame([], DRIFT_SCHEMA)
     groups = observed.select(*GROUP_KEYS).distinct()
+    claims = F.col("status") != UNCONSUMED
     expected = (assignments.join(F.broadcast(groups), GROUP_KEYS, "left_semi")
-                .select(*QUEUE_KEYS, F.when(F.col("status") != UNCONSUMED, F.col("client_id"))
-                        .alias("client_id"), F.lit(EXPECTED).alias(SIDE)))
-    seen = observed.select(*QUEUE_KEYS, "client_id", F.lit(OBSERVED).alias(SIDE))
+                .select(*QUEUE_KEYS, F.when(claims, F.col("client_id")).alias("client_id"),
+                        F.when(claims, F.col("strategy")).alias("strategy"),
+                        F.lit(EXPECTED).alias(SIDE)))
+    seen = observed.select(*QUEUE_KEYS, "client_id", F.lit(None).cast("string")
+                           .alias("strategy"), F.lit(OBSERVED).alias(SIDE))
     return compare(expected.unionByName(seen), buckets)
 
 

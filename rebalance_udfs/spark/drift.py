@@ -26,6 +26,7 @@ def _compare_bucket(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare(holders: DataFrame, buckets: int) -> DataFrame:
-    """DRIFT_SCHEMA rows from expected and observed holders (QUEUE_KEYS, client_id, SIDE)."""
+    """DRIFT_SCHEMA rows from expected and observed holders (QUEUE_KEYS, client_id,
+    strategy: the claiming member's, null for an observed holder, SIDE)."""
     return (bucketed(holders, buckets, GROUP_KEYS).groupBy(BUCKET)
             .applyInPandas(_compare_bucket, DRIFT_SCHEMA))

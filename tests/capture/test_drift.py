@@ -99,3 +99,65 @@ def test_matches_a_naive_set_comparison_on_random_data():
     want = {k: (sorted(e.get(k, ())), sorted(o.get(k, ())))
             for k in e.keys() | o.keys() if e.get(k, set()) != o.get(k, set())}
     assert got == want
+
+
+def sticky(rows: list[tuple[str, int, str | None]], strategy: str = "cooperative-sticky",
+           **keys: str) -> pd.DataFrame:
+    """Expected rows of the recomputation: each claimant with its strategy."""
+    return frame(rows).assign(**keys, strategy=[strategy if c else None for _, _, c in rows])
+
+
+RECOMPUTED = [(None, 0, "A"), (None, 1, "B"), (None, 2, "A"), (None, 3, "B")]
+
+
+def test_a_sticky_groups_other_balanced_assignment_is_no_drift():
+    """Which balanced assignment the sticky assignors keep depends on what each member
+    owned before the first snapshot: p0,p1 / p2,p3 is as valid as the recomputed
+    p0,p2 / p1,p3 (it was 2 HELD_BY_OTHER and an OBSERVED_DRIFT)."""
+    observed = frame([(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B")])
+    for strategy in ("sticky", "cooperative-sticky"):
+        assert drift_rows(sticky(RECOMPUTED, strategy), observed).empty
+
+
+def test_a_sticky_group_is_compared_queue_by_queue_when_its_assignment_could_not_be():
+    cases = {
+        "unbalanced": [(None, 0, "A"), (None, 1, "A"), (None, 2, "A"), (None, 3, "B")],
+        "a queue not held": [(None, 0, "A"), (None, 1, "A"), (None, 2, "B")],
+        "a queue held twice": [(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B"),
+                               (None, 3, "A")],
+        "a holder no queue of the topic goes to": [(None, 0, "A"), (None, 1, "A"),
+                                                   (None, 2, "B"), (None, 3, "C")],
+        "a queue nobody is expected to hold": [*RECOMPUTED, (None, 4, "A")],
+    }
+    for case, rows in cases.items():
+        observed = frame(rows)
+        assert not drift_rows(sticky(RECOMPUTED), observed).empty, case
+        assert by_queue(drift_rows(sticky(RECOMPUTED), observed)) == by_queue(
+            drift_rows(frame(RECOMPUTED), observed)), case
+
+
+def test_only_groups_wholly_on_a_sticky_assignor_are_compared_by_properties():
+    observed = frame([(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B")])
+    mixed = sticky(RECOMPUTED)
+    mixed.loc[1, "strategy"] = "range"
+    assert len(drift_rows(mixed, observed)) == 2
+    assert len(drift_rows(sticky(RECOMPUTED, "range"), observed)) == 2
+    # another group's failing property leaves this one's verdict alone
+    other = sticky([(None, 0, "X")], consumer_group="g2")
+    unheld = frame([]).reindex(columns=observed.columns)
+    got = drift_rows(pd.concat([sticky(RECOMPUTED), other]), pd.concat([observed, unheld]))
+    assert got[["consumer_group", "kind"]].values.tolist() == [["g2", "NOT_HELD"]]
+    got = drift_rows(pd.concat([sticky(RECOMPUTED), other]),
+                     pd.concat([observed, frame([(None, 0, "Y")]).assign(consumer_group="g2")]))
+    assert got[["consumer_group", "kind"]].values.tolist() == [["g2", "HELD_BY_OTHER"]]
+
+
+def test_a_sticky_group_over_several_topics_is_balanced_over_all_of_them():
+    recomputed = sticky([(None, 0, "A"), (None, 1, "B")], topic="t1")
+    recomputed = pd.concat([recomputed, sticky([(None, 0, "B"), (None, 1, "A")], topic="t2")])
+    same_counts = pd.concat([frame([(None, 0, "B"), (None, 1, "A")]).assign(topic="t1"),
+                             frame([(None, 0, "A"), (None, 1, "B")]).assign(topic="t2")])
+    assert drift_rows(recomputed, same_counts).empty
+    one_holds_three = pd.concat([frame([(None, 0, "A"), (None, 1, "A")]).assign(topic="t1"),
+                                 frame([(None, 0, "A"), (None, 1, "B")]).assign(topic="t2")])
+    assert len(drift_rows(recomputed, one_holds_three)) == 3  # queue by queue

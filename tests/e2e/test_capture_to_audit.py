@@ -43,6 +43,28 @@ def test_kafka_range_group_has_no_drift(spark, tmp_path: Path) -> None:
     assert "OBSERVED_DRIFT" not in _whole_group(out)["findings"]
 
 
+def test_a_cooperative_sticky_groups_other_balanced_assignment_is_no_drift(
+        spark, tmp_path: Path) -> None:
+    """The range group's capture under cooperative-sticky: its members hold orders(0,1),
+    payments(0) and orders(2), payments(1), balanced 3/2, which is not what the assignor
+    gives with nothing owned before (the recomputation) but what it keeps from earlier
+    generations: no drift (it was 3 HELD_BY_OTHER and an OBSERVED_DRIFT)."""
+    files = []
+    for name in ("kcg_members_3.7.txt", "kcg_offsets.txt", "kcg_state.txt"):
+        text = (DATA / name).read_text(encoding="utf-8").replace(
+            "range                Stable", "cooperative-sticky   Stable")
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        files.append(tmp_path / name)
+    out = capture_then_audit(tmp_path, files)
+    assignments = DeltaTable(str(out / "assignments")).to_pandas()
+    observed = DeltaTable(str(tmp_path / "captured" / "observed")).to_pandas()
+    assert set(assignments["strategy"]) == {"cooperative-sticky"}
+    holders = {(r.topic, r.queue_id): r.client_id for r in assignments.itertuples()}
+    assert holders != {(r.topic, r.queue_id): r.client_id for r in observed.itertuples()}
+    assert DeltaTable(str(out / "drift")).to_pandas().empty
+    assert "OBSERVED_DRIFT" not in _whole_group(out)["findings"]
+
+
 def test_one_changed_holder_is_exactly_one_drift_row(spark, tmp_path: Path, capsys) -> None:
     out = capture_then_audit(tmp_path, [*(DATA / n for n in ROCKET),
                                         DATA / "drift" / "consumerProgress_OrderGroup.txt"])
