@@ -45,48 +45,75 @@ def _columns(header: str) -> list[tuple[str, int]]:
     return [(m.group(0).replace("_(", " ("), m.start()) for m in re.finditer(r"\S+", header)]
 
 
-def _by_position(line: str, cols: list[tuple[str, int]], rest: bool) -> dict[str, str] | None:
+def _by_position(line: str, cols: list[tuple[str, int]]) -> dict[str, str] | None:
     """The row cut at the header's column starts, or None when the line is not laid out
-    under the header: a column start inside a value (a value longer than its fixed-width
-    column shifts the rest), or whitespace inside a value (tabs, single spaces)."""
-    row = {}
+    under the header. The tool prints each column left-aligned, padded to the width of its
+    longest value (at least the header's) and one space, so a value starts at its column
+    and may hold single spaces (a client.id "order service"); a value wider than a
+    fixed-width column (a 16-digit offset under CURRENT-OFFSET) shifts the rest of the line
+    by its overflow. A value that starts off its column, holds a tab or a run of spaces
+    (two values run together), or overflows while holding a space, is a line laid out
+    otherwise: the caller cannot place its words by position."""
+    row, shift = {}, 0
     for i, (name, start) in enumerate(cols):
-        end = cols[i + 1][1] if i + 1 < len(cols) else None
-        if 0 < start < len(line) and not line[start - 1].isspace():
-            return None
-        value = line[start:end].strip()
-        if len(value.split()) > 1 and not (rest and end is None):
+        start += shift
+        end = cols[i + 1][1] + shift - 1 if i + 1 < len(cols) else len(line)
+        if start >= len(line):
+            row[name] = ""  # the line ends before this column
+            continue
+        if end < len(line) and not line[end].isspace():  # runs past its column
+            if _SPACE.search(line, start, end):
+                return None
+            overflow = _WORD.match(line, end).end() - end
+            end, shift = end + overflow, shift + overflow
+        value = line[start:end].rstrip()
+        if value != value.lstrip() or "\t" in value or "  " in value:
             return None
         row[name] = value
     return row
 
 
+_SPACE, _WORD = re.compile(r"\s"), re.compile(r"\S*")
+
+
 def _split(line: str, cols: list[tuple[str, int]], rest_from: str | None = None,
            blank_ok: tuple[str, ...] = ()) -> dict[str, str]:
-    """A row as {column: value}. The tool pads every column to the header's width, so a
-    line laid out under the header is read by position: that keeps a column the tool
-    leaves blank (GROUP-INSTANCE-ID of a dynamic member) in its place. Other lines (tabs,
-    a value wider than its column) are split at whitespace, where a blank cannot be told
-    from a missing value. `rest_from` = a last column whose value may hold spaces (used
-    only when it is the last column); `blank_ok` = columns the tool may leave blank: any
-    other empty value means the line was cut or garbled, so it raises ValueError."""
+    """A row as {column: value}. A line laid out under the header is read by position
+    (`_by_position`): that keeps a column the tool leaves blank (GROUP-INSTANCE-ID of a
+    dynamic member) in its place, and a value holding spaces whole. Other lines (tabs,
+    spaces collapsed by a copy) are split at whitespace, where a blank cannot be told from
+    a missing value, nor a value's words from the next column's: a line with more words
+    than columns is refused, unless `rest_from` is its last column, whose value holds
+    spaces by its own syntax (ASSIGNMENT's `t(0), u(1)`, checked by its parser).
+    `blank_ok` = columns the tool may leave blank: any other empty value means the line
+    was cut or garbled. Raises ValueError naming why."""
     names = [name for name, _ in cols]
     rest = rest_from is not None and names[-1] == rest_from
-    row = _by_position(line, cols, rest)
+    row = _by_position(line, cols)
     if row is None:
-        tokens = line.split(None, len(names) - 1) if rest else line.split()
-        if len(tokens) < len(names):
-            raise ValueError(f"line ends before column {names[len(tokens)]} "
-                             f"({len(tokens)} of {len(names)} values)")
-        if len(tokens) > len(names):
-            raise ValueError(f"{len(tokens)} values for the {len(names)} columns "
-                             f"{' '.join(names)}")
-        return dict(zip(names, tokens, strict=True))
+        return _by_whitespace(line, names, rest)
     for name, start in cols:
         if not row[name] and name not in blank_ok:
             raise ValueError(f"line ends before column {name}" if start >= len(line)
                              else f"no value in column {name}")
     return row
+
+
+def _by_whitespace(line: str, names: list[str], rest: bool) -> dict[str, str]:
+    """A line not laid out under the header, split at whitespace (`_split`). Words beyond
+    the columns belong to the last (`rest`) only as its syntax has them: ASSIGNMENT items
+    each end in a comma but the last; else a value's words cannot be placed."""
+    tokens = line.split()
+    if len(tokens) < len(names):
+        raise ValueError(f"line ends before column {names[len(tokens)]} "
+                         f"({len(tokens)} of {len(names)} values)")
+    last = len(names) - 1
+    if len(tokens) > len(names) and not (rest and all(t.endswith(",")
+                                                      for t in tokens[last:-1])):
+        raise ValueError(f"{len(tokens)} words for the {len(names)} columns "
+                         f"{' '.join(names)}: the line is not laid out under the header, "
+                         "so a value holding a space cannot be told from two values")
+    return dict(zip(names, [*tokens[:last], " ".join(tokens[last:])], strict=True))
 
 
 def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> None:
@@ -134,7 +161,7 @@ def _offsets_row(state: ImportState, path: str, number: int, line: str,
     """One partition of a group (or a member holding nothing: `-` topic and partition).
     The tool prints `-` for every missing value, so a blank column is a cut line. The
     whole row is checked before it changes the state: a rejected line adds nothing."""
-    row = _split(line, cols, "CLIENT-ID")
+    row = _split(line, cols)
     name, member_id, topic = row["GROUP"], row["CONSUMER-ID"], row["TOPIC"]
     partition = _number(row, "PARTITION", bits=32)
     if (topic == MISSING) != (partition is None):

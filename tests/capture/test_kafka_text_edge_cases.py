@@ -333,3 +333,68 @@ def test_an_indented_output_reads_as_the_tool_printed_it(tmp_path):
     assert rejects(indented) == []
     for table in ("queues", "members", "offsets", "observed"):
         assert frame(indented, table).equals(frame(plain, table)), table
+
+
+# a client.id holding a space: the member id is `<client.id>-<uuid>`, so two columns do
+def printed(header: tuple[str, ...], *rows: tuple, fixed: dict[str, int] | None = None,
+            least: dict[str, int] | None = None) -> list[str]:
+    """Lines as ConsumerGroupCommand prints them: each column but the last left-aligned to
+    its fixed width or to its longest value (at least 15, or `least`), then one space."""
+    fixed, least = fixed or {}, least or {}
+    widths = [fixed.get(name) or max(least.get(name, 15), *(len(str(r[i])) for r in rows))
+              for i, name in enumerate(header[:-1])]
+    return [" ".join([*(f"{v!s:<{w}}" for v, w in zip(line, widths, strict=False)),
+                      str(line[-1])]).rstrip() for line in (header, *rows)]
+
+
+SPACED = "order service-1-0f6f6c7e-2b1a-4a8e-9a57-3d3c1b2a9e01"
+OFFSETS_FIXED = {"PARTITION": 10, "CURRENT-OFFSET": 15, "LOG-END-OFFSET": 15, "LAG": 15}
+MEMBERS_COLUMNS = ("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID",
+                   "#PARTITIONS", "ASSIGNMENT")
+
+
+def test_a_value_holding_a_space_is_read_where_the_tool_printed_it(tmp_path):
+    """The line was split at whitespace: CONSUMER-ID 'order', HOST 'service-1-...' and
+    CLIENT-ID '/10.0.0.11      order service-1' were written without a reject."""
+    offsets = write(tmp_path, "offsets.txt", *printed(
+        OFFSETS_COLUMNS,
+        ("g1", "orders", 0, 100, 120, 20, SPACED, "/10.0.0.11", "order service-1"),
+        # a 17-digit offset overflows its column and shifts the rest of the line
+        ("g1", "orders", 1, 12345678901234567, 12345678901234568, 1, SPACED, "/10.0.0.11",
+         "order service-1"),
+        ("g1", "orders", 2, 5, 9, 4, INST_B, "/10.0.0.12", "consumer-2"),
+        fixed=OFFSETS_FIXED))
+    members_file = write(tmp_path, "members.txt", *printed(
+        MEMBERS_COLUMNS,
+        ("g1", SPACED, "", "/10.0.0.11", "order service-1", 2, "orders(0,1)"),
+        ("g1", INST_B, "inst-b", "/10.0.0.12", "consumer-2", 1, "orders(2)"),
+        fixed={"#PARTITIONS": 15}, least={"GROUP-INSTANCE-ID": 17}))
+    for files in ((offsets,), (members_file,), (offsets, members_file)):
+        snap = run(*files)
+        assert rejects(snap) == [], files
+        assert members(snap) == {(SPACED, "10.0.0.11", "order service-1"),
+                                 (INST_B, "10.0.0.12", "consumer-2")}, files
+        assert observed(snap) == {("orders", 0): SPACED, ("orders", 1): SPACED,
+                                  ("orders", 2): INST_B}, files
+    assert committed(run(offsets))[("g1", "orders", 1)] == 12345678901234567
+
+
+def test_a_value_holding_a_space_off_the_header_columns_is_rejected(tmp_path):
+    """Spaces collapsed by a copy: the words cannot be placed, so the line is a reject
+    saying why, and nothing of it is written."""
+    offsets = write(tmp_path, "offsets.txt", HEADER, ROW0,
+                    f"g1 orders 1 95 110 15 {SPACED} /10.0.0.11 order service-1")
+    snap = run(offsets)
+    assert members(snap) == {(M1, "10.0.0.11", "consumer-1")}
+    assert queues(snap) == {("orders", 0): 120}
+    [(line, reason, _)] = rejects(snap)
+    assert line == 3 and reason == (
+        "unreadable offsets row: 11 words for the 9 columns GROUP TOPIC PARTITION "
+        "CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID: the line is not laid "
+        "out under the header, so a value holding a space cannot be told from two values")
+    members_file = write(tmp_path, "members.txt", MEMBERS_HEADER,
+                         f"g1 {SPACED} /10.0.0.11 order service-1 2 orders(0), payments(1)")
+    snap = run(members_file)
+    assert frame(snap, "members").empty
+    [(line, reason, _)] = rejects(snap)
+    assert line == 2 and "a value holding a space cannot be told from two values" in reason
