@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from capture.importers.kafka_consumer_groups import STATE_LINE
+from capture.importers.kafka_consumer_groups import STATE_LINE, header_kind
 
 KAFKA = ("kafka-offsets", "kafka-members", "kafka-state")
 MQADMIN = ("mqadmin-topicRoute", "mqadmin-topicStatus", "mqadmin-consumerConnection",
@@ -52,15 +52,9 @@ def detect_text(text: str) -> str | None:
         s = line.strip()
         if not s:
             continue
-        if s.startswith(("GROUP ", "GROUP\t")):
-            tokens = s.split()
-            if "PARTITION" in tokens:
-                return "kafka-offsets"
-            if "#PARTITIONS" in tokens:
-                return "kafka-members"
-            if "ASSIGNMENT-STRATEGY" in tokens:
-                return "kafka-state"
-            return None
+        kind = header_kind(s)  # with a GROUP column (Kafka 2.3+) or before it
+        if kind is not None:
+            return None if kind == "unknown" else f"kafka-{kind}"
         if s.startswith("#Topic") and "#Broker Offset" in s and "#Consumer Offset" in s:
             return "mqadmin-consumerProgress"
         if s.startswith("#Broker Name") and "#Max Offset" in s:

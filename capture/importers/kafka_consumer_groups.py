@@ -13,6 +13,8 @@ Layouts (ConsumerGroupCommand; `-` = missing value; columns padded to dynamic wi
     assignments `topic:0,1;topic2:3`;
 * state: GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE [GROUP-EPOCH
   TARGET-ASSIGNMENT-EPOCH] #MEMBERS.
+Before Kafka 2.3 (one group per call, no --all-groups) the three layouts had no GROUP
+column, and nothing on stdout names the group: the file's name must (`offsets_<group>.txt`).
 Group state lines the tool prints on stderr ("... is rebalancing.", "... has no active
 members.") are kept as warnings when they are in the file.
 """
@@ -20,7 +22,9 @@ members.") are kept as warnings when they are in the file.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from capture.errors import CaptureError
 from capture.importers.state import ImportState, Reading, ReadingsWarning, spoken
 from capture.importers.values import whole_number
 
@@ -30,6 +34,10 @@ OLD_ASSIGNMENT = re.compile(r"^([A-Za-z0-9._-]+)\(([0-9,]*)\)$")
 TOPICLESS = re.compile(r"^\(([0-9,]*)\)$")
 NEW_ASSIGNMENT = re.compile(r"^([A-Za-z0-9._-]+):([0-9,]*)$")
 STATE_ROW = re.compile(r"^(\S+)\s+(\S+)\s+\((\S+)\)(.*)$")
+STATE_ROW_BEFORE_2_3 = re.compile(r"^()(\S+)\s+\((\S+)\)(.*)$")  # no GROUP: group 1 empty
+# the first column of each layout before Kafka 2.3, which printed no GROUP column
+FIRST_BEFORE_2_3 = {"offsets": "TOPIC", "members": "CONSUMER-ID", "state": "COORDINATOR"}
+NAMED_FILE = re.compile(r"^(offsets|members|state)_(.+?)(\.(txt|out|log))*$", re.IGNORECASE)
 MISSING = "-"
 
 
@@ -116,11 +124,39 @@ def _by_whitespace(line: str, names: list[str], rest: bool) -> dict[str, str]:
     return dict(zip(names, [*tokens[:last], " ".join(tokens[last:])], strict=True))
 
 
+def header_kind(line: str) -> str | None:
+    """'offsets', 'members' or 'state' for a header line of the tool (with or without the
+    GROUP column Kafka 2.3 added), 'unknown' for a GROUP line of none of them, else None."""
+    tokens = line.split()
+    if not tokens:
+        return None
+    kind = ("offsets" if {"PARTITION", "CURRENT-OFFSET"} <= set(tokens)
+            else "members" if "#PARTITIONS" in tokens
+            else "state" if "ASSIGNMENT-STRATEGY" in tokens else None)
+    if tokens[0] == "GROUP":
+        return kind or "unknown"
+    return kind if kind and FIRST_BEFORE_2_3[kind] == tokens[0] else None
+
+
+def group_from_name(path: str, kind: str) -> str:
+    """The group of a file printed before Kafka 2.3, from the file's name
+    (`offsets_<group>.txt`, `members_`, `state_`): the tool printed it nowhere. A name with
+    a space or parentheses (a copy's `offsets_orders (1).txt`) is refused, not guessed."""
+    m = NAMED_FILE.match(Path(path).name)
+    if m and not re.search(r"[\s()]", m.group(2)):
+        return m.group(2)
+    raise CaptureError(
+        f"{path}: kafka-consumer-groups.sh of Kafka 2.2 or older (the header has no GROUP "
+        f"column) does not print the group, and the file's name does not give it: name the "
+        f"file {kind}_<group>.txt (e.g. {kind}_orders.txt), or save the output of the tool "
+        "of Kafka 2.3 or later, which prints the group")
+
+
 def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> None:
     """Add one kafka-consumer-groups.sh output file (any of the describe layouts)."""
     snap = state.snapshot
     cols: list[tuple[str, int]] | None = None
-    kind = None
+    kind = group = None
     indent = 0  # the header's: a pasted block's lines share it
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
@@ -129,16 +165,15 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
         if STATE_LINE.match(line.strip()):
             snap.warn(f"{path} line {number}: {line.strip()}")
             continue
-        if line.lstrip().startswith(("GROUP ", "GROUP\t")):  # tabs: via a spreadsheet
+        if (kind_here := header_kind(line)) is not None:  # tabs too: via a spreadsheet
             indent = len(line) - len(line.lstrip())
             line = line.lstrip()
-            cols = _columns(line)
-            names = [c for c, _ in cols]
-            kind = ("offsets" if "PARTITION" in names else "members" if "#PARTITIONS" in names
-                    else "state" if "ASSIGNMENT-STRATEGY" in names else None)
-            if kind is None:
+            cols, kind = _columns(line), kind_here
+            if kind == "unknown":
                 snap.reject(path, number, "unknown kafka-consumer-groups header", line)
                 cols = None
+            elif cols[0][0] != "GROUP":
+                group = group_from_name(path, kind)
             continue
         if cols is None:
             snap.reject(path, number, "row before any kafka-consumer-groups header", line)
@@ -147,22 +182,22 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
         line = line[indent:] if not line[:indent].strip() else line.lstrip()
         try:
             if kind == "offsets":
-                _offsets_row(state, path, number, line, cols)
+                _offsets_row(state, path, number, line, cols, group)
             elif kind == "members":
-                _members_row(state, path, number, line, cols)
+                _members_row(state, path, number, line, cols, group)
             else:
-                _state_row(state, path, number, line, cols)
+                _state_row(state, path, number, line, cols, group)
         except (ValueError, KeyError) as exc:
             snap.reject(path, number, f"unreadable {kind} row: {exc}", line)
 
 
 def _offsets_row(state: ImportState, path: str, number: int, line: str,
-                 cols: list[tuple[str, int]]) -> None:
+                 cols: list[tuple[str, int]], group_name: str | None = None) -> None:
     """One partition of a group (or a member holding nothing: `-` topic and partition).
     The tool prints `-` for every missing value, so a blank column is a cut line. The
     whole row is checked before it changes the state: a rejected line adds nothing."""
     row = _split(line, cols)
-    name, member_id, topic = row["GROUP"], row["CONSUMER-ID"], row["TOPIC"]
+    name, member_id, topic = row.get("GROUP", group_name), row["CONSUMER-ID"], row["TOPIC"]
     partition = _number(row, "PARTITION", bits=32)
     if (topic == MISSING) != (partition is None):
         raise ValueError(f"TOPIC {topic} with PARTITION {row['PARTITION']}")
@@ -234,7 +269,7 @@ def _parse_assignment(value: str) -> tuple[str, list[tuple[str | None, int]]]:
 
 
 def _members_row(state: ImportState, path: str, number: int, line: str,
-                 cols: list[tuple[str, int]]) -> None:
+                 cols: list[tuple[str, int]], group_name: str | None = None) -> None:
     """One member. GROUP-INSTANCE-ID is blank for a dynamic member when another member is
     static. The whole row is checked before it changes the state."""
     row = _split(line, cols, "ASSIGNMENT", blank_ok=("GROUP-INSTANCE-ID",))
@@ -245,7 +280,7 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
     if value is not None and len(parts) != count:
         raise ValueError(f"#PARTITIONS {count} but the assignment lists {len(parts)}")
 
-    group = state.kafka_group(row["GROUP"])
+    group = state.kafka_group(row.get("GROUP", group_name))
     member = group.member(member_id)
     member.host = row["HOST"].lstrip("/") or None
     member.client_name = row["CLIENT-ID"] if row["CLIENT-ID"] != MISSING else None
@@ -267,14 +302,15 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
 
 
 def _state_row(state: ImportState, path: str, number: int, line: str,
-               cols: list[tuple[str, int]]) -> None:
+               cols: list[tuple[str, int]], group_name: str | None = None) -> None:
     """The group's assignor. Split at whitespace after the coordinator (which holds a
     space); ASSIGNMENT-STRATEGY is blank for a group without members up to Kafka 3.x
     (ConsumerGroupCommand printed the empty protocol name; 4.0 prints `-`)."""
-    m = STATE_ROW.match(line)
+    names = [name for name, _ in cols]
+    m = (STATE_ROW if names[0] == "GROUP" else STATE_ROW_BEFORE_2_3).match(line)
     if not m:
-        raise ValueError("expected GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE ...")
-    names = [name for name, _ in cols][2:]
+        raise ValueError(f"expected {' '.join(names[:3])} ...")
+    names = names[names.index("COORDINATOR (ID)") + 1:]
     values = m.group(4).split()
     if len(values) == len(names) - 1 and "ASSIGNMENT-STRATEGY" in names:
         values.insert(names.index("ASSIGNMENT-STRATEGY"), "")
@@ -283,7 +319,8 @@ def _state_row(state: ImportState, path: str, number: int, line: str,
                          f"{' '.join(names)}")
     row = dict(zip(names, values, strict=True))
     whole_number(row["#MEMBERS"], "#MEMBERS")
-    group, strategy, group_state = m.group(1), row["ASSIGNMENT-STRATEGY"], row["STATE"]
+    group = m.group(1) or group_name
+    strategy, group_state = row["ASSIGNMENT-STRATEGY"], row["STATE"]
     g = state.kafka_group(group)
     if strategy not in ("", MISSING):
         g.strategies.add(strategy)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from capture.errors import CaptureError
 from capture.importers import import_files
 
 DATA = Path(__file__).parent.parent / "data" / "capture"
@@ -398,3 +400,27 @@ def test_a_value_holding_a_space_off_the_header_columns_is_rejected(tmp_path):
     assert frame(snap, "members").empty
     [(line, reason, _)] = rejects(snap)
     assert line == 2 and "a value holding a space cannot be told from two values" in reason
+
+
+# Kafka 2.2 and older: no GROUP column (ConsumerGroupCommand.scala of 2.0.0-2.2.2)
+def test_output_before_kafka_2_3_takes_the_group_from_the_file_name():
+    """The three layouts without GROUP were an unrecognised file (exit 2)."""
+    old = sorted(str(p) for p in (DATA / "kcg_2.2").iterdir())
+    snap = run(*old)
+    new = run(str(DATA / "kcg_offsets.txt"), str(DATA / "kcg_members_3.7.txt"))
+    assert rejects(snap) == []
+    for table in ("queues", "offsets", "observed"):
+        assert frame(snap, table).equals(frame(new, table)), table
+    assert members(snap) == members(new)
+    assert set(frame(snap, "members").strategy) == {"roundrobin"}
+
+
+@pytest.mark.parametrize("name", ["k22_offsets.txt", "offsets.txt", "offsets_orders (1).txt"])
+def test_output_before_kafka_2_3_not_named_by_its_group_is_refused(tmp_path, name):
+    text = (DATA / "kcg_2.2" / "offsets_orders-range.txt").read_text()
+    path = write(tmp_path, name, text)
+    with pytest.raises(CaptureError, match=re.escape(
+            f"{path}: kafka-consumer-groups.sh of Kafka 2.2 or older (the header has no GROUP "
+            "column) does not print the group, and the file's name does not give it: name the "
+            "file offsets_<group>.txt")):
+        run(path)
