@@ -27,6 +27,7 @@ ReadingsWarning = Callable[[list[Reading]], str]
 class KafkaMember:
     client_name: str | None = None
     host: str | None = None
+    instance_id: str | None = None  # group.instance.id of a static member (--members)
     assigned: set[tuple[str, int]] = field(default_factory=set)
 
 

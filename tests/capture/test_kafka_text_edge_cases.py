@@ -424,3 +424,35 @@ def test_output_before_kafka_2_3_not_named_by_its_group_is_refused(tmp_path, nam
             "column) does not print the group, and the file's name does not give it: name the "
             "file offsets_<group>.txt")):
         run(path)
+
+
+# static membership: Kafka's assignors order static members first, by group.instance.id
+def state_file(tmp_path: Path, strategy: str) -> str:
+    return write(tmp_path, f"state_{strategy}.txt",
+                 "GROUP           COORDINATOR (ID)          ASSIGNMENT-STRATEGY  STATE           "
+                 "#MEMBERS",
+                 f"orders-range    localhost:9092 (1)        {strategy:<20} Stable          2")
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin"])
+def test_a_group_with_static_members_is_said_to_order_them_otherwise(tmp_path, strategy):
+    """The instance id was read and dropped: the recompute's member-id order put M1 first
+    where Kafka puts inst-b first, a drift nobody was told may be the audit's own."""
+    snap = run(write(tmp_path, "members.txt", *STATIC), state_file(tmp_path, strategy))
+    said = [w for w in snap.warnings if "static" in w]
+    assert said == [
+        f"group orders-range has 1 static member(s) ({INST_B} as inst-b) and 1 dynamic; "
+        f"Kafka's {strategy} assignor orders static members first, by group.instance.id, "
+        "then the others by member id, while the audit recomputes the assignment ordering "
+        "every member by member id: this group's drift may be that ordering, not its "
+        "clients"]
+    # the members table keeps its columns and parameters: the instance id is not a
+    # strategy parameter (MIXED_STRATEGIES compares those per member)
+    assert frame(snap, "members").strategy_params.isna().all()
+
+
+def test_static_members_under_other_assignors_or_none_are_not_said(tmp_path):
+    sticky = run(write(tmp_path, "members.txt", *STATIC), state_file(tmp_path, "sticky"))
+    dynamic = run(str(DATA / "kcg_members_3.7.txt"))
+    for snap in (sticky, dynamic):
+        assert not [w for w in snap.warnings if "static" in w]
