@@ -62,6 +62,9 @@ def _read(path: str) -> str:
             raise CaptureError(f"{path}: not whole UTF-16 text (byte {len(bom) + exc.start} "
                                f"of {len(data)}: {exc.reason}); the file was cut short or "
                                "damaged: save the tool's output again") from exc
+        if (packed := _compressed(data)) is not None:
+            raise CaptureError(f"{path} is {packed}-compressed, not text: {_UNPACK[packed]} "
+                               "it first") from exc
         line = _text_line(body, exc.start)
         raise CaptureError(
             f"{path}: not UTF-8 text (byte 0x{body[exc.start]:02x} on line {line}); names in "
@@ -69,6 +72,20 @@ def _read(path: str) -> str:
             f"{Path(path).name} > utf8-{Path(path).name}` (the encoding the tool wrote it "
             "in: GBK, Latin-1, ...)") from exc
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# the first bytes of a compressed file (a saved output gzipped by log rotation or for
+# transfer), and how to unpack it; each holds a byte that is not UTF-8 text early on
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+          (b"PK\x03\x04", "zip"), (b"BZh", "bzip2"))
+_UNPACK = {"gzip": "gunzip", "xz": "unxz", "zstd": "unzstd", "zip": "unzip",
+           "bzip2": "bunzip2"}
+
+
+def _compressed(data: bytes) -> str | None:
+    """The compression a file that is not UTF-8 starts with, if any: its bytes are no
+    encoding to convert from (iconv would garble them), but an archive to unpack."""
+    return next((name for magic, name in _MAGIC if data.startswith(magic)), None)
 
 
 def _text_line(data: bytes, offset: int) -> int:

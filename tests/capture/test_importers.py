@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
+import lzma
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -338,4 +341,17 @@ def test_an_encoding_error_names_the_byte_where_it_is(tmp_path, data, message):
     path = tmp_path / "offsets.txt"
     path.write_bytes(data)
     with pytest.raises(CaptureError, match=re.escape(message)):
+        import_files([str(path)], cluster="c1", snapshot_id="s1", captured_at=AT)
+
+
+@pytest.mark.parametrize(("pack", "name", "unpack"), [
+    (gzip.compress, "gzip", "gunzip"), (lzma.compress, "xz", "unxz"),
+    (bz2.compress, "bzip2", "bunzip2")])
+def test_a_compressed_file_is_said_to_be_one(tmp_path, pack, name, unpack):
+    """A gzipped output was 'not UTF-8 text (byte 0x8b on line 1)', told to use iconv."""
+    text = (DATA / "kcg_offsets.txt").read_bytes()
+    path = tmp_path / "offsets.txt.gz"
+    path.write_bytes(pack(text))
+    with pytest.raises(CaptureError, match=re.escape(
+            f"{path} is {name}-compressed, not text: {unpack} it first")):
         import_files([str(path)], cluster="c1", snapshot_id="s1", captured_at=AT)
