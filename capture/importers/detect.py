@@ -13,6 +13,9 @@ MQADMIN = ("mqadmin-topicRoute", "mqadmin-topicStatus", "mqadmin-consumerConnect
 DASHBOARD = ("dashboard-queryTopicByConsumer", "dashboard-consumerConnection",
              "dashboard-consumerRunningInfo", "dashboard-topicRoute")
 FORMATS = (*KAFKA, *MQADMIN, *DASHBOARD)
+# consumerConnection up to RocketMQ 4.9.2 prints no header: each client is a numbered row
+# `%03d  clientId addr language version` (the #ClientId header came with 4.9.3)
+OLD_CONNECTION_ROW = re.compile(r"^\d{3,}\s+(\S+@\S*)\s+(\S+:\d+)\s+\S+\s+\S+$")
 
 
 def detect_json(doc: Any) -> str | None:
@@ -59,7 +62,8 @@ def detect_text(text: str) -> str | None:
             return "mqadmin-consumerProgress"
         if s.startswith("#Broker Name") and "#Max Offset" in s:
             return "mqadmin-topicStatus"
-        if s.startswith("#ClientId") and "#ClientAddr" in s:
+        if (s.startswith("#ClientId") and "#ClientAddr" in s) or OLD_CONNECTION_ROW.match(s) \
+                or s.startswith("Below is subscription:"):
             return "mqadmin-consumerConnection"
         if s == "#Consumer Properties#":
             return "mqadmin-consumerStatus"

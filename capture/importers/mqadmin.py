@@ -14,13 +14,14 @@ import re
 from typing import Any, NamedTuple
 
 from capture.errors import CaptureError
-from capture.importers.detect import detect_json
+from capture.importers.detect import OLD_CONNECTION_ROW, detect_json
 from capture.importers.rocketmq_json import message_queue, raw_text
 from capture.importers.state import (
     ImportState,
     QueueKey,
     Reading,
     ReadingsWarning,
+    RocketGroup,
     name_from_file,
     spoken,
 )
@@ -257,39 +258,67 @@ def queue_name(key: QueueKey) -> str:
 
 
 # ------------------------------------------------------------------- consumerConnection
+BELOW = "Below is subscription:"
+# the subscription rows up to RocketMQ 4.9.2: `%03d  Topic: %-40s SubExpression: %s`
+OLD_SUBSCRIPTION_ROW = re.compile(r"^\d+\s+Topic:\s+(\S+)\s+SubExpression:")
+GROUP_LINES = ("ConsumeType", "MessageModel", "ConsumeFromWhere")
+
+
 def import_consumer_connection(state: ImportState, path: str, text: str) -> None:
+    """Both layouts: 4.9.3+ (`#ClientId` and `#Topic` headers) and up to 4.9.2 (numbered
+    rows without headers, the first subscription row printed on the "Below is
+    subscription:" line, which the tool ends with no line end)."""
     group_name = name_from_file(path, ("consumerConnection", "connection"), "group")
     group = state.rocket_group(group_name)
     group.connection = True
-    section = None
+    section: str | None = "start"
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#ClientId"):
-            section = "clients"
-        elif stripped.startswith("Below is subscription"):
-            section = None
-        elif stripped.startswith("#Topic"):
-            section = "subscription"
-        elif ":" in stripped and stripped.split(":", 1)[0] in (
-                "ConsumeType", "MessageModel", "ConsumeFromWhere"):
-            key, value = (s.strip() for s in stripped.split(":", 1))
-            if key == "MessageModel":
-                group.message_model = value or None
-            section = None
-        elif section == "clients":
-            parts = stripped.split()
-            if len(parts) < 2 or "@" not in parts[0]:
-                state.snapshot.reject(path, number, "not a #ClientId #ClientAddr row", line)
-                continue
-            group.connected(parts[0], parts[1])
-        elif section == "subscription":
-            group.subscription.add(stripped.split()[0])
-        else:
-            state.snapshot.reject(path, number, "unexpected line in consumerConnection", line)
+        if stripped.startswith(BELOW):
+            section, stripped = "below", stripped[len(BELOW):].strip()
+        if stripped:
+            section = connection_line(state, group, section, stripped,
+                                      (path, number, line, group_name))
     if not group.clients:
         state.snapshot.warn(f"{path}: group {group_name} has no connected clients")
+
+
+def connection_line(state: ImportState, group: RocketGroup, section: str | None, stripped: str,
+                    where: tuple[str, int, str, str]) -> str | None:
+    """One line of a consumerConnection read in `section` (start, clients, below,
+    subscription, None after the group's lines); the section the next line is read in."""
+    path, number, line, group_name = where
+    key, _, value = (s.strip() for s in stripped.partition(":"))
+    if stripped.startswith("#ClientId"):
+        return "clients"
+    if stripped.startswith("#Topic"):
+        return "subscription"
+    if key in GROUP_LINES:
+        group_setting(state, group, key, value, (path, group_name))
+        return None
+    if section == "clients" or (section == "start" and OLD_CONNECTION_ROW.match(stripped)):
+        parts = stripped.split()
+        if section == "start":
+            parts = parts[1:]  # the row's number
+        if len(parts) < 2 or "@" not in parts[0]:
+            state.snapshot.reject(path, number, "not a #ClientId #ClientAddr row", line)
+        else:
+            group.connected(parts[0], parts[1])
+    elif section == "subscription":
+        group.subscription.add(stripped.split()[0])
+    elif section == "below" and (m := OLD_SUBSCRIPTION_ROW.match(stripped)):
+        group.subscription.add(m.group(1))
+    else:
+        state.snapshot.reject(path, number, "unexpected line in consumerConnection", line)
+    return section
+
+
+def group_setting(state: ImportState, group: RocketGroup, key: str, value: str,
+                  where: tuple[str, str]) -> None:
+    """ConsumeType, MessageModel, ConsumeFromWhere: the group's, as the broker registered
+    them from its clients' heartbeats."""
+    if key == "MessageModel":
+        group.message_model = value or None
 
 
 # --------------------------------------------------------------------- consumerProgress

@@ -355,3 +355,17 @@ def test_a_compressed_file_is_said_to_be_one(tmp_path, pack, name, unpack):
     with pytest.raises(CaptureError, match=re.escape(
             f"{path} is {name}-compressed, not text: {unpack} it first")):
         import_files([str(path)], cluster="c1", snapshot_id="s1", captured_at=AT)
+
+
+def test_consumer_connection_4_9_2_layout_reads_as_the_newer_one():
+    """Up to RocketMQ 4.9.2 consumerConnection prints numbered rows without headers and its
+    first subscription row on the "Below is subscription:" line: it was an unrecognised
+    file, and with --format its clients were rejects and that subscription lost."""
+    old = run("topicRoute_TopicOrder.json", "v4_9_2/consumerConnection_OrderGroup.txt",
+              "consumerProgress_OrderGroup.txt")
+    new = run("topicRoute_TopicOrder.json", "consumerConnection_OrderGroup.txt",
+              "consumerProgress_OrderGroup.txt")
+    for table in ("members", "observed", "offsets", "queues"):
+        assert frame(old, table).equals(frame(new, table)), table
+    assert frame(old, "rejects").empty and old.warnings == new.warnings
+    assert set(frame(old, "members").topic) == {"TopicOrder", "%RETRY%OrderGroup"}

@@ -572,3 +572,26 @@ def test_a_file_name_giving_no_rocketmq_name_is_exit_2(tmp_path, name):
     with pytest.raises(CaptureError, match=re.escape(
             f"which is no RocketMQ {what} name (letters, digits, %, |, _ and - only)")):
         run(path)
+
+
+def old_connection_row(number: int, client_id: str, addr: str) -> str:
+    """A client row as consumerConnection printed it up to RocketMQ 4.9.2."""
+    return f"{number:03d}  {client_id:<32} {addr:<22} {'JAVA':<8} V4_9_2"
+
+
+def test_a_4_9_2_consumer_connection_without_subscriptions_or_with_a_stray_line(tmp_path):
+    """No subscription row: "ConsumeType:" follows "Below is subscription:" on its line.
+    A client id wider than its 32-character column still reads; a line of no layout is a
+    reject."""
+    long_id = "10.0.1.23@order-service-instance-0042"
+    text = "\n".join([old_connection_row(1, "10.0.1.21@21345", "10.0.1.21:53012"),
+                      old_connection_row(2, long_id, "10.0.1.23:40001"),
+                      "garbage", "", "Below is subscription:ConsumeType: CONSUME_PASSIVELY",
+                      "MessageModel: BROADCASTING", "ConsumeFromWhere: CONSUME_FROM_LAST_OFFSET",
+                      ""])
+    path = write(tmp_path, "consumerConnection_G.txt", text)
+    snap = run(path)
+    assert rows(snap, "members", "client_id", "topic", "message_model", "client_addr") == [
+        ("10.0.1.21@21345", None, "BROADCASTING", "10.0.1.21:53012"),
+        (long_id, None, "BROADCASTING", "10.0.1.23:40001")]
+    assert rejects(snap) == [(path, 3, "unexpected line in consumerConnection", "garbage")]
