@@ -120,6 +120,7 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
         if kind is None:
             raise _unrecognised(path, text)
         _dispatch(state, path, kind, text, doc)
+    mqadmin.restore_cut_brokers(state)
     mqadmin.resolve_progress_ips(state)
     state.warn_differences()
     _build_kafka(state)

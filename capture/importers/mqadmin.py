@@ -11,6 +11,7 @@ per client named by the client id; its properties name the group.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from capture.errors import CaptureError
@@ -414,6 +415,81 @@ def resolve_progress_ips(state: ImportState) -> None:
                                 "(consumerStatus files can)")
             state.snapshot.reject(path, number, f"client IP {ip} is shared by "
                                   f"{', '.join(matches)}: holder ambiguous", line)
+
+
+# ------------------------------------------------------------- broker names cut at 32
+# consumerProgress and topicStatus print UtilAll.frontStringAtLeast(brokerName, 32): the
+# first 32 characters; topicRoute, the running infos and the dashboard print it whole
+CUT_BROKER = 32
+
+
+def restore_cut_brokers(state: ImportState) -> None:
+    """Read a cut broker name as the one broker of the routes it begins, once every file
+    is read: left cut, its queues doubled the route's (offsets on one name, readability
+    on the other) and its holders were held on no queue the audit recomputes."""
+    renames = cut_broker_renames(state)
+    if not renames:
+        return
+
+    def whole(key: QueueKey) -> QueueKey:
+        return key[0], renames.get((key[0], key[1] or ""), key[1]), key[2]
+
+    rekey(state, state.max_offset, whole, lambda key: f"topic {key[0]}", "max offset")
+    for name, group in state.rocket.items():
+        for readings, what in ((group.broker_offset, "broker offset"),
+                               (group.consumer_offset, "consumer offset")):
+            rekey(state, readings, whole, lambda _, name=name: f"group {name}", what)
+        for key in [k for k in group.holders if whole(k) != k]:
+            group.holders.setdefault(whole(key), set()).update(group.holders.pop(key))
+    state.progress_ips[:] = [(g, whole(key), *rest) for g, key, *rest in state.progress_ips]
+
+
+def rekey(state: ImportState, readings: dict[QueueKey, int],
+          whole: Callable[[QueueKey], QueueKey], owner: Callable[[QueueKey], str],
+          what: str) -> None:
+    """Move the readings of cut names to the whole ones; a queue then read under both
+    names keeps the larger value, with the warning of a queue read twice."""
+    for key in [k for k in readings if whole(k) != k]:
+        value, new = readings.pop(key), whole(key)
+        state.keep_larger(readings, new, value,
+                          read_twice(owner(key), new, what))
+
+
+def cut_broker_names(state: ImportState) -> set[tuple[str, str]]:
+    """(topic, broker) of every queue read whose broker name may be cut: 32 characters,
+    not a broker of its topic's routes."""
+    keys = [*state.max_offset, *(p[1] for p in state.progress_ips)]
+    for group in state.rocket.values():
+        keys += [*group.broker_offset, *group.consumer_offset, *group.holders]
+    routed = {(topic, e[0]) for topic, entries in state.routes.items() for e in entries}
+    return {(t, b) for t, b, _ in keys
+            if b is not None and len(b) == CUT_BROKER and (t, b) not in routed}
+
+
+def cut_broker_renames(state: ImportState) -> dict[tuple[str, str], str]:
+    """(topic, cut name) → the broker it was cut from: the one broker of the topic's routes
+    the name begins (of every route's brokers, for a topic without one: a %RETRY% topic;
+    a broker name is one broker in a cluster). Several, or none, is said in a warning."""
+    renames: dict[tuple[str, str], str] = {}
+    every = {e[0] for entries in state.routes.values() for e in entries}
+    for topic, cut in sorted(cut_broker_names(state)):
+        own = {e[0] for e in state.routes.get(topic, [])}
+        found = sorted(b for b in (own or every) if b.startswith(cut) and b != cut)
+        said = (f"topic {topic}: broker name {cut} is {CUT_BROKER} characters, where "
+                "consumerProgress and topicStatus cut longer names")
+        if len(found) == 1:
+            renames[(topic, cut)] = found[0]
+            if not own:
+                state.snapshot.warn(f"{said}; read as {found[0]}, the one broker of the "
+                                    "route files it begins (the topic has no route file)")
+        elif found:
+            state.snapshot.warn(f"{said}, and it begins brokers {spoken(found)} of the "
+                                "routes: which one it is is unknown, so its queues, offsets "
+                                "and holders are written under the cut name")
+        elif not own:
+            state.snapshot.warn(f"{said}: it may be cut (add the topic's topicRoute file, "
+                                "whose whole broker names it is matched to)")
+    return renames
 
 
 # ------------------------------------------------------- consumerStatus running info

@@ -369,3 +369,51 @@ def test_consumer_connection_4_9_2_layout_reads_as_the_newer_one():
         assert frame(old, table).equals(frame(new, table)), table
     assert frame(old, "rejects").empty and old.warnings == new.warnings
     assert set(frame(old, "members").topic) == {"TopicOrder", "%RETRY%OrderGroup"}
+
+
+LONG_BROKER = "broker-a-prod-shanghai-az1-rmq-001"  # 34 characters
+
+
+def test_a_broker_name_cut_at_32_is_read_as_the_route_broker_it_begins():
+    """consumerProgress and topicStatus print a broker name's first 32 characters: its
+    queues were doubled (offsets on the cut name, readability on the route's), its holders
+    on queues the audit never recomputed, and the audit reported false drift."""
+    long_files = ["longbroker/topicRoute_TopicOrder.json", "longbroker/topicStatus_TopicOrder.txt",
+                  "consumerConnection_OrderGroup.txt",
+                  "longbroker/consumerProgress_OrderGroup.txt"]
+    snap = run(*long_files)
+    plain = run(*rocket_files("consumerProgress_OrderGroup.txt"))
+    whole = {"broker-a": LONG_BROKER, "broker-b": "broker-b"}
+    for table in ("queues", "offsets", "observed"):
+        keys = ["topic", "broker_name", "queue_id"]
+        expected = frame(plain, table).assign(broker_name=lambda f: f.broker_name.map(whole))
+        assert frame(snap, table).sort_values(keys, ignore_index=True).equals(
+            expected.sort_values(keys, ignore_index=True)), table
+    assert drift_rows(recomputed(snap), frame(snap, "observed")).empty
+    assert frame(snap, "rejects").empty
+    # the %RETRY% topic has no route: its cut name is read as the one broker routes give
+    assert [w for w in snap.warnings if "cut" in w] == [
+        f"topic %RETRY%OrderGroup: broker name {LONG_BROKER[:32]} is 32 characters, where "
+        f"consumerProgress and topicStatus cut longer names; read as {LONG_BROKER}, the one "
+        "broker of the route files it begins (the topic has no route file)"]
+
+
+def test_a_cut_broker_name_several_brokers_begin_or_no_route_names_is_said(tmp_path):
+    route = (DATA / "longbroker" / "topicRoute_TopicOrder.json").read_text()
+    twin = tmp_path / "topicRoute_TopicOrder.json"
+    twin.write_text(route.replace('"broker-b"', f'"{LONG_BROKER[:-1]}2"'))
+    progress = str(DATA / "longbroker" / "consumerProgress_OrderGroup.txt")
+    connection = str(DATA / "consumerConnection_OrderGroup.txt")
+    cut = LONG_BROKER[:32]
+    for files, said in (
+            ([str(twin)], f"and it begins brokers {LONG_BROKER} and {LONG_BROKER[:-1]}2 of "
+             "the routes: which one it is is unknown, so its queues, offsets and holders "
+             "are written under the cut name"),
+            ([], "it may be cut (add the topic's topicRoute file, whose whole broker names "
+             "it is matched to)")):
+        snap = import_files([*files, connection, progress], cluster="c1", snapshot_id="s1",
+                            captured_at=AT)
+        assert f"topic TopicOrder: broker name {cut} is 32 characters, where consumerProgress "\
+               f"and topicStatus cut longer names{',' if files else ':'} {said}" \
+               in snap.warnings
+        assert set(frame(snap, "offsets").broker_name) == {cut, "broker-b"}
