@@ -102,15 +102,19 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
     state = ImportState(Snapshot(snapshot_id, cluster), captured_at)
     for path in paths:
         text = _read(path)
-        doc = None
-        if text.lstrip().startswith(("{", "[")):
+        logged = mqadmin.log_lines_before_json(text)
+        body, doc = mqadmin.without_lines(text, logged), None
+        if body.lstrip().startswith(("{", "[")):
             try:
-                doc = loads(text)
+                doc = loads(body)
             except JsonError as exc:
                 # a text output may open with a bracket too: a log line of the tool
                 # (`[2026-11-23 10:15:42,123] WARN ...`, saved with `2>&1`) before its rows
                 if fmt in JSON_FORMATS or (fmt is None and detect_text(text) is None):
                     raise CaptureError(f"{path}: not valid JSON ({exc})") from exc
+        for number, line in logged if doc is not None else []:
+            state.snapshot.reject(path, number, "a log line the tool printed before its JSON "
+                                  "(saved with 2>&1)", line)
         kind = fmt or (detect_json(doc) if doc is not None else detect_text(text))
         if kind is None and not_online(exception := java_exception(text)):
             # as the dashboard's failed answer is: a rejects row, and the other files go on
@@ -158,7 +162,9 @@ def _dispatch(state: ImportState, path: str, kind: str, text: str, doc: object) 
         import_kafka_consumer_groups(state, path, text)
         return
     if kind in JSON_FORMATS and doc is None:
-        raise CaptureError(f"{path}: format {kind} needs a JSON file")
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        raise CaptureError(f"{path}: format {kind} needs a JSON file; its first line is no "
+                           f"JSON: {first[:120]!r}")
     if kind in JSON_FORMATS and not isinstance(doc, dict):
         raise CaptureError(f"{path}: format {kind} needs a JSON object, the file holds "
                            f"{mqadmin.json_type(doc)}")

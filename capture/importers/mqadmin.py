@@ -114,6 +114,34 @@ def text_field(record: dict, key: str) -> str:
     return value
 
 
+# what a JVM tool prints on stderr before its output, saved with `2>&1`: RocketMQ's own
+# logger without a configuration (SysLogger), log4j's and SLF4J's notices
+LOG_LINE = re.compile(r"^(RocketMQLog:|log4j:|SLF4J:)")
+
+
+def log_lines_before_json(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the log lines a JSON output (topicRoute) opens with; [] unless
+    every non-blank line before the first one opening with `{` is such a line."""
+    logged = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("{"):
+            return logged
+        if LOG_LINE.match(line.strip()):
+            logged.append((number, line))
+        elif line.strip():
+            return []
+    return []
+
+
+def without_lines(text: str, lines: list[tuple[int, str]]) -> str:
+    """`text` with those lines blank, so a JSON error names the file's own line."""
+    numbers = {number for number, _ in lines}
+    if not numbers:
+        return text
+    return "\n".join("" if n in numbers else line
+                     for n, line in enumerate(text.split("\n"), 1))
+
+
 def import_topic_route(state: ImportState, path: str, data: Any) -> None:
     """TopicRouteData: readable queue ids 0..readQueueNums-1 per broker (perm & 4)."""
     topic = name_from_file(path, ("topicRoute", "route", "topic"), "topic")

@@ -595,3 +595,33 @@ def test_a_4_9_2_consumer_connection_without_subscriptions_or_with_a_stray_line(
         ("10.0.1.21@21345", None, "BROADCASTING", "10.0.1.21:53012"),
         (long_id, None, "BROADCASTING", "10.0.1.23:40001")]
     assert rejects(snap) == [(path, 3, "unexpected line in consumerConnection", "garbage")]
+
+
+ROCKETMQ_LOG = ["RocketMQLog:WARN No appenders could be found for logger "
+                "(io.netty.util.internal.InternalThreadLocalMap).",
+                "RocketMQLog:WARN Please initialize the logger system properly."]
+
+
+@pytest.mark.parametrize("fmt", [None, "mqadmin-topicRoute"])
+def test_a_topic_route_saved_with_its_log_lines_is_read(tmp_path, fmt):
+    """mqadmin's logger without a configuration prints its warnings on stderr: a topicRoute
+    saved with `2>&1` opens with them and was an unrecognised file ("needs a JSON file"
+    with --format). Each is a reject, as in the text outputs, and the JSON is read."""
+    route = (DATA / "topicRoute_TopicOrder.json").read_text()
+    path = write(tmp_path, "topicRoute_TopicOrder.json", "\n".join([*ROCKETMQ_LOG, route]))
+    snap = run(path, fmt=fmt)
+    assert len(rows(snap, "queues", "queue_id")) == 8
+    reason = "a log line the tool printed before its JSON (saved with 2>&1)"
+    assert rejects(snap) == [(path, 1, reason, ROCKETMQ_LOG[0]),
+                             (path, 2, reason, ROCKETMQ_LOG[1])]
+
+
+def test_a_json_error_after_log_lines_names_the_files_line(tmp_path):
+    path = write(tmp_path, "topicRoute_T.json", "\n".join(
+        [*ROCKETMQ_LOG, '{"queueDatas":[', '  {"brokerName":"b"', '  "perm":6}]}']))
+    with pytest.raises(CaptureError, match="expected ',' or '}' at line 5"):
+        run(path)
+    other = write(tmp_path, "topicRoute_U.json", "some note\n{}\n")
+    with pytest.raises(CaptureError, match="needs a JSON file; its first line is no JSON: "
+                       "'some note'"):
+        run(other, fmt="mqadmin-topicRoute")
