@@ -348,6 +348,14 @@ def group_setting(state: ImportState, group: RocketGroup, key: str, value: str,
     them from its clients' heartbeats."""
     if key == "MessageModel":
         group.message_model = value or None
+    elif key == "ConsumeType" and value == "CONSUME_POP":
+        path, group_name = where
+        state.snapshot.warn(
+            f"{path}: group {group_name} is ConsumeType CONSUME_POP: its clients pop, the "
+            "broker hands out its queues (POP mode, a queue shared by design); the members "
+            "table has no allocation_mode column, so they are written as clients that "
+            "allocate themselves: the audit's assignment, findings and drift of this group "
+            "are not the broker's. Its popShareQueueNum is in no file either")
 
 
 # --------------------------------------------------------------------- consumerProgress

@@ -625,3 +625,19 @@ def test_a_json_error_after_log_lines_names_the_files_line(tmp_path):
     with pytest.raises(CaptureError, match="needs a JSON file; its first line is no JSON: "
                        "'some note'"):
         run(other, fmt="mqadmin-topicRoute")
+
+
+def test_a_pop_group_is_said_not_silently_written_as_client_allocated(tmp_path):
+    """ConsumeType CONSUME_POP: the broker hands out the queues, which the members table
+    cannot say (no allocation_mode column); it was written as AVG with no warning."""
+    path = write(tmp_path, "consumerConnection_PopGroup.txt",
+                 CONNECTION.replace("CONSUME_PASSIVELY", "CONSUME_POP"))
+    snap = run(path)
+    assert len(rows(snap, "members", "client_id")) == 4
+    assert f"{path}: group PopGroup is ConsumeType CONSUME_POP: its clients pop, the broker " \
+           "hands out its queues (POP mode, a queue shared by design); the members table " \
+           "has no allocation_mode column, so they are written as clients that allocate " \
+           "themselves: the audit's assignment, findings and drift of this group are not " \
+           "the broker's. Its popShareQueueNum is in no file either" in snap.warnings
+    assert not [w for w in run(write(tmp_path, "consumerConnection_G.txt", CONNECTION))
+                .warnings if "CONSUME_POP" in w]
