@@ -30,6 +30,7 @@ from capture.kafka_racks import (
     rack_aware_topics,
 )
 from capture.kafka_wire import RawGroup, WireError, addresses, connect, describe_groups
+from capture.static_members import static_order_warning
 from capture.tables import Snapshot
 from vocabulary.columns import KAFKA_STRATEGIES
 
@@ -319,7 +320,8 @@ def _member_views(described: Any, raw: RawGroup | None) -> list[dict[str, Any]]:
     for m in getattr(described, "members", None) or []:
         views[m.member_id] = {
             "member_id": m.member_id, "client_id": m.client_id, "host": m.host,
-            "metadata": b"", "assignment": b"",
+            "instance": getattr(m, "group_instance_id", None), "metadata": b"",
+            "assignment": b"",
             "decoded": [(tp.topic, tp.partition)
                         for tp in (m.assignment.topic_partitions if m.assignment else [])],
         }
@@ -327,7 +329,8 @@ def _member_views(described: Any, raw: RawGroup | None) -> list[dict[str, Any]]:
         view = views.setdefault(m.member_id, {"member_id": m.member_id, "decoded": None})
         view.update(metadata=m.metadata, assignment=m.assignment,
                     client_id=view.get("client_id") or m.client_id,
-                    host=view.get("host") or m.client_host)
+                    host=view.get("host") or m.client_host,
+                    instance=view.get("instance") or m.group_instance_id)
     return sorted(views.values(), key=lambda v: v["member_id"])
 
 
@@ -428,6 +431,10 @@ def _capture_group(snap: Snapshot, origin: str, group: str, described: Any,
                      client_name=m.get("client_id") or None, client_host=host)
         if rack is not None:
             racks[m["member_id"]] = rack
+    order = static_order_warning(group, {m["member_id"]: m.get("instance") for m in members},
+                                 assignor)
+    if order is not None:
+        snap.warn(order)
     if racks and assignor in RACK_AWARE_ASSIGNORS:
         return topics, RackedGroup(group, assignor, racks,
                                    {m["member_id"]: subscribed for m, subscribed, _ in known}

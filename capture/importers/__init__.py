@@ -23,12 +23,10 @@ from capture.importers.detect import (
     kafka_notices,
     not_online,
 )
-from capture.importers.kafka_consumer_groups import (
-    import_kafka_consumer_groups,
-    static_order_warning,
-)
+from capture.importers.kafka_consumer_groups import import_kafka_consumer_groups
 from capture.importers.rocketmq_json import JsonError, loads
 from capture.importers.state import ImportState
+from capture.static_members import static_order_warning
 from capture.tables import Snapshot
 
 __all__ = ["FORMATS", "import_files"]
@@ -227,7 +225,9 @@ def _build_kafka(state: ImportState) -> None:
         if g.members and topics:
             snap.warn(f"group {name}: kafka-consumer-groups does not print subscriptions; "
                       "every member is taken to subscribe every topic the group consumes")
-        if strategy is not None and (warning := static_order_warning(name, g, strategy)):
+        instances = {m: member.instance_id for m, member in g.members.items()}
+        if strategy is not None and (warning := static_order_warning(name, instances,
+                                                                     strategy)):
             snap.warn(warning)
         holders: dict[tuple[str, int], list[str]] = {}
         for member_id in sorted(g.members):

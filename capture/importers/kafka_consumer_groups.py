@@ -27,7 +27,6 @@ from pathlib import Path
 from capture.errors import CaptureError
 from capture.importers.state import (
     ImportState,
-    KafkaGroup,
     Reading,
     ReadingsWarning,
     spoken,
@@ -307,24 +306,6 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
         assert topic is not None
         member.assigned.add((topic, partition))
         group.partitions.add((topic, partition))
-
-
-def static_order_warning(name: str, group: KafkaGroup, strategy: str) -> str | None:
-    """Why a range or roundrobin group with static members may show drift that is no
-    client's fault: Kafka's assignors (AbstractPartitionAssignor.MemberInfo) put members
-    with a group.instance.id first, ordered by it, then the others by member id; the
-    audit's recompute orders every member by member id (SPEC 3)."""
-    static = sorted(f"{m} as {member.instance_id}" for m, member in group.members.items()
-                    if member.instance_id is not None)
-    if not static or strategy not in ("range", "roundrobin"):
-        return None
-    dynamic = len(group.members) - len(static)
-    said = (f"{len(static)} static member(s) ({spoken(static)}) and {dynamic} dynamic"
-            if dynamic else f"only static members ({spoken(static)})")
-    return (f"group {name} has {said}; Kafka's {strategy} assignor orders static members "
-            "first, by group.instance.id, then the others by member id, while the audit "
-            "recomputes the assignment ordering every member by member id: this group's "
-            "drift may be that ordering, not its clients")
 
 
 def _state_row(state: ImportState, path: str, number: int, line: str,

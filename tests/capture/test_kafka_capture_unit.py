@@ -410,3 +410,28 @@ def test_the_default_cluster_name_is_the_reported_id_else_the_bootstrap_servers(
     assert cluster_name("MkU3OEVBNTcwNTJENDM2Qk", "b:9092,a:9092") == "MkU3OEVBNTcwNTJENDM2Qk"
     assert cluster_name(None, "b:9092,a:9092") == "b:9092,a:9092"
     assert cluster_name("", "a:9092") == "a:9092"
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "cooperative-sticky"])
+def test_a_group_with_static_members_is_said_to_be_ordered_otherwise(assignor):
+    """Kafka's range and roundrobin put static members first, by group.instance.id; the
+    audit orders by member id, so such a group's drift may be that order: the live
+    capture decoded the instance id and dropped it, without a word."""
+    static = RawMember("z-static", "inst-a", "client-z", "/10.0.0.9",
+                       member("x", ["t1"], {}).metadata, member("x", ["t1"], {"t1": [0]})
+                       .assignment)
+    raw = RawGroup("g", 0, "Stable", "consumer", assignor,
+                   [static, member("m-a", ["t1"], {"t1": [1]})])
+    snap = Snapshot("s", "c")
+    _capture_group(snap, "kafka://x", "g", None, raw)
+    said = [w for w in snap.warnings if "static member" in w]
+    if assignor == "cooperative-sticky":
+        assert said == []
+    else:
+        assert said == [
+            f"group g has 1 static member(s) (z-static as inst-a) and 1 dynamic; Kafka's "
+            f"{assignor} assignor orders static members first, by group.instance.id, then "
+            "the others by member id, while the audit recomputes the assignment ordering "
+            "every member by member id: this group's drift may be that ordering, not its "
+            "clients"]
+    assert len(snap.table("members").to_pylist()) == 2
