@@ -42,7 +42,7 @@ STATE_ROW = re.compile(r"^(\S+)\s+(\S+)\s+\((\S+)\)(.*)$")
 STATE_ROW_BEFORE_2_3 = re.compile(r"^()(\S+)\s+\((\S+)\)(.*)$")  # no GROUP: group 1 empty
 # the first column of each layout before Kafka 2.3, which printed no GROUP column
 FIRST_BEFORE_2_3 = {"offsets": "TOPIC", "members": "CONSUMER-ID", "state": "COORDINATOR"}
-NAMED_FILE = re.compile(r"^(offsets|members|state)_(.+?)(\.(txt|out|log))*$", re.IGNORECASE)
+NAMED_FILE = re.compile(r"^(offsets|members|state)_(.+)\.(txt|out|log)$", re.IGNORECASE)
 MISSING = "-"
 
 
@@ -58,7 +58,7 @@ def _columns(header: str) -> list[tuple[str, int]]:
     return [(m.group(0).replace("_(", " ("), m.start()) for m in re.finditer(r"\S+", header)]
 
 
-def _by_position(line: str, cols: list[tuple[str, int]]) -> dict[str, str] | None:
+def _by_position(line: str, cols: list[tuple[str, int]]) -> dict[str, str | None] | None:
     """The row cut at the header's column starts, or None when the line is not laid out
     under the header. The tool prints each column left-aligned, padded to the width of its
     longest value (at least the header's) and one space, so a value starts at its column
@@ -72,7 +72,7 @@ def _by_position(line: str, cols: list[tuple[str, int]]) -> dict[str, str] | Non
         start += shift
         end = cols[i + 1][1] + shift - 1 if i + 1 < len(cols) else len(line)
         if start >= len(line):
-            row[name] = ""  # the line ends before this column
+            row[name] = None  # the line ends before this column
             continue
         if end < len(line) and not line[end].isspace():  # runs past its column
             if _SPACE.search(line, start, end):
@@ -96,8 +96,8 @@ def _split(line: str, cols: list[tuple[str, int]], rest_from: str | None = None,
     dynamic member) in its place, and a value holding spaces whole. Other lines (tabs,
     spaces collapsed by a copy) are split at whitespace, where a blank cannot be told from
     a missing value, nor a value's words from the next column's: a line with more words
-    than columns is refused, unless `rest_from` is its last column, whose value holds
-    spaces by its own syntax (ASSIGNMENT's `t(0), u(1)`, checked by its parser).
+    than columns is refused, unless `rest_from` is its last column and the words can only
+    be its own (`_rest_is_last`).
     `blank_ok` = columns the tool may leave blank: any other empty value means the line
     was cut or garbled. Raises ValueError naming why."""
     names = [name for name, _ in cols]
@@ -105,24 +105,40 @@ def _split(line: str, cols: list[tuple[str, int]], rest_from: str | None = None,
     row = _by_position(line, cols)
     if row is None:
         return _by_whitespace(line, names, rest)
-    for name, start in cols:
-        if not row[name] and name not in blank_ok:
-            raise ValueError(f"line ends before column {name}" if start >= len(line)
+    values: dict[str, str] = {}
+    for name in names:  # None: the line ends before the column (after any overflow)
+        value = row[name]
+        if not value and name not in blank_ok:
+            raise ValueError(f"line ends before column {name}" if value is None
                              else f"no value in column {name}")
-    return row
+        values[name] = value or ""
+    return values
+
+
+def _rest_is_last(names: list[str], tokens: list[str]) -> bool:
+    """Whether the words beyond the columns can only be the last column's: ASSIGNMENT's
+    items each end in a comma but the last (`t(0), u(1)`); a CLIENT-ID after HOST, when
+    HOST's word is an address as the tool prints it (`/10.0.0.1`): a member id holding a
+    space (`order service-1-<uuid>`) would have put a word of it there. A member id
+    without one (a static member's, a KIP-848 group's random id) leaves the client.id's
+    spaces at the line's end."""
+    last = len(names) - 1
+    if names[last] == "ASSIGNMENT":
+        return all(t.endswith(",") for t in tokens[last:-1])
+    return (names[last] == "CLIENT-ID" and names[last - 1] == "HOST"
+            and tokens[last - 1].startswith("/"))
 
 
 def _by_whitespace(line: str, names: list[str], rest: bool) -> dict[str, str]:
     """A line not laid out under the header, split at whitespace (`_split`). Words beyond
-    the columns belong to the last (`rest`) only as its syntax has them: ASSIGNMENT items
-    each end in a comma but the last; else a value's words cannot be placed."""
+    the columns belong to the last (`rest`) only where they can be no other's
+    (`_rest_is_last`); else a value's words cannot be placed."""
     tokens = line.split()
     if len(tokens) < len(names):
         raise ValueError(f"line ends before column {names[len(tokens)]} "
                          f"({len(tokens)} of {len(names)} values)")
     last = len(names) - 1
-    if len(tokens) > len(names) and not (rest and all(t.endswith(",")
-                                                      for t in tokens[last:-1])):
+    if len(tokens) > len(names) and not (rest and _rest_is_last(names, tokens)):
         raise ValueError(f"{len(tokens)} words for the {len(names)} columns "
                          f"{' '.join(names)}: the line is not laid out under the header, "
                          "so a value holding a space cannot be told from two values")
@@ -178,6 +194,12 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
                 snap.reject(path, number, "unknown kafka-consumer-groups header", line)
                 cols = None
             elif cols[0][0] != "GROUP":
+                if group is not None:  # the tool describes one group per call
+                    raise CaptureError(
+                        f"{path} line {number}: a second output of kafka-consumer-groups.sh "
+                        "of Kafka 2.2 or older, which prints no group: its rows could be "
+                        "another group's, so save each output in a file of its own, named "
+                        f"{kind}_<group>.txt")
                 group = group_from_name(path, kind)
             continue
         if cols is None:
@@ -201,7 +223,7 @@ def _offsets_row(state: ImportState, path: str, number: int, line: str,
     """One partition of a group (or a member holding nothing: `-` topic and partition).
     The tool prints `-` for every missing value, so a blank column is a cut line. The
     whole row is checked before it changes the state: a rejected line adds nothing."""
-    row = _split(line, cols)
+    row = _split(line, cols, "CLIENT-ID")
     name, member_id, topic = row.get("GROUP", group_name), row["CONSUMER-ID"], row["TOPIC"]
     partition = _number(row, "PARTITION", bits=32)
     if (topic == MISSING) != (partition is None):

@@ -415,7 +415,51 @@ def test_output_before_kafka_2_3_takes_the_group_from_the_file_name():
     assert set(frame(snap, "members").strategy) == {"roundrobin"}
 
 
-@pytest.mark.parametrize("name", ["k22_offsets.txt", "offsets.txt", "offsets_orders (1).txt"])
+def test_a_split_line_whose_client_id_holds_a_space_after_the_host_is_read(tmp_path):
+    """Tabs from a spreadsheet: a member id without a space (a static member's, a KIP-848
+    group's random id) leaves the client.id's words at the end, after the `/host` word,
+    and they are its; a member id holding one puts a word where the host is, and the line
+    is refused (above)."""
+    offsets = write(tmp_path, "offsets.txt", HEADER.replace(" ", "\t"),
+                    "\t".join(["g1", "orders", "0", "5", "9", "4", "Jq3XyAbCdEfGhIjKlMnOpQ",
+                               "/10.0.0.1", "order service"]))
+    snap = run(offsets)
+    assert rejects(snap) == []
+    assert members(snap) == {("Jq3XyAbCdEfGhIjKlMnOpQ", "10.0.0.1", "order service")}
+
+
+def test_a_line_cut_after_an_overflowing_number_says_where_it_ends(tmp_path):
+    # two 19-digit offsets: the line shifts past where CLIENT-ID's column starts
+    row = printed(OFFSETS_COLUMNS, ("g1", "orders", 1, 1234567890123456789,
+                                    1234567890123456799, 10, M1, "/10.0.0.11", "consumer-1"),
+                  fixed=OFFSETS_FIXED)
+    cut = row[1][:row[1].index("/10.0.0.11") + len("/10.0.0.11")]
+    snap = run(write(tmp_path, "offsets.txt", row[0], cut))
+    [(line, reason, _)] = rejects(snap)
+    assert (line, reason) == (2, "unreadable offsets row: line ends before column CLIENT-ID")
+
+
+def test_two_outputs_before_kafka_2_3_in_one_file_are_refused(tmp_path):
+    """The tool described one group per call and printed none: the second output's rows
+    were written to the first's group, the file's name."""
+    text = (DATA / "kcg_2.2" / "offsets_orders-range.txt").read_text()
+    path = write(tmp_path, "offsets_all.txt", text, text)
+    with pytest.raises(CaptureError, match=re.escape(
+            "a second output of kafka-consumer-groups.sh of Kafka 2.2 or older, which prints "
+            "no group")):
+        run(path)
+
+
+def test_a_group_named_by_a_file_keeps_its_own_dots():
+    from capture.importers.kafka_consumer_groups import group_from_name
+
+    assert group_from_name("/x/offsets_audit.log.txt", "offsets") == "audit.log"
+    assert group_from_name("/x/OFFSETS_my.group.TXT", "offsets") == "my.group"
+
+
+@pytest.mark.parametrize("name", ["k22_offsets.txt", "offsets.txt", "offsets_orders (1).txt",
+                                  "offsets_g.txt.1", "offsets_g.csv", "offsets_.txt",
+                                  "offsets_g"])
 def test_output_before_kafka_2_3_not_named_by_its_group_is_refused(tmp_path, name):
     text = (DATA / "kcg_2.2" / "offsets_orders-range.txt").read_text()
     path = write(tmp_path, name, text)
