@@ -492,14 +492,12 @@ def rekey(state: ImportState, readings: dict[QueueKey, int],
 
 
 def cut_broker_names(state: ImportState) -> set[tuple[str, str]]:
-    """(topic, broker) of every queue read whose broker name may be cut: 32 characters,
-    not a broker of its topic's routes."""
+    """(topic, broker) of every queue read whose broker name may be cut: 32 characters
+    (a broker of exactly 32 is printed whole, and may be cut from a longer one too)."""
     keys = [*state.max_offset, *(p[1] for p in state.progress_ips)]
     for group in state.rocket.values():
         keys += [*group.broker_offset, *group.consumer_offset, *group.holders]
-    routed = {(topic, e[0]) for topic, entries in state.routes.items() for e in entries}
-    return {(t, b) for t, b, _ in keys
-            if b is not None and len(b) == CUT_BROKER and (t, b) not in routed}
+    return {(t, b) for t, b, _ in keys if b is not None and len(b) == CUT_BROKER}
 
 
 def cut_broker_renames(state: ImportState) -> dict[tuple[str, str], str]:
@@ -510,9 +508,11 @@ def cut_broker_renames(state: ImportState) -> dict[tuple[str, str], str]:
     every = {e[0] for entries in state.routes.values() for e in entries}
     for topic, cut in sorted(cut_broker_names(state)):
         own = {e[0] for e in state.routes.get(topic, [])}
-        found = sorted(b for b in (own or every) if b.startswith(cut) and b != cut)
+        found = sorted(b for b in (own or every) if b.startswith(cut))
         said = (f"topic {topic}: broker name {cut} is {CUT_BROKER} characters, where "
                 "consumerProgress and topicStatus cut longer names")
+        if found == [cut]:  # a broker of exactly 32 characters, and no longer one
+            continue
         if len(found) == 1:
             renames[(topic, cut)] = found[0]
             if not own:
@@ -521,7 +521,8 @@ def cut_broker_renames(state: ImportState) -> dict[tuple[str, str], str]:
         elif found:
             state.snapshot.warn(f"{said}, and it begins brokers {spoken(found)} of the "
                                 "routes: which one it is is unknown, so its queues, offsets "
-                                "and holders are written under the cut name")
+                                "and holders are written under the cut name, the readings "
+                                "of queues both brokers number alike taken as one queue's")
         elif not own:
             state.snapshot.warn(f"{said}: it may be cut (add the topic's topicRoute file, "
                                 "whose whole broker names it is matched to)")

@@ -408,7 +408,8 @@ def test_a_cut_broker_name_several_brokers_begin_or_no_route_names_is_said(tmp_p
     for files, said in (
             ([str(twin)], f"and it begins brokers {LONG_BROKER} and {LONG_BROKER[:-1]}2 of "
              "the routes: which one it is is unknown, so its queues, offsets and holders "
-             "are written under the cut name"),
+             "are written under the cut name, the readings of queues both brokers number "
+             "alike taken as one queue's"),
             ([], "it may be cut (add the topic's topicRoute file, whose whole broker names "
              "it is matched to)")):
         snap = import_files([*files, connection, progress], cluster="c1", snapshot_id="s1",
@@ -417,3 +418,26 @@ def test_a_cut_broker_name_several_brokers_begin_or_no_route_names_is_said(tmp_p
                f"and topicStatus cut longer names{',' if files else ':'} {said}" \
                in snap.warnings
         assert set(frame(snap, "offsets").broker_name) == {cut, "broker-b"}
+
+
+def test_a_broker_of_exactly_32_characters_that_begins_a_longer_one_is_said():
+    """A broker named with exactly 32 characters is printed whole, and a longer one that
+    begins with it prints the same: az-1's and az-10's queues were taken for az-1's (its
+    max offsets from az-10's readings) with no word of the cut, and a topic without a
+    route had a queue of the 32-character broker renamed to the longer one."""
+    az = "rmq-broker-prod-cn-shanghai-az-1"
+    snap = run(*(f"cutbroker_az/{f}" for f in ("topicRoute_TopicOrder.json",
+                                                "consumerConnection_OrderGroup.txt",
+                                                "consumerProgress_OrderGroup.txt")))
+    assert (f"topic TopicOrder: broker name {az} is 32 characters, where consumerProgress "
+            f"and topicStatus cut longer names, and it begins brokers {az} and {az}0 of the "
+            "routes: which one it is is unknown") in " ".join(snap.warnings)
+    exact = "broker-a-prod-shanghai-az1-rmq-0"
+    snap = run(*(f"cutbroker_exact32/{f}" for f in ("topicRoute_TopicOrder.json",
+                                                     "topicRoute_TopicPay.json",
+                                                     "consumerConnection_OrderGroup.txt",
+                                                     "consumerProgress_OrderGroup.txt")))
+    retry = frame(snap, "offsets")[lambda f: f.topic.str.startswith("%RETRY%")]
+    assert set(retry.broker_name) == {exact}
+    assert any(f"broker name {exact} is 32 characters" in w and f"{exact}01" in w
+               for w in snap.warnings)
