@@ -91,8 +91,9 @@ def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     sticky = other[other == 0].index.to_frame(index=False)
     if sticky.empty:
         return exp
-    exp_q = claimed.merge(sticky, on=GROUP_KEYS)
-    obs_q = obs[obs["client_id"].notna()].merge(sticky, on=GROUP_KEYS)
+    holder = [*QUEUE_KEYS, "client_id"]  # a holder read twice is one, as below
+    exp_q = claimed.merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
+    obs_q = obs[obs["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
     bad = []  # groups failing a property, one frame of GROUP_KEYS per property
 
     def once(rows: pd.DataFrame) -> pd.DataFrame:  # groups with a queue held twice

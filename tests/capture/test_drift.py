@@ -117,6 +117,8 @@ def test_a_sticky_groups_other_balanced_assignment_is_no_drift():
     observed = frame([(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B")])
     for strategy in ("sticky", "cooperative-sticky"):
         assert drift_rows(sticky(RECOMPUTED, strategy), observed).empty
+    # a holder read twice (two captures of one snapshot) is one holder
+    assert drift_rows(sticky(RECOMPUTED), pd.concat([observed, observed.head(1)])).empty
 
 
 def test_a_sticky_group_is_compared_queue_by_queue_when_its_assignment_could_not_be():
