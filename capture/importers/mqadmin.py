@@ -352,10 +352,11 @@ def group_setting(state: ImportState, group: RocketGroup, key: str, value: str,
         path, group_name = where
         state.snapshot.warn(
             f"{path}: group {group_name} is ConsumeType CONSUME_POP: its clients pop, the "
-            "broker hands out its queues (POP mode, a queue shared by design); the members "
-            "table has no allocation_mode column, so they are written as clients that "
-            "allocate themselves: the audit's assignment, findings and drift of this group "
-            "are not the broker's. Its popShareQueueNum is in no file either")
+            "broker hands out its queues (POP mode, a queue shared by design); the capture "
+            "writes no allocation_mode column, so they are written as clients that "
+            "allocate themselves (set allocation_mode POP in the members table to audit "
+            "them as POP): the audit's assignment, findings and drift of this group are not "
+            "the broker's. Its popShareQueueNum is in no file either")
 
 
 # --------------------------------------------------------------------- consumerProgress

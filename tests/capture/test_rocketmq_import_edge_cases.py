@@ -635,9 +635,10 @@ def test_a_pop_group_is_said_not_silently_written_as_client_allocated(tmp_path):
     snap = run(path)
     assert len(rows(snap, "members", "client_id")) == 4
     assert f"{path}: group PopGroup is ConsumeType CONSUME_POP: its clients pop, the broker " \
-           "hands out its queues (POP mode, a queue shared by design); the members table " \
-           "has no allocation_mode column, so they are written as clients that allocate " \
-           "themselves: the audit's assignment, findings and drift of this group are not " \
-           "the broker's. Its popShareQueueNum is in no file either" in snap.warnings
+           "hands out its queues (POP mode, a queue shared by design); the capture writes no " \
+           "allocation_mode column, so they are written as clients that allocate " \
+           "themselves (set allocation_mode POP in the members table to audit them as " \
+           "POP): the audit's assignment, findings and drift of this group are not the " \
+           "broker's. Its popShareQueueNum is in no file either" in snap.warnings
     assert not [w for w in run(write(tmp_path, "consumerConnection_G.txt", CONNECTION))
                 .warnings if "CONSUME_POP" in w]
