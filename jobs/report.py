@@ -73,7 +73,7 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
     def unpacked(name: str) -> DataFrame:
         return unpack(side, name, waves_for(pass_rows[name], cores))
 
-    drift = drift_report(assignments, inputs.observed, buckets)
+    drift = drift_report(assignments, inputs.observed, buckets, inputs.members)
     if inputs.observed is not None:
         with step("drift"):
             drift = persist(drift)

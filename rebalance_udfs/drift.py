@@ -8,7 +8,7 @@ equal — so no Python runs per row; the sorted holder lists are built only for 
 drifting queues (normally few).
 
 A group whose members all run a Kafka sticky assignor is compared by the properties its
-assignment must have (SPEC §3: valid, balanced within one), not holder by holder: which
+assignment must have (SPEC §3: valid, balanced), not holder by holder: which
 balanced assignment the sticky assignors settle on depends on the partitions each member
 owned before, history the snapshots do not hold (the generations before the first one,
 and between two). Its observed assignment is taken as expected when it is one they could
@@ -43,8 +43,7 @@ _NULL = "\x00"  # a null broker (Kafka) as a key value; sorts first, as null sor
 
 
 def _prepare(df: pd.DataFrame) -> pd.DataFrame:
-    out = df[[*QUEUE_KEYS, "client_id", *(["strategy"] if "strategy" in df.columns
-                                          else [])]].copy()
+    out = df[[*QUEUE_KEYS, "client_id"]].copy()
     for col in ("snapshot_id", "cluster", "consumer_group", "topic", "client_id"):
         out[col] = out[col].astype(object)
     out["queue_id"] = out["queue_id"].astype("int64")
@@ -74,48 +73,50 @@ def _holder_lists(q: np.ndarray, clients: np.ndarray, wanted: np.ndarray,
     return [lists.get(int(code), []) for code in wanted]
 
 
-def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
-    """`exp` (prepared, with `strategy`) with each sticky group's expected rows replaced
-    by its observed ones where those are an assignment the sticky assignors could have
-    made: a group whose every claiming member runs `sticky` or `cooperative-sticky`, whose
-    observed holders hold every queue the recomputation has claimed and no other, each
-    once, each by a member the recomputation gives a queue of that topic (a subscriber),
-    and whose holders' queue counts are the recomputation's (balanced within one, as it
-    is). All by groupby and merge, no Python per group."""
-    claimed = exp[exp["client_id"].notna()]
-    if claimed.empty or obs.empty:
+def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame,
+                        members: pd.DataFrame) -> pd.DataFrame:
+    """`exp` with each sticky group's expected rows replaced by its observed ones where
+    those are an assignment the sticky assignors could have made (upstream's own check,
+    verifyValidityAndBalance): a group whose every member (`members`: GROUP_KEYS, topic,
+    client_id, strategy; one row per member and subscribed topic) runs `sticky` or
+    `cooperative-sticky`, whose observed holders hold every queue the recomputation has
+    claimed and no other, each once, each by a member subscribing its topic, and where
+    no holder of a topic's queue holds two or more queues more than a member subscribing
+    that topic (which could take one). All by groupby and merge, no Python per group."""
+    if obs.empty or members.empty:
         return exp
-    strategy = claimed["strategy"]
-    other = (~strategy.isin(STICKY_STRATEGIES)).groupby(
-        [claimed[k] for k in GROUP_KEYS], sort=False).sum()
+    other = (~members["strategy"].isin(STICKY_STRATEGIES)).groupby(
+        [members[k] for k in GROUP_KEYS], sort=False).sum()
     sticky = other[other == 0].index.to_frame(index=False)
     if sticky.empty:
         return exp
     holder = [*QUEUE_KEYS, "client_id"]  # a holder read twice is one, as below
-    exp_q = claimed.merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
+    exp_q = exp[exp["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
     obs_q = obs[obs["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
+    subscribers = members[members["topic"].notna()].merge(sticky, on=GROUP_KEYS)[
+        [*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
     bad = []  # groups failing a property, one frame of GROUP_KEYS per property
 
-    def once(rows: pd.DataFrame) -> pd.DataFrame:  # groups with a queue held twice
+    def twice(rows: pd.DataFrame) -> pd.DataFrame:  # groups with a queue held twice
         n = rows.groupby(QUEUE_KEYS, sort=False).size()
         return n[n > 1].index.to_frame(index=False)[GROUP_KEYS]
 
-    bad += [once(exp_q), once(obs_q)]
+    bad.append(twice(obs_q))
     queues = exp_q[QUEUE_KEYS].drop_duplicates().merge(
         obs_q[QUEUE_KEYS].drop_duplicates(), on=QUEUE_KEYS, how="outer", indicator=True)
     bad.append(queues[queues["_merge"] != "both"][GROUP_KEYS])
-    takers = exp_q[[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
-    holders = obs_q[[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates().merge(
-        takers, how="left", indicator=True)
-    bad.append(holders[holders["_merge"] == "left_only"][GROUP_KEYS])
-
-    def loads(rows: pd.DataFrame) -> pd.DataFrame:  # clients per (group, queue count)
-        per_client = rows.groupby([*GROUP_KEYS, "client_id"], sort=False).size()
-        return (per_client.rename("count").groupby(level=GROUP_KEYS).value_counts()
-                .rename("n").reset_index())
-
-    counts = loads(exp_q).merge(loads(obs_q), on=[*GROUP_KEYS, "count"], how="outer")
-    bad.append(counts[counts["n_x"] != counts["n_y"]][GROUP_KEYS])
+    held = obs_q[[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates().merge(
+        subscribers, how="left", indicator=True)
+    bad.append(held[held["_merge"] == "left_only"][GROUP_KEYS])
+    # balance: per topic, the most loaded holder against the least loaded subscriber
+    load = obs_q.groupby([*GROUP_KEYS, "client_id"], sort=False).size().rename("n")
+    loads = subscribers.merge(load.reset_index(), how="left").fillna({"n": 0})
+    held_loads = held[held["_merge"] == "both"].drop(columns="_merge").merge(
+        load.reset_index())
+    most = held_loads.groupby([*GROUP_KEYS, "topic"], sort=False)["n"].max()
+    least = loads.groupby([*GROUP_KEYS, "topic"], sort=False)["n"].min()
+    gap = (most - least.reindex(most.index)).dropna()
+    bad.append(gap[gap >= 2].index.to_frame(index=False)[GROUP_KEYS])
     failing = pd.concat(bad, ignore_index=True).drop_duplicates()
     settled = sticky.merge(failing, how="left", indicator=True)
     settled = settled[settled["_merge"] == "left_only"][GROUP_KEYS]
@@ -123,21 +124,23 @@ def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
         return exp
     kept = exp.merge(settled, how="left", indicator=True)
     kept = kept[kept["_merge"] == "left_only"].drop(columns="_merge")
-    taken = obs.merge(settled, on=GROUP_KEYS).assign(strategy=None)
-    return pd.concat([kept, taken[kept.columns]], ignore_index=True)
+    return pd.concat([kept, obs.merge(settled, on=GROUP_KEYS)[kept.columns]],
+                     ignore_index=True)
 
 
-def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame) -> pd.DataFrame:
+def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame,
+               members: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per queue whose observed holders differ from the expected ones.
 
-    expected: QUEUE_KEYS + client_id (null = a queue nobody is expected to hold), and the
-    claiming member's `strategy` when known (a sticky group is then compared by its
-    properties, `_sticky_as_observed`); observed: QUEUE_KEYS + client_id (who really
-    holds it). Lists are sorted in Java `String.compareTo` order; rows are sorted by the
-    keys."""
+    expected: QUEUE_KEYS + client_id (null = a queue nobody is expected to hold);
+    observed: QUEUE_KEYS + client_id (who really holds it); members, when given: the
+    groups' members (GROUP_KEYS, topic, client_id, strategy), by which a group on the
+    sticky assignors is compared by its properties (`_sticky_as_observed`). Lists are
+    sorted in Java `String.compareTo` order; rows are sorted by the keys."""
     exp, obs = _prepare(expected), _prepare(observed)
-    if "strategy" in exp.columns:
-        exp = _sticky_as_observed(exp, obs)
+    if members is not None:
+        exp = _sticky_as_observed(exp, obs, members.astype({"topic": object,
+                                                            "client_id": object}))
     keys = pd.concat([exp[QUEUE_KEYS], obs[QUEUE_KEYS]], ignore_index=True)
     qcode = keys.groupby(QUEUE_KEYS, sort=False).ngroup().to_numpy(dtype=np.int64)
     n_queues = int(qcode.max()) + 1 if len(qcode) else 0

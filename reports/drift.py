@@ -4,8 +4,9 @@ partition" question no console answers.
 
 Only groups with observed rows are compared (a group nobody observed has no drift, only
 an unknown). Expected holders are the assignment's claimants (OK, CONTENDED, BROADCAST),
-null for an unclaimed queue, with the strategy each claims by (a group on Kafka's sticky
-assignors is compared by the properties of its assignment). The comparison is
+null for an unclaimed queue; the members' subscriptions and strategies come along, by
+which a group on Kafka's sticky assignors is compared by the properties of its
+assignment. The comparison is
 `rebalance_udfs.drift.drift_rows`, run once per bucket of groups by its glue
 (`rebalance_udfs.spark.drift`), like the kernels.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.spark.drift import EXPECTED, OBSERVED, SIDE, compare
+from rebalance_udfs.spark.drift import EXPECTED, OBSERVED, SIDE, SUBSCRIBER, compare
 from vocabulary.columns import (
     GROUP_KEYS,
     HELD_BY_OTHER,
@@ -28,20 +29,28 @@ from vocabulary.columns import (
 from vocabulary.schemas import DRIFT_SCHEMA
 
 
-def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: int) -> DataFrame:
-    """One row per drifting queue (DRIFT_SCHEMA); empty without observed rows."""
+def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: int,
+                 members: DataFrame | None = None) -> DataFrame:
+    """One row per drifting queue (DRIFT_SCHEMA); empty without observed rows. `members`
+    (the validated members rows): their subscriptions and strategies, by which a group on
+    the sticky assignors is compared by its assignment's properties."""
     spark = assignments.sparkSession
     if observed is None:
         return spark.createDataFrame([], DRIFT_SCHEMA)
     groups = observed.select(*GROUP_KEYS).distinct()
-    claims = F.col("status") != UNCONSUMED
+    no_strategy = F.lit(None).cast("string").alias("strategy")
     expected = (assignments.join(F.broadcast(groups), GROUP_KEYS, "left_semi")
-                .select(*QUEUE_KEYS, F.when(claims, F.col("client_id")).alias("client_id"),
-                        F.when(claims, F.col("strategy")).alias("strategy"),
-                        F.lit(EXPECTED).alias(SIDE)))
-    seen = observed.select(*QUEUE_KEYS, "client_id", F.lit(None).cast("string")
-                           .alias("strategy"), F.lit(OBSERVED).alias(SIDE))
-    return compare(expected.unionByName(seen), buckets)
+                .select(*QUEUE_KEYS, F.when(F.col("status") != UNCONSUMED, F.col("client_id"))
+                        .alias("client_id"), no_strategy, F.lit(EXPECTED).alias(SIDE)))
+    seen = observed.select(*QUEUE_KEYS, "client_id", no_strategy, F.lit(OBSERVED).alias(SIDE))
+    holders = expected.unionByName(seen)
+    if members is not None:
+        holders = holders.unionByName(
+            members.join(F.broadcast(groups), GROUP_KEYS, "left_semi").select(
+                *GROUP_KEYS, "topic", F.lit(None).cast("string").alias("broker_name"),
+                F.lit(None).cast("int").alias("queue_id"), "client_id", "strategy",
+                F.lit(SUBSCRIBER).alias(SIDE)))
+    return compare(holders, buckets)
 
 
 def drift_by_group(drift: DataFrame) -> DataFrame:

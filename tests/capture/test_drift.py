@@ -101,13 +101,15 @@ def test_matches_a_naive_set_comparison_on_random_data():
     assert got == want
 
 
-def sticky(rows: list[tuple[str, int, str | None]], strategy: str = "cooperative-sticky",
-           **keys: str) -> pd.DataFrame:
-    """Expected rows of the recomputation: each claimant with its strategy."""
-    return frame(rows).assign(**keys, strategy=[strategy if c else None for _, _, c in rows])
+def subscribers(topics: dict[str, list[str]], strategy: str = "cooperative-sticky",
+                group: str = "g") -> pd.DataFrame:
+    """The members rows of a group: each client's subscribed topics and its strategy."""
+    return pd.DataFrame([{**K, "consumer_group": group, "topic": t, "client_id": c,
+                          "strategy": strategy} for c, ts in topics.items() for t in ts])
 
 
-RECOMPUTED = [(None, 0, "A"), (None, 1, "B"), (None, 2, "A"), (None, 3, "B")]
+RECOMPUTED = frame([(None, 0, "A"), (None, 1, "B"), (None, 2, "A"), (None, 3, "B")])
+AB = subscribers({"A": ["t"], "B": ["t"]})
 
 
 def test_a_sticky_groups_other_balanced_assignment_is_no_drift():
@@ -116,9 +118,12 @@ def test_a_sticky_groups_other_balanced_assignment_is_no_drift():
     p0,p2 / p1,p3 (it was 2 HELD_BY_OTHER and an OBSERVED_DRIFT)."""
     observed = frame([(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B")])
     for strategy in ("sticky", "cooperative-sticky"):
-        assert drift_rows(sticky(RECOMPUTED, strategy), observed).empty
+        members = subscribers({"A": ["t"], "B": ["t"]}, strategy)
+        assert drift_rows(RECOMPUTED, observed, members).empty
     # a holder read twice (two captures of one snapshot) is one holder
-    assert drift_rows(sticky(RECOMPUTED), pd.concat([observed, observed.head(1)])).empty
+    assert drift_rows(RECOMPUTED, pd.concat([observed, observed.head(1)]), AB).empty
+    # without the members, holder by holder
+    assert len(drift_rows(RECOMPUTED, observed)) == 2
 
 
 def test_a_sticky_group_is_compared_queue_by_queue_when_its_assignment_could_not_be():
@@ -127,39 +132,64 @@ def test_a_sticky_group_is_compared_queue_by_queue_when_its_assignment_could_not
         "a queue not held": [(None, 0, "A"), (None, 1, "A"), (None, 2, "B")],
         "a queue held twice": [(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B"),
                                (None, 3, "A")],
-        "a holder no queue of the topic goes to": [(None, 0, "A"), (None, 1, "A"),
-                                                   (None, 2, "B"), (None, 3, "C")],
-        "a queue nobody is expected to hold": [*RECOMPUTED, (None, 4, "A")],
+        "a holder not subscribing the topic": [(None, 0, "A"), (None, 1, "A"),
+                                               (None, 2, "B"), (None, 3, "C")],
+        "a queue nobody is expected to hold": [(None, 0, "A"), (None, 1, "A"),
+                                               (None, 2, "B"), (None, 3, "B"), (None, 4, "A")],
     }
+    members = subscribers({"A": ["t"], "B": ["t"], "C": ["u"]})
     for case, rows in cases.items():
         observed = frame(rows)
-        assert not drift_rows(sticky(RECOMPUTED), observed).empty, case
-        assert by_queue(drift_rows(sticky(RECOMPUTED), observed)) == by_queue(
-            drift_rows(frame(RECOMPUTED), observed)), case
+        got = drift_rows(RECOMPUTED, observed, members)
+        assert not got.empty, case
+        assert by_queue(got) == by_queue(drift_rows(RECOMPUTED, observed)), case
 
 
 def test_only_groups_wholly_on_a_sticky_assignor_are_compared_by_properties():
     observed = frame([(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B")])
-    mixed = sticky(RECOMPUTED)
-    mixed.loc[1, "strategy"] = "range"
-    assert len(drift_rows(mixed, observed)) == 2
-    assert len(drift_rows(sticky(RECOMPUTED, "range"), observed)) == 2
+    mixed = pd.concat([subscribers({"A": ["t"]}), subscribers({"B": ["t"]}, "range")])
+    assert len(drift_rows(RECOMPUTED, observed, mixed)) == 2
+    # a member subscribing nothing counts too: its group is not wholly sticky
+    idle_range = pd.concat([AB, subscribers({"Z": [None]}, "range")])
+    assert len(drift_rows(RECOMPUTED, observed, idle_range)) == 2
     # another group's failing property leaves this one's verdict alone
-    other = sticky([(None, 0, "X")], consumer_group="g2")
-    unheld = frame([]).reindex(columns=observed.columns)
-    got = drift_rows(pd.concat([sticky(RECOMPUTED), other]), pd.concat([observed, unheld]))
-    assert got[["consumer_group", "kind"]].values.tolist() == [["g2", "NOT_HELD"]]
-    got = drift_rows(pd.concat([sticky(RECOMPUTED), other]),
-                     pd.concat([observed, frame([(None, 0, "Y")]).assign(consumer_group="g2")]))
-    assert got[["consumer_group", "kind"]].values.tolist() == [["g2", "HELD_BY_OTHER"]]
+    other = frame([(None, 0, "X")]).assign(consumer_group="g2")
+    both = pd.concat([AB, subscribers({"X": ["t"], "Y": ["t"]}, group="g2")])
+    got = drift_rows(pd.concat([RECOMPUTED, other]),
+                     pd.concat([observed, frame([(None, 0, "X"), (None, 0, "Y")])
+                                .assign(consumer_group="g2")]), both)
+    assert got[["consumer_group", "kind"]].values.tolist() == [["g2", "HELD_TWICE"]]
+
+
+def test_fewer_partitions_than_members_and_uneven_subscriptions_are_no_drift():
+    """Kafka's own check (verifyValidityAndBalance): valid, and no holder with two more
+    queues than a member that could take one. The recomputation's takers and counts are
+    one such assignment among several (probe-found: an idle member other than the
+    recomputation's, or 0/1/2 where it gives 1/1/1, were drift)."""
+    three = subscribers({"a": ["t"], "b": ["t"], "c": ["t"]})
+    assert drift_rows(frame([(None, 0, "a"), (None, 1, "b")]),
+                      frame([(None, 0, "b"), (None, 1, "c")]), three).empty
+    uneven = subscribers({"a": ["T1"], "b": ["T1", "T2"], "c": ["T2"]})
+    recomputed = pd.concat([frame([(None, 0, "a")]).assign(topic="T1"),
+                            frame([(None, 0, "b"), (None, 1, "c")]).assign(topic="T2")])
+    observed = pd.concat([frame([(None, 0, "b")]).assign(topic="T1"),
+                          frame([(None, 0, "c"), (None, 1, "c")]).assign(topic="T2")])
+    assert drift_rows(recomputed, observed, uneven).empty
+    # c, subscribing T1 too, holding its queue: 3 queues against a's 0, and a could take it
+    unfair = pd.concat([frame([(None, 0, "c")]).assign(topic="T1"),
+                        frame([(None, 0, "c"), (None, 1, "c")]).assign(topic="T2")])
+    members = pd.concat([uneven, subscribers({"c": ["T1"]})])
+    assert drift_rows(recomputed, observed, members).empty
+    assert not drift_rows(recomputed, unfair, members).empty
 
 
 def test_a_sticky_group_over_several_topics_is_balanced_over_all_of_them():
-    recomputed = sticky([(None, 0, "A"), (None, 1, "B")], topic="t1")
-    recomputed = pd.concat([recomputed, sticky([(None, 0, "B"), (None, 1, "A")], topic="t2")])
+    recomputed = pd.concat([frame([(None, 0, "A"), (None, 1, "B")]).assign(topic="t1"),
+                            frame([(None, 0, "B"), (None, 1, "A")]).assign(topic="t2")])
+    members = subscribers({"A": ["t1", "t2"], "B": ["t1", "t2"]})
     same_counts = pd.concat([frame([(None, 0, "B"), (None, 1, "A")]).assign(topic="t1"),
                              frame([(None, 0, "A"), (None, 1, "B")]).assign(topic="t2")])
-    assert drift_rows(recomputed, same_counts).empty
+    assert drift_rows(recomputed, same_counts, members).empty
     one_holds_three = pd.concat([frame([(None, 0, "A"), (None, 1, "A")]).assign(topic="t1"),
                                  frame([(None, 0, "A"), (None, 1, "B")]).assign(topic="t2")])
-    assert len(drift_rows(recomputed, one_holds_three)) == 3  # queue by queue
+    assert len(drift_rows(recomputed, one_holds_three, members)) == 3  # queue by queue
