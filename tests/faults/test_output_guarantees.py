@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -445,6 +446,17 @@ def test_earlier_snapshot_landing_meanwhile_recomputes_churn(spark, tmp_path) ->
     assert StalePrior.__doc__  # the retried condition has a name users see in the log
 
 
+def _once_at(point: str, log: list[str], action: Callable[[], object]
+             ) -> Callable[[str], None]:
+    """A run's hook doing `action` (another run) the first time the run reaches `point`,
+    noted in `log`."""
+    def hook(reached: str) -> None:
+        if reached == point and not log:
+            log.append(reached)
+            action()
+    return hook
+
+
 def test_an_earlier_snapshot_landing_after_this_runs_commits_recomputes_and_lands(
         spark, tmp_path) -> None:
     """Y publishes B while X (C) is between its table commits: X's check in its publish
@@ -452,13 +464,9 @@ def test_an_earlier_snapshot_landing_after_this_runs_commits_recomputes_and_land
     commits for another writer's: X failed naming itself, its first rows of C left
     without a `runs` row (probe F)."""
     paths, out = _output_holding_a(spark, tmp_path)
-    log = []
-
-    def y_runs_meanwhile(point: str) -> None:
-        if point == "committed:assignments" and not log:
-            log.append(point)
-            audit(spark, paths, out, "Y", snapshots=("B",))
-
+    log: list[str] = []
+    y_runs_meanwhile = _once_at("committed:assignments", log,
+                                lambda: audit(spark, paths, out, "Y", snapshots=("B",)))
     audit(spark, paths, out, "X", snapshots=("C",), hook=y_runs_meanwhile)
     assert log
     assert assert_one_complete_run(out, "C") == "X"
@@ -471,13 +479,9 @@ def test_a_later_snapshot_landing_meanwhile_is_named_when_this_run_lands(spark,
     """Y publishes C while X computes B (between A and C): Y's churn of C compares with A,
     as B was not there yet. X cannot change C, so it names C when it lands."""
     paths, out = _output_holding_a(spark, tmp_path)
-    log = []
-
-    def y_runs_meanwhile(point: str) -> None:
-        if point == "reports" and not log:
-            log.append(point)
-            audit(spark, paths, out, "Y", snapshots=("C",))
-
+    log: list[str] = []
+    y_runs_meanwhile = _once_at("reports", log,
+                                lambda: audit(spark, paths, out, "Y", snapshots=("C",)))
     result = audit(spark, paths, out, "X", snapshots=("B",), hook=y_runs_meanwhile)
     churn = table(out, "rebalance_churn")
     assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["A"]
