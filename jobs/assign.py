@@ -31,7 +31,8 @@ def assign_and_report_all(inputs: Inputs, times: DataFrame, buckets: int, prior:
     groups, churn against `history`. When a member runs a Kafka sticky assignor, the
     sticky members' queues are chained snapshot after snapshot from the previous
     assignment in the same call (their groups' other members through the batch kernels,
-    as ever); the snapshots' order is collected for it first from their capture `times`
+    in one batch with the chain's claims: a queue claimed by both is one CONTENDED
+    queue); the snapshots' order is collected for it first from their capture `times`
     (`reports.assignments.snapshot_times`, a few rows per cluster).
     With a `comparison` plan (`rebalance_udfs.spark.comparison.comparison_plan`) the same
     call computes the strategy comparison's rows. `subscriptions`: how many (snapshot,

@@ -10,13 +10,16 @@ row carries its status (see `first_of_queue`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from rebalance_udfs.batch import AllocationBatch, BatchLayout, batch_layout, with_calls
+from rebalance_udfs.key_codes import row_of
 from rebalance_udfs.pop import every_queue, pop_kernel
 from rebalance_udfs.positional import expand_blocks
-from rebalance_udfs.strategies import kernel_for
+from rebalance_udfs.strategies import Kernel, kernel_for
 from vocabulary.columns import (
     BROADCAST,
     CONTENDED,
@@ -40,8 +43,10 @@ class UnsupportedStrategy(ValueError):
     """A member runs a strategy with no kernel (input validation should have caught it)."""
 
 
-def claim_all(batch: AllocationBatch) -> tuple[np.ndarray, np.ndarray]:
-    """Run every call's own strategy; BROADCASTING calls claim every queue of their unit."""
+def claim_all(batch: AllocationBatch, kernels: Mapping[str, Kernel] | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Run every call's own strategy; BROADCASTING calls claim every queue of their unit.
+    `kernels`: strategies run by the given kernel rather than the registry's."""
     calls_out, queues_out = [], []
     broadcast = np.flatnonzero(batch.call_broadcast)
     if len(broadcast):
@@ -58,7 +63,7 @@ def claim_all(batch: AllocationBatch) -> tuple[np.ndarray, np.ndarray]:
             queues_out.append(q)
     clustering = ~batch.call_broadcast & ~np.isin(mode, SHARED_MODES)
     for name in pd.unique(batch.call_strategy[clustering]):
-        kernel = kernel_for(name)
+        kernel = (kernels or {}).get(name) or kernel_for(name)
         if kernel is None:
             raise UnsupportedStrategy(f"no allocation kernel for strategy {name!r}")
         calls = np.flatnonzero(clustering & (batch.call_strategy == name))
@@ -127,15 +132,37 @@ def first_of_queue(row: np.ndarray) -> np.ndarray:
     return first
 
 
+def decided_kernel(position: np.ndarray, client: np.ndarray, strategy: np.ndarray
+                   ) -> Kernel:
+    """A kernel whose claims were decided elsewhere: the queue at batch position
+    `position[i]` goes to the call of `client[i]` running `strategy[i]` in that queue's
+    unit, when the kernel is run for that call. The Kafka sticky chain decides a snapshot
+    from the one before (`rebalance_udfs.sticky_chain`), outside the batch; its claims
+    enter the batch this way, so a queue claimed by a sticky member and by a member on
+    another strategy of the same group gets one status (CONTENDED) from
+    `claims_with_status`, like any other two claimants."""
+    def kernel(batch: AllocationBatch, calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not len(position) or not len(calls):
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        at = row_of([batch.call_unit[calls], batch.call_client[calls],
+                     batch.call_strategy[calls]],
+                    [batch.queue_unit[position], client, strategy])
+        kept = at >= 0
+        return calls[at[kept]], position[kept]
+    return kernel
+
+
 def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame,
-                    layout: BatchLayout | None = None) -> pd.DataFrame:
+                    layout: BatchLayout | None = None,
+                    kernels: Mapping[str, Kernel] | None = None) -> pd.DataFrame:
     """Assignments of every (group, topic) in the bucket.
 
     `queues` holds the readable queues of every (snapshot, cluster, group, topic) the group
     subscribes (QUEUE_COLUMNS plus any payload columns, carried to the output unchanged);
     `members` the member rows of those groups (MEMBER_COLUMNS). `layout`: the bucket's
     `batch_layout(queues, members)` when already made (for the same rows, whatever the
-    members run).
+    members run). `kernels`: strategies run by the given kernel (`decided_kernel`) rather
+    than the registry's.
     Output: the queue columns, then client_id, strategy, status; sorted deterministically.
     """
     if queues.empty or members.empty:
@@ -143,7 +170,7 @@ def allocate_bucket(queues: pd.DataFrame, members: pd.DataFrame,
     if layout is None:
         layout = batch_layout(queues, members)
     batch, ordered = with_calls(layout, members), layout.queues
-    rows = claims_with_status(batch, *claim_all(batch))
+    rows = claims_with_status(batch, *claim_all(batch, kernels))
     # index -1 (unclaimed) picks the padding entry appended at the end
     call = rows["call"].to_numpy(np.int64)
     client = np.append(batch.call_client, None)[call]

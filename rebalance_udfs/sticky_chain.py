@@ -18,7 +18,8 @@ Kafka semantics:
   audit falls back to eager `sticky`).
 
 The previous assignment of a snapshot is what the group's clustering members owned (status
-OK) in the cluster's previous snapshot: the result computed in this bucket when that
+OK; CONTENDED where a member on another strategy claims the queue too) in the cluster's
+previous snapshot: the result computed in this bucket when that
 snapshot is one of its snapshots (`_previous_in_run`), else the prior claims given with the
 members (`_prior` rows). Ownership is carried by queue identity (topic, broker_name,
 queue_id) and re-indexed on the current snapshot's partition order, so a queue that no

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,7 +42,8 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from rebalance_udfs.allocate import MEMBER_COLUMNS as KERNEL_MEMBER_COLUMNS
-from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket
+from rebalance_udfs.allocate import QUEUE_COLUMNS, allocate_bucket, decided_kernel
+from rebalance_udfs.batch import batch_layout
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS, PAIR_KEYS
 from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from rebalance_udfs.claim_facts import lag_of
@@ -51,10 +53,12 @@ from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
     OFFSET_ROW,
+    ROW,
     UNMATCHED_SCHEMA,
     claimed_rows,
     gather_assigned,
     kernel_claims,
+    kernel_keys,
     split_offsets,
     subscribed_rows,
 )
@@ -65,7 +69,7 @@ from rebalance_udfs.spark.comparison import Plan, bucket_comparison
 from rebalance_udfs.spark.members import variant
 from rebalance_udfs.spark.rates import exact_rate
 from rebalance_udfs.spark.sticky import chain_claims
-from vocabulary.columns import MODE_COLUMNS, STICKY_STRATEGIES
+from vocabulary.columns import MODE_COLUMNS, OK, STICKY_STRATEGIES
 from vocabulary.schemas import (
     ASSIGNED_ARROW_SCHEMA,
     ASSIGNED_SCHEMA,
@@ -326,26 +330,32 @@ def _rows(queues: pa.Table, claims: pd.DataFrame) -> tuple[pa.Table, pa.Table]:
 
 
 def _chained(order: pa.Table) -> Assign:
-    """The kernels of a pass where some groups run the Kafka sticky assignors: the batch
-    kernels for the members on other strategies and the sticky chain
-    (`rebalance_udfs.spark.sticky.chain_claims`, from `order` and the predecessor's rows)
-    for those on a sticky one, each on the units its members subscribe; a bucket without
-    sticky members is `_allocate`'s."""
+    """The kernels of a pass where some groups run the Kafka sticky assignors: the sticky
+    chain (`rebalance_udfs.spark.sticky.chain_claims`, from `order` and the predecessor's
+    rows) decides the sticky members' claims, over the units they subscribe and among
+    themselves, and the batch kernels run every other member's strategy over all the
+    members, as for any group whose members run different strategies; both enter one
+    batch (`decided_kernel`), so a queue is counted once and a queue claimed by a sticky
+    member and by another is CONTENDED. A bucket without sticky members is
+    `_allocate`'s."""
     def assign(queues: pa.Table, frame: pd.DataFrame, prior_rows: pa.Table | None
                ) -> tuple[pa.Table, pa.Table]:
         sticky = frame["strategy"].isin(STICKY_STRATEGIES).to_numpy(bool)
         if not sticky.any():
             return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, frame, allocate_bucket))
-        parts = []
-        for chained in (False, True):
-            mine = frame[sticky == chained]
-            if mine.empty:
-                continue
-            part = queues.filter(pa.array(subscribed_rows(queues, mine)))
-            parts.append(_rows(part, chain_claims(part, mine, prior_rows, order) if chained
-                               else kernel_claims(part, QUEUE_COLUMNS, mine, allocate_bucket)))
-        return (pa.concat_tables([assigned for assigned, _ in parts]),
-                pa.concat_tables([rows for _, rows in parts]))
+        mine = frame[sticky]
+        part = np.flatnonzero(subscribed_rows(queues, mine))
+        chained = chain_claims(queues.take(pa.array(part)), mine, prior_rows, order)
+        chained = chained[chained["client_id"].notna() & (chained["status"] == OK)]
+        keys = kernel_keys(queues, QUEUE_COLUMNS)
+        layout = batch_layout(keys, frame)
+        position = np.empty(len(keys), np.int64)
+        position[layout.queues[ROW].to_numpy(np.int64)] = np.arange(len(keys))
+        decided = decided_kernel(position[part[claimed_rows(chained)]],
+                                 chained["client_id"].to_numpy(object),
+                                 chained["strategy"].to_numpy(object))
+        return _rows(queues, allocate_bucket(keys, frame, layout,
+                                             dict.fromkeys(STICKY_STRATEGIES, decided)))
     return assign
 
 

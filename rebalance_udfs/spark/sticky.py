@@ -9,9 +9,10 @@ order collected by `chain_order`); `assign_sticky` runs it as a Spark pass of it
 
 The previous assignment of a snapshot outside the run comes from `prior_assignments` (the
 assignments table of earlier runs); none when the group had no sticky rows there. Only
-claims written by a sticky assignor count (status OK, strategy sticky /
-cooperative-sticky), in the run and from prior rows alike, so the result does not depend on
-how snapshots were split into runs. (Real Kafka also lets `cooperative-sticky` keep what a
+claims written by a sticky assignor count (strategy sticky / cooperative-sticky, status
+OK, or CONTENDED where a member of the group on another strategy claims the queue too),
+in the run and from prior rows alike, so the result does not depend on how snapshots were
+split into runs. (Real Kafka also lets `cooperative-sticky` keep what a
 member owned under another assignor right after a switch; the audit starts such a group
 fresh.)
 """
@@ -31,8 +32,18 @@ from rebalance_udfs.spark.assign import subscribed_units
 from rebalance_udfs.spark.buckets import BUCKET, BUCKET_KEYS, bucketed
 from rebalance_udfs.spark.snapshot_order import snapshot_order
 from rebalance_udfs.sticky_chain import MEMBER_SIDE, ORDER_COLUMNS, member_side, sticky_bucket
-from vocabulary.columns import GROUP_KEYS, OK, QUEUE_KEYS, SNAPSHOT_KEYS, STICKY_STRATEGIES
+from vocabulary.columns import (
+    CONTENDED,
+    GROUP_KEYS,
+    OK,
+    QUEUE_KEYS,
+    SNAPSHOT_KEYS,
+    STICKY_STRATEGIES,
+)
 from vocabulary.schemas import ASSIGNED_SCHEMA
+
+# the statuses of a sticky member's claim that the chain continues from (module docstring)
+_KEPT = [OK, CONTENDED]
 
 
 def sticky_arrow(queues: pa.Table, members: pa.Table) -> pa.Table:
@@ -75,7 +86,7 @@ def _prior_claim_rows(prior_rows: pa.Table | None, order: pa.Table, members: pd.
     if prior_rows is None or not prior_rows.num_rows:
         return pd.DataFrame(columns=MEMBER_SIDE)
     claimed = pc.and_(pc.and_(prior_rows.column("client_id").is_valid(),
-                              pc.equal(prior_rows.column("status"), OK)),
+                              pc.is_in(prior_rows.column("status"), value_set=pa.array(_KEPT))),
                       pc.is_in(prior_rows.column("strategy"),
                                value_set=pa.array(STICKY_STRATEGIES)))
     rows = prior_rows.filter(pc.fill_null(claimed, False))
@@ -144,7 +155,7 @@ def _prior_claims(prior: DataFrame, order: DataFrame, members: DataFrame) -> Dat
               .select(F.col("snapshot_id").alias("_next"), "cluster",
                       F.col("_previous").alias("snapshot_id")))
     groups = members.select(*[F.col(c).alias(c) for c in GROUP_KEYS]).distinct()
-    claims = (prior.where(F.col("client_id").isNotNull() & (F.col("status") == OK)
+    claims = (prior.where(F.col("client_id").isNotNull() & F.col("status").isin(*_KEPT)
                           & F.col("strategy").isin(*STICKY_STRATEGIES))
               .select(*GROUP_KEYS, "client_id", "topic", "broker_name", "queue_id")
               .join(F.broadcast(wanted), SNAPSHOT_KEYS)

@@ -1,9 +1,10 @@
 """Sticky groups chained inside the assign-and-report pass (`assign_and_report_all`),
 against the three passes that pass replaced (`tests/support/sticky_pass_oracle.py`), on
-random clusters: sticky, cooperative-sticky and mixed groups (members on a sticky and on
-a batch strategy in one group, even one client), broadcasting members, offsets, and a
-predecessor snapshot read from earlier output rows, whose sticky claims the chain
-continues."""
+random clusters: sticky and cooperative-sticky groups, broadcasting members, offsets, and
+a predecessor snapshot read from earlier output rows, whose sticky claims the chain
+continues. Groups mixing members on a sticky and on a batch strategy (even one client)
+are checked on their own: the replaced passes counted a queue claimed by both kinds of
+member twice, each time OK."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from jobs.assign import assign_and_report_all
 from jobs.persist import Persisted
@@ -68,20 +70,54 @@ def _mixed(seed: int) -> dict:
     return data
 
 
-def _tables(packed: DataFrame) -> dict[str, pd.DataFrame]:
-    """Every table of a pass's packed rows, as sorted text."""
+def _mixing(members: pd.DataFrame) -> set[str]:
+    """The groups with members on a sticky and on another strategy in some snapshot."""
+    sticky = members["strategy"].isin(["sticky", "cooperative-sticky"])
+    kinds = sticky.groupby([members["snapshot_id"], members["consumer_group"]]).nunique()
+    return set(kinds[kinds > 1].index.get_level_values("consumer_group"))
+
+
+def _tables(packed: DataFrame, without: set[str] = frozenset()) -> dict[str, pd.DataFrame]:
+    """Every table of a pass's packed rows but the rows of groups `without`, as sorted
+    text."""
     frames = {"assignments": assignment_rows(packed)}
     frames.update({name: unpack(packed, name) for name in TABLES})
     out = {}
     for name, df in frames.items():
-        frame = df.toArrow().to_pandas().astype(str)
+        frame = df.toArrow().to_pandas()
+        frame = frame[~frame["consumer_group"].isin(without)].astype(str)
         out[name] = frame.sort_values(list(frame.columns)).reset_index(drop=True)
     return out
 
 
+def _rows_as_text(rows: pd.DataFrame) -> pd.DataFrame:
+    """Assignment rows' placement (who claims which queue, with which status), sorted."""
+    cols = ["snapshot_id", "consumer_group", "topic", "broker_name", "queue_id",
+            "client_id", "strategy", "status"]
+    frame = rows[cols].astype(str)
+    return frame.sort_values(cols).reset_index(drop=True)
+
+
+def _one_status_per_queue(rows: pd.DataFrame) -> None:
+    """Every queue of assignment rows `rows` has one status: CONTENDED (or SHARED, when
+    all share it by design) exactly where two or more clients claim it in clustering
+    mode, UNCONSUMED where nobody does."""
+    queue = ["snapshot_id", "consumer_group", "topic", "broker_name", "queue_id"]
+    clustering = rows[rows["client_id"].notna() & (rows["status"] != "BROADCAST")]
+    claimants = clustering.groupby(queue)["client_id"].nunique()
+    for key, status in rows[rows["status"] != "BROADCAST"].groupby(queue)["status"]:
+        assert status.nunique() == 1, key
+        n = claimants.get(key, 0)
+        expected = {"UNCONSUMED"} if n == 0 else {"CONTENDED", "SHARED"} if n > 1 else {"OK"}
+        assert status.iloc[0] in expected, key
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_sticky_groups_in_the_pass_give_the_three_passes_rows(spark, tmp_path, seed):
-    paths = write_inputs(spark, Path(tmp_path), **_mixed(seed))
+    data = _mixed(seed)
+    mixing = _mixing(data["members"])
+    assert "gm" in mixing
+    paths = write_inputs(spark, Path(tmp_path), **data)
     persist = Persisted()
     try:
         read = read_written(spark, paths, persist)
@@ -96,9 +132,9 @@ def test_sticky_groups_in_the_pass_give_the_three_passes_rows(spark, tmp_path, s
         run_times = snapshot_times(inputs.queues)
         history, _ = churn_history(member_snapshots(inputs.members, run_times),
                                    prior.assignments)
-        ours = _tables(assign_and_report_all(inputs, run_times, 3, prior, True, "all",
-                                             history))
-        theirs = _tables(oracle_pass(inputs, 2, prior, "all", history))
+        packed = assign_and_report_all(inputs, run_times, 3, prior, True, "all", history)
+        ours = _tables(packed, mixing)
+        theirs = _tables(oracle_pass(inputs, 2, prior, "all", history), mixing)
         assert ours.keys() == theirs.keys()
         for name, frame in ours.items():
             pd.testing.assert_frame_equal(frame, theirs[name], obj=name)
@@ -114,5 +150,67 @@ def test_sticky_groups_in_the_pass_give_the_three_passes_rows(spark, tmp_path, s
         assert len(kept) == 8
         assert all(owner[(b, str(q))] == c for b, q, c in zip(
             kept["broker_name"], kept["queue_id"], kept["client_id"], strict=True))
+        mixed = assignment_rows(packed).where(
+            F.col("consumer_group").isin(*mixing)).toPandas()
+        assert (mixed["status"] == "CONTENDED").any()
+        _one_status_per_queue(mixed)
+    finally:
+        persist.release()
+
+
+def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, tmp_path):
+    """Group gm reads topic ts (12 queues): in s1 m1 and m3 on sticky, m2 on range. m2
+    takes its range share among all three (queues 4-7); the sticky chain splits the 12
+    between m1 and m3. A queue is one queue however many claim it: 4-7 are CONTENDED
+    (two claimants), the rest OK, and the group has 12 queues, not 24. In s2 m4 joins on
+    sticky: the chain continues from all that m1 and m3 held, contended or not, whether
+    s1 was audited in an earlier run or in the same one."""
+    queues = pd.DataFrame([
+        {"snapshot_id": s, "cluster": "c", "topic": "ts", "broker_name": "broker-a",
+         "queue_id": i, "readable": True, "max_offset": 100, "in_rate": 1.0,
+         "broker_room": None} for s in ("s1", "s2") for i in range(12)])
+    members = pd.DataFrame([
+        {"snapshot_id": s, "cluster": "c", "consumer_group": "gm", "client_id": c,
+         "topic": "ts", "strategy": st, "message_model": None, "allocation_mode": None,
+         "client_addr": f"h-{c}", "client_room": None, "strategy_params": None}
+        for s, clients in (("s1", "m1 m2 m3"), ("s2", "m1 m2 m3 m4"))
+        for c in clients.split() for st in ["range" if c == "m2" else "sticky"]])
+    paths = write_inputs(spark, Path(tmp_path), queues=queues, members=members)
+    persist = Persisted()
+
+    def audit(inputs, prior: Prior) -> tuple[DataFrame, DataFrame]:
+        times = snapshot_times(inputs.queues)
+        history, _ = churn_history(member_snapshots(inputs.members, times),
+                                   prior.assignments)
+        packed = assign_and_report_all(inputs, times, 2, prior, True, "all", history)
+        return packed, assignments_report(assignment_rows(packed), times)
+
+    try:
+        read = read_written(spark, paths, persist)
+        packed, first = audit(read.limited_to(["s1"]), Prior([]))
+        rows = assignment_rows(packed).toPandas()
+        by_queue = rows.groupby("queue_id")
+        assert sorted(by_queue.groups) == list(range(12))
+        claimants = by_queue["client_id"].apply(sorted)
+        assert all("m2" in claimants[q] for q in range(4, 8))
+        assert not any("m2" in claimants[q] for q in (*range(4), *range(8, 12)))
+        sticky = rows[rows["client_id"] != "m2"]
+        assert sorted(sticky["queue_id"]) == list(range(12))
+        assert sorted(sticky["client_id"].value_counts()) == [6, 6]
+        status = by_queue["status"].agg(set)
+        assert all(status[q] == {"CONTENDED"} for q in range(4, 8))
+        assert all(status[q] == {"OK"} for q in (*range(4), *range(8, 12)))
+        balance = unpack(packed, "group_balance").where("topic IS NULL").collect()
+        assert [(r.queues, r.contended_queues, r.unconsumed_queues) for r in balance] == [
+            (12, 4, 0)]
+
+        later, _ = audit(read.limited_to(["s2"]), Prior(["s1"], persist(first)))
+        both, _ = audit(read, Prior([]))
+        split = _rows_as_text(assignment_rows(later).toPandas())
+        once = _rows_as_text(assignment_rows(both).where("snapshot_id = 's2'").toPandas())
+        assert split.equals(once)
+        held = once[once["client_id"].isin(["m1", "m3", "m4"])]
+        assert sorted(held["client_id"].value_counts()) == [4, 4, 4]
+        _one_status_per_queue(assignment_rows(both).toPandas())
     finally:
         persist.release()
