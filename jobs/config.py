@@ -66,12 +66,12 @@ class AuditConfig:
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
-            raise ConfigError(f"storage.engine must be one of {', '.join(ENGINES)}, "
-                              f"not {self.engine!r}")
+            raise _Invalid("engine", f"storage.engine must be one of {', '.join(ENGINES)}, "
+                                     f"not {self.engine!r}")
         for name in PATH_SETTINGS:
             value = getattr(self, name)
             if value is not None and not value.strip():  # an unset shell variable, or ""
-                raise ConfigError(f"{_both(name)} is blank: give a path, or leave it out")
+                raise _Invalid(name, f"{_both(name)} is blank: give a path, or leave it out")
         given = [n for n in ("queues", "members") if getattr(self, n)]
         if len(given) == 1:
             missing = "members" if given == ["queues"] else "queues"
@@ -84,18 +84,19 @@ class AuditConfig:
         if not self.output:
             raise ConfigError("no output folder: set `output:` in the config or pass --output")
         if self.what_if not in WHAT_IF_MODES:
-            raise ConfigError(f"reports.what_if must be one of {', '.join(WHAT_IF_MODES)}, "
-                              f"not {self.what_if!r}")
+            raise _Invalid("what_if", f"reports.what_if must be one of "
+                                      f"{', '.join(WHAT_IF_MODES)}, not {self.what_if!r}")
         if not 0 <= self.buckets <= MAX_BUCKETS:
-            raise ConfigError(f"--buckets / assign.buckets must be >= 0 and at most "
-                              f"{MAX_BUCKETS:,} (0: sized from the inputs), not {self.buckets}")
+            raise _Invalid("buckets", f"--buckets / assign.buckets must be >= 0 and at most "
+                                      f"{MAX_BUCKETS:,} (0: sized from the inputs), not "
+                                      f"{self.buckets}")
         if not 0 <= self.demo_groups <= MAX_DEMO_GROUPS:
-            raise ConfigError(f"--demo-groups / demo.groups must be >= 0 and at most "
-                              f"{MAX_DEMO_GROUPS:,} (about 11M input rows; "
-                              f"benchmarks/generate.py makes larger inputs), not "
-                              f"{self.demo_groups}")
+            raise _Invalid("demo_groups", f"--demo-groups / demo.groups must be >= 0 and at "
+                                          f"most {MAX_DEMO_GROUPS:,} (about 11M input rows; "
+                                          f"benchmarks/generate.py makes larger inputs), not "
+                                          f"{self.demo_groups}")
         if self.demo_seed < 0:  # numpy's generator refuses it, minutes later
-            raise ConfigError(f"demo.seed must be >= 0, not {self.demo_seed}")
+            raise _Invalid("demo_seed", f"demo.seed must be >= 0, not {self.demo_seed}")
         for snapshot in self.snapshots:
             if not snapshot.strip():
                 raise ConfigError(f"snapshot {snapshot!r} is blank")
@@ -142,7 +143,21 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
         values["spark_conf"] = {k: v for k, v in values["spark_conf"].items()
                                 if k != "spark.ui.showConsoleProgress"}
     values["snapshots"] = tuple(values.get("snapshots") or ())
-    return AuditConfig(**values)
+    try:
+        return AuditConfig(**values)
+    except _Invalid as exc:
+        if path is None or overrides.get(exc.setting) not in (None, (), []):
+            raise
+        raise ConfigError(f"config file {path}: {exc}") from None
+
+
+class _Invalid(ConfigError):
+    """A setting's value refused: `load_config` names the file when the value came from
+    it, not from a flag (`storage.engine: fast` did not say which file said so)."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 def _read_file(path: str) -> dict[str, Any]:

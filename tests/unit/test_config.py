@@ -221,6 +221,33 @@ def test_a_file_that_is_not_utf8_or_not_a_regular_file_is_named(tmp_path: Path) 
             load_config(str(path))
 
 
+@pytest.mark.parametrize(
+    ("text", "flag", "message"),
+    [
+        ("storage:\n  engine: fast\n", {"engine": "fast"},
+         r"storage.engine must be one of auto, native, offline, not 'fast'"),
+        ("reports:\n  what_if: some\n", {"what_if": "some"},
+         r"reports.what_if must be one of all, findings, off, not 'some'"),
+        ("assign:\n  buckets: -1\n", {"buckets": -1},
+         r"--buckets / assign.buckets must be >= 0"),
+        ("demo:\n  groups: 50001\n", {"demo_groups": 50_001},
+         r"--demo-groups / demo.groups must be >= 0"),
+        ("demo:\n  seed: -1\n", {"demo_seed": -1}, r"demo.seed must be >= 0, not -1"),
+        ("output: ' '\n", {"output": " "}, r"--output / output is blank"),
+    ],
+)
+def test_a_refused_value_names_the_file_it_came_from(tmp_path: Path, text: str, flag: dict,
+                                                      message: str) -> None:
+    """These were refused without naming the file; the same value from a flag is refused
+    as before, naming no file (the file did not give it)."""
+    conf = tmp_path / "site.yaml"
+    conf.write_text(text)
+    with pytest.raises(ConfigError, match=f"^config file {conf}: {message}"):
+        load_config(str(conf))
+    with pytest.raises(ConfigError, match=f"^{message}"):
+        load_config(str(conf), **flag)
+
+
 def test_a_negative_demo_seed_is_refused(tmp_path: Path) -> None:
     """numpy's generator refused it minutes into the run (exit 1)."""
     conf = tmp_path / "c.yaml"
