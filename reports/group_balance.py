@@ -23,7 +23,13 @@ from pyspark.sql import functions as F
 
 from rebalance_udfs.report_pass import LINE_COLUMN
 from rebalance_udfs.spark.rates import rate_out
-from vocabulary.columns import GROUP_KEYS, KAFKA_STRATEGIES, SNAPSHOT_KEYS, UNIT_KEYS
+from vocabulary.columns import (
+    GROUP_KEYS,
+    KAFKA_STRATEGIES,
+    SNAPSHOT_KEYS,
+    STICKY_STRATEGIES,
+    UNIT_KEYS,
+)
 from vocabulary.contracts import EXACT_DUPLICATE
 from vocabulary.findings import FINDINGS, LAG_SKEW_FACTOR
 
@@ -245,6 +251,14 @@ def _kafka_only() -> Column:
         strategies, lambda s: s.isin(*KAFKA_STRATEGIES)), F.lit(False))
 
 
+def _sticky_only() -> Column:
+    """The row's members all run a Kafka sticky assignor (its `strategies`): the groups
+    drift checks by Kafka's validity and balance (`rebalance_udfs.drift`)."""
+    strategies = F.col("strategies")
+    return F.coalesce((F.size(strategies) > 0) & F.forall(
+        strategies, lambda s: s.isin(*STICKY_STRATEGIES)), F.lit(False))
+
+
 def _recommendation() -> Column:
     """Plain words for the most important findings, most urgent first."""
     has = lambda code: F.array_contains(F.col("findings"), code)  # noqa: E731
@@ -373,6 +387,14 @@ def _drift_sentence() -> Column:
             "likely cause: a client with a stale view of the group (it has not rebalanced "
             "since a member or queue changed) holds queues it no longer owns or has not "
             "picked up its new ones; look for rebalance errors in its log."))
+        .when(_sticky_only(), F.lit(
+            "the group runs a sticky assignor, whose assignment is checked as Kafka checks "
+            "it, and this one is not one it could settle on: a holder does not subscribe the "
+            "topic (or is not a member), holds a queue nobody should, or holds two or more "
+            "queues more than a member subscribing that topic; the queues are then compared "
+            "holder by holder, so some held by another client may be moves a sticky "
+            "assignor would make; likely cause: a member not on the declared assignor, or "
+            "the members table missing a member that holds queues."))
         .otherwise(F.lit(
             "likely cause: the clients allocate with a different strategy than the one "
             "declared (check allocateMessageQueueStrategy / partition.assignment.strategy)."))

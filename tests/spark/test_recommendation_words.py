@@ -15,13 +15,18 @@ from tests.support.outputs import table
 pytestmark = pytest.mark.spark
 
 
-def _group_balance(spark, tmp_path, queues: pd.DataFrame,
-                   members: pd.DataFrame) -> pd.DataFrame:
-    """The group_balance rows of an audit of `queues` and `members` (no what-if)."""
-    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
+def _group_balance(spark, tmp_path, queues: pd.DataFrame, members: pd.DataFrame,
+                   observed: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The group_balance rows of an audit of `queues`, `members` and, when given,
+    `observed` (no what-if)."""
+    tables = {"queues": queues, "members": members}
+    if observed is not None:
+        tables["observed"] = observed
+    paths = write_inputs(spark, Path(tmp_path) / "in", **tables)
     out = Path(tmp_path) / "out"
-    run(AuditConfig(queues=paths["queues"], members=paths["members"], output=str(out),
-                    engine="offline", what_if="off", buckets=2), spark=spark)
+    run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                    observed=paths.get("observed"), output=str(out), engine="offline",
+                    what_if="off", buckets=2), spark=spark)
     return table(out, "group_balance")
 
 
@@ -61,3 +66,30 @@ def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
     whole = balance[balance["topic"].isna()].iloc[0]
     assert ("By input rate, client c00 carries 0.500 (100% of the group's total; mean per "
             "client 0.025 msg/s).") in whole["recommendation"], whole["recommendation"]
+
+
+def test_a_sticky_groups_drift_is_not_blamed_on_a_strategy_it_was_not_checked_by(
+        spark, tmp_path) -> None:
+    """a and b on sticky read T (4 queues); a is observed holding 3, b 1: no balanced
+    assignment does that, so the group drifts, queue by queue, with no queue held twice
+    or by nobody. The sentence blamed "a different strategy than the one declared",
+    though the group was checked by Kafka's validity and balance, not by one strategy's
+    outcome."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": None, "queue_id": q, "readable": True}
+                           for q in range(4)])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "topic": "T", "strategy": "sticky"}
+                            for c in ("a", "b")])
+    observed = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                              "topic": "T", "broker_name": None, "queue_id": q,
+                              "client_id": "a" if q < 3 else "b", "source": "test"}
+                             for q in range(4)])
+    balance = _group_balance(spark, tmp_path, queues, members, observed)
+    whole = balance[balance["topic"].isna()].iloc[0]
+    assert "OBSERVED_DRIFT" in list(whole["findings"])
+    words = whole["recommendation"]
+    assert "(0 held twice, 0 held by nobody, " in words, words
+    assert "different strategy than the one declared" not in words, words
+    assert ("the group runs a sticky assignor, whose assignment is checked as Kafka checks "
+            "it, and this one is not one it could settle on") in words, words
