@@ -39,7 +39,7 @@ from rebalance_udfs.exact import (
     take,
 )
 from rebalance_udfs.key_codes import column_codes, key_codes
-from vocabulary.columns import BROKER_MODES, CLIENT, CLUSTERING, SHARED_MODES
+from vocabulary.columns import BROKER_MODES, CLIENT, CLUSTERING, POOLED_ASSIGNORS, SHARED_MODES
 from vocabulary.findings import (
     BROKER_STRATEGIES,
     FINDINGS,
@@ -150,6 +150,15 @@ def _max_string(codes: np.ndarray, values: np.ndarray | pa.Array, n: int) -> np.
     out[pair_code[last]] = np.asarray(take(text, row[last]).to_numpy(zero_copy_only=False),
                                       dtype=object)
     return out
+
+
+def _only(lists: pa.ListArray, names: tuple[str, ...]) -> np.ndarray:
+    """Per list: it has values, all of them in `names`."""
+    outside = pc.invert(pc.is_in(pc.list_flatten(lists), value_set=pa.array(names)))
+    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False))
+    others = np.bincount(parents[np.asarray(outside.to_numpy(zero_copy_only=False), bool)],
+                         minlength=len(lists))
+    return (_lengths(lists) > 0) & (others == 0)
 
 
 def _lengths(lists: pa.Array) -> np.ndarray:
@@ -462,8 +471,11 @@ class _Pass:
         ], n_rows)
         balanced = ~has_sub | (f["max_queues"] <= ideal)
         # the strategy itself is the cause: AVG over the same subscribing clients reaches
-        # ideal_max (it always does), this topic does not, and no split brain explains it
-        blame = ~balanced & ((bits & _mask(SPLIT_BRAIN)) == 0)
+        # ideal_max (it always does), this topic does not, and no split brain explains it;
+        # not for Kafka's pooled assignors, which balance a client's total over the
+        # group's topics, not each topic (MULTI_TOPIC_SKEW says when the total is off)
+        blame = (~balanced & ((bits & _mask(SPLIT_BRAIN)) == 0)
+                 & ~_only(strategies, POOLED_ASSIGNORS))
         bits |= np.where(blame, _BIT["STRATEGY_IMBALANCE"], np.int64(0))
         bits &= np.where(gf["shared"][tg], ~_mask(LOAD_FINDINGS), np.int64(-1))
         lag_on, rate_on = has_sub & f["lag_known"], has_sub & f["rate_known"]

@@ -39,6 +39,9 @@ STICKY, COOPERATIVE_STICKY = "sticky", "cooperative-sticky"
 STICKY_STRATEGIES = (STICKY, COOPERATIVE_STICKY)
 # Kafka's client assignors: a group's leader assigns each topic among its subscribers only
 KAFKA_STRATEGIES = ("range", "roundrobin", *STICKY_STRATEGIES)
+# Kafka's assignors that balance a member's total over all the group's topics, not each
+# topic on its own (range does each topic)
+POOLED_ASSIGNORS = ("roundrobin", *STICKY_STRATEGIES)
 
 # --- which groups get what-if candidates (reports.what_if) -----------------------------------
 WHAT_IF_MODES = ("all", "findings", "off")

@@ -43,7 +43,8 @@ FINDING_MEANINGS = {
     "OBSERVED_DRIFT": "Who really holds the queues (--observed) differs from the "
                       "recomputed assignment.",
     "STRATEGY_IMBALANCE": "The strategy leaves a topic more uneven than AVG over the same "
-                          "clients would.",
+                          "clients would (not said of Kafka's pooled assignors, which "
+                          "balance each client's total instead).",
     "UNEVEN_SUBSCRIPTIONS": "Clients subscribe different topic sets, so an even total is "
                             "out of reach as configured.",
     "LAG_SKEW": "A client holds more than twice the group's mean lag or input rate.",

@@ -29,6 +29,7 @@ from vocabulary.columns import (
     CLIENT_KEYS,
     CLUSTERING,
     GROUP_KEYS,
+    POOLED_ASSIGNORS,
     POP,
     SHARED_MODES,
     SNAPSHOT_KEYS,
@@ -263,8 +264,10 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     # the strategy itself is the cause: AVG over the same subscribing clients reaches
     # ideal_max (it always does), this topic does not, and no split brain explains it
     split_brain = F.arrays_overlap(F.col("findings"), F.array(*[F.lit(c) for c in SPLIT_BRAIN]))
+    pooled = F.coalesce((F.size("_topic_strategy_names") > 0) & F.forall(
+        "_topic_strategy_names", lambda s: s.isin(*POOLED_ASSIGNORS)), F.lit(False))
     topic_rows = topic_rows.withColumn("findings", F.when(
-        ~F.col("balanced") & ~split_brain,
+        ~F.col("balanced") & ~split_brain & ~pooled,
         F.concat(F.col("findings"), F.array(F.lit("STRATEGY_IMBALANCE"))),
     ).otherwise(F.col("findings"))).transform(_without_load_findings)
 

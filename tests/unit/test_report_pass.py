@@ -251,3 +251,25 @@ def test_the_first_groups_by_name_are_named_per_snapshot_and_cluster() -> None:
         ("s1", "c", "b"), ("s1", "c", "k"), ("s1", "d", "q"), ("s2", "c", "a"),
         ("s2", "c", "z")]
     assert first_named(groups.slice(0, 0)).num_rows == 0
+
+
+@pytest.mark.parametrize(("strategy", "flagged"), [("sticky", False),
+                                                   ("cooperative-sticky", False),
+                                                   ("roundrobin", False), ("range", True),
+                                                   ("AVG", True)])
+def test_a_pooled_assignor_is_not_blamed_for_one_topics_split(strategy: str,
+                                                             flagged: bool) -> None:
+    """a holds both queues of t1, b both of t2: 2 each, a balanced total, as a sticky
+    assignor that kept its owners leaves it. Each topic alone is uneven (max 2 where 1 is
+    even): STRATEGY_IMBALANCE for the strategies that split each topic on its own, not for
+    Kafka's pooled assignors, which balance a client's total (the group has no skew)."""
+    rows = _rows([{"consumer_group": "g", "topic": t, "broker_name": "b0", "queue_id": i,
+                   "client_id": c} for t, c in (("t1", "a"), ("t2", "b")) for i in range(2)])
+    members = _members([{"consumer_group": "g", "client_id": c, "topic": t,
+                         "client_addr": c, "strategy": strategy, "variant": strategy}
+                        for c in ("a", "b") for t in ("t1", "t2")])
+    balance = report_bucket(rows, members, "off")["group_balance"].to_pylist()
+    whole = next(r for r in balance if r["topic"] is None)
+    assert whole["skew"] == 0
+    for row in balance:
+        assert ("STRATEGY_IMBALANCE" in row["findings"]) == flagged, row
