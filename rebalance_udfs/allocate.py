@@ -132,21 +132,20 @@ def first_of_queue(row: np.ndarray) -> np.ndarray:
     return first
 
 
-def decided_kernel(position: np.ndarray, client: np.ndarray, strategy: np.ndarray
-                   ) -> Kernel:
+def decided_kernel(position: np.ndarray, client: np.ndarray) -> Kernel:
     """A kernel whose claims were decided elsewhere: the queue at batch position
-    `position[i]` goes to the call of `client[i]` running `strategy[i]` in that queue's
-    unit, when the kernel is run for that call. The Kafka sticky chain decides a snapshot
-    from the one before (`rebalance_udfs.sticky_chain`), outside the batch; its claims
-    enter the batch this way, so a queue claimed by a sticky member and by a member on
-    another strategy of the same group gets one status (CONTENDED) from
-    `claims_with_status`, like any other two claimants."""
+    `position[i]` goes to `client[i]`'s call in that queue's unit, when the kernel is run
+    for that call. The Kafka sticky chain decides a snapshot from the one before
+    (`rebalance_udfs.sticky_chain`), outside the batch; its claims enter the batch this
+    way, so a queue claimed by a sticky member and by a member on another strategy of the
+    same group gets one status (CONTENDED) from `claims_with_status`, like any other two
+    claimants. The claim takes its call's strategy: the chain names one per client, and
+    a client may run `sticky` on one topic and `cooperative-sticky` on another."""
     def kernel(batch: AllocationBatch, calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not len(position) or not len(calls):
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        at = row_of([batch.call_unit[calls], batch.call_client[calls],
-                     batch.call_strategy[calls]],
-                    [batch.queue_unit[position], client, strategy])
+        at = row_of([batch.call_unit[calls], batch.call_client[calls]],
+                    [batch.queue_unit[position], client])
         kept = at >= 0
         return calls[at[kept]], position[kept]
     return kernel

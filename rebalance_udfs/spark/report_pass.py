@@ -352,8 +352,7 @@ def _chained(order: pa.Table) -> Assign:
         position = np.empty(len(keys), np.int64)
         position[layout.queues[ROW].to_numpy(np.int64)] = np.arange(len(keys))
         decided = decided_kernel(position[part[claimed_rows(chained)]],
-                                 chained["client_id"].to_numpy(object),
-                                 chained["strategy"].to_numpy(object))
+                                 chained["client_id"].to_numpy(object))
         return _rows(queues, allocate_bucket(keys, frame, layout,
                                              dict.fromkeys(STICKY_STRATEGIES, decided)))
     return assign

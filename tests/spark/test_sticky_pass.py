@@ -164,17 +164,25 @@ def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, t
     between m1 and m3. A queue is one queue however many claim it: 4-7 are CONTENDED
     (two claimants), the rest OK, and the group has 12 queues, not 24. In s2 m4 joins on
     sticky: the chain continues from all that m1 and m3 held, contended or not, whether
-    s1 was audited in an earlier run or in the same one."""
+    s1 was audited in an earlier run or in the same one. Group gx, all sticky, has a
+    client on sticky for topic A and on cooperative-sticky for B: each of its claims
+    carries the strategy its client runs on that topic, and every queue is claimed."""
     queues = pd.DataFrame([
-        {"snapshot_id": s, "cluster": "c", "topic": "ts", "broker_name": "broker-a",
+        {"snapshot_id": s, "cluster": "c", "topic": t, "broker_name": "broker-a",
          "queue_id": i, "readable": True, "max_offset": 100, "in_rate": 1.0,
-         "broker_room": None} for s in ("s1", "s2") for i in range(12)])
+         "broker_room": None}
+        for s in ("s1", "s2") for t, n in (("ts", 12), ("A", 2), ("B", 2)) for i in range(n)])
+    member = {"snapshot_id": "s1", "cluster": "c", "message_model": None,
+              "allocation_mode": None, "client_room": None, "strategy_params": None}
     members = pd.DataFrame([
-        {"snapshot_id": s, "cluster": "c", "consumer_group": "gm", "client_id": c,
-         "topic": "ts", "strategy": st, "message_model": None, "allocation_mode": None,
-         "client_addr": f"h-{c}", "client_room": None, "strategy_params": None}
-        for s, clients in (("s1", "m1 m2 m3"), ("s2", "m1 m2 m3 m4"))
-        for c in clients.split() for st in ["range" if c == "m2" else "sticky"]])
+        *({**member, "snapshot_id": s, "consumer_group": "gm", "client_id": c, "topic": "ts",
+           "strategy": "range" if c == "m2" else "sticky", "client_addr": f"h-{c}"}
+          for s, clients in (("s1", "m1 m2 m3"), ("s2", "m1 m2 m3 m4"))
+          for c in clients.split()),
+        *({**member, "consumer_group": "gx", "client_id": c, "topic": t, "strategy": st,
+           "client_addr": f"h-{c}"}
+          for c, t, st in (("k1", "A", "sticky"), ("k1", "B", "cooperative-sticky"),
+                           ("k2", "A", "sticky"), ("k2", "B", "sticky")))])
     paths = write_inputs(spark, Path(tmp_path), queues=queues, members=members)
     persist = Persisted()
 
@@ -189,6 +197,13 @@ def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, t
         read = read_written(spark, paths, persist)
         packed, first = audit(read.limited_to(["s1"]), Prior([]))
         rows = assignment_rows(packed).toPandas()
+        gx = rows[rows["consumer_group"] == "gx"]
+        assert sorted(zip(gx["topic"], gx["queue_id"], gx["status"], strict=True)) == [
+            ("A", 0, "OK"), ("A", 1, "OK"), ("B", 0, "OK"), ("B", 1, "OK")]
+        assert {(r.client_id, r.topic, r.strategy) for r in gx.itertuples()} <= {
+            ("k1", "A", "sticky"), ("k1", "B", "cooperative-sticky"), ("k2", "A", "sticky"),
+            ("k2", "B", "sticky")}
+        rows = rows[rows["consumer_group"] == "gm"]
         by_queue = rows.groupby("queue_id")
         assert sorted(by_queue.groups) == list(range(12))
         claimants = by_queue["client_id"].apply(sorted)
@@ -200,7 +215,8 @@ def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, t
         status = by_queue["status"].agg(set)
         assert all(status[q] == {"CONTENDED"} for q in range(4, 8))
         assert all(status[q] == {"OK"} for q in (*range(4), *range(8, 12)))
-        balance = unpack(packed, "group_balance").where("topic IS NULL").collect()
+        balance = unpack(packed, "group_balance").where(
+            "topic IS NULL AND consumer_group = 'gm'").collect()
         assert [(r.queues, r.contended_queues, r.unconsumed_queues) for r in balance] == [
             (12, 4, 0)]
 
@@ -208,6 +224,8 @@ def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, t
         both, _ = audit(read, Prior([]))
         split = _rows_as_text(assignment_rows(later).toPandas())
         once = _rows_as_text(assignment_rows(both).where("snapshot_id = 's2'").toPandas())
+        once = once[once["consumer_group"] == "gm"].reset_index(drop=True)
+        split = split[split["consumer_group"] == "gm"].reset_index(drop=True)
         assert split.equals(once)
         held = once[once["client_id"].isin(["m1", "m3", "m4"])]
         assert sorted(held["client_id"].value_counts()) == [4, 4, 4]
