@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from capture.words import spoken
+
 ORDERED_BY_MEMBER = ("range", "roundrobin")
 
 
@@ -24,7 +26,7 @@ def static_order_warning(group: str, instances: Mapping[str, str | None],
     if not static or strategy not in ORDERED_BY_MEMBER:
         return None
     dynamic = len(instances) - len(static)
-    listed = ", ".join(static[:-1]) + (" and " if len(static) > 1 else "") + static[-1]
+    listed = spoken(static)
     said = (f"{len(static)} static member(s) ({listed}) and {dynamic} dynamic" if dynamic
             else f"only static members ({listed})")
     return (f"group {group} has {said}; Kafka's {strategy} assignor orders static members "

@@ -29,9 +29,9 @@ from capture.importers.state import (
     ImportState,
     Reading,
     ReadingsWarning,
-    spoken,
 )
 from capture.importers.values import whole_number
+from capture.words import spoken
 
 STATE_LINE = re.compile(r"(Consumer group '.*' (has no active members|does not exist)\.|"
                         r"Warning: Consumer group '.*' is rebalancing\.|Error: .*)$")

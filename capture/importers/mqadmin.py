@@ -24,9 +24,9 @@ from capture.importers.state import (
     ReadingsWarning,
     RocketGroup,
     name_from_file,
-    spoken,
 )
 from capture.importers.values import offset_value, queue_id_value, whole_number
+from capture.words import spoken
 
 PERM_READ = 4
 RETRY_PREFIX = "%RETRY%"

@@ -132,11 +132,6 @@ def _first(known: str | None, where: str | None) -> str | None:
     return where if known is None else known if where is None else min(known, where)
 
 
-def spoken(items: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 _EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)
 # what RocketMQ takes for a topic or group name (its clients' and broker's validators)
 ROCKETMQ_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")
