@@ -332,7 +332,10 @@ def _recommendation() -> Column:
             "(at least one per client) or run fewer clients.")),
         F.when(has("IDLE_CLIENTS") & ~has("MORE_CLIENTS_THAN_QUEUES")
                & ~has("MULTI_TOPIC_SKEW"), F.concat(
-                   n("idle_clients"), F.lit(" client(s) claim no queue."))),
+                   n("idle_clients"), F.when(F.col("topic").isNull(),
+                                             F.lit(" client(s) claim no queue."))
+                   .otherwise(F.lit(" subscribing client(s) claim none of this topic's "
+                                    "queues.")))),
         F.when(F.size(F.coalesce(F.col("_empty_topics"), F.array())) > 0, F.concat(
             F.lit("No readable queue in topic(s) "), F.array_join(F.col("_empty_topics"), ", "),
             F.lit(": nothing to allocate there (the queues table has no readable row of "

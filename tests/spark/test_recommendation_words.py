@@ -93,3 +93,23 @@ def test_a_sticky_groups_drift_is_not_blamed_on_a_strategy_it_was_not_checked_by
     assert "different strategy than the one declared" not in words, words
     assert ("the group runs a sticky assignor, whose assignment is checked as Kafka checks "
             "it, and this one is not one it could settle on") in words, words
+
+
+def test_a_client_idle_on_one_topic_is_not_said_to_claim_nothing(spark, tmp_path) -> None:
+    """CONFIG: a lists both queues of T, b both of U; each holds 2, the group is balanced.
+    T's row said "1 client(s) claim no queue", though b is busy on U."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
+                            "broker_name": "b", "queue_id": q, "readable": True}
+                           for t in ("T", "U") for q in range(2)])
+    lists = {"a": "T@b:0,T@b:1", "b": "U@b:0,U@b:1"}
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "topic": t, "strategy": "CONFIG",
+                             "strategy_params": {"queues": lists[c]}}
+                            for c in ("a", "b") for t in ("T", "U")])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    whole = balance[balance["topic"].isna()].iloc[0]
+    topic = balance[balance["topic"] == "T"].iloc[0]
+    assert "IDLE_CLIENTS" in list(topic["findings"]) and whole["idle_clients"] == 0
+    assert ("1 subscribing client(s) claim none of this topic's queues."
+            in topic["recommendation"]), topic["recommendation"]
+    assert "claim no queue" not in topic["recommendation"]
