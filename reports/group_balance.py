@@ -327,9 +327,13 @@ def _recommendation() -> Column:
                & (F.coalesce(F.col("idle_clients"), F.lit(0)) == 0), F.lit(
             "More clients than queues in some topic (its row says which): the clients past "
             "its queue count idle on it; add read queues there (at least one per client)."))
-        .when(has("MORE_CLIENTS_THAN_QUEUES"), F.lit(
+        .when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull(), F.lit(
             "More clients than queues: the extra clients can only idle; add read queues "
-            "(at least one per client) or run fewer clients.")),
+            "(at least one per client) or run fewer clients."))
+        # on a topic's row: its clients may be busy on the group's other topics
+        .when(has("MORE_CLIENTS_THAN_QUEUES"), F.lit(
+            "More subscribing clients than queues in this topic: the clients past its queue "
+            "count get none of it; add read queues here (at least one per client).")),
         F.when(has("IDLE_CLIENTS") & ~has("MORE_CLIENTS_THAN_QUEUES")
                & ~has("MULTI_TOPIC_SKEW"), F.concat(
                    n("idle_clients"), F.when(F.col("topic").isNull(),

@@ -33,7 +33,8 @@ def _group_balance(spark, tmp_path, queues: pd.DataFrame, members: pd.DataFrame,
 def test_more_clients_than_a_topics_queues_is_not_told_to_run_fewer_clients(
         spark, tmp_path) -> None:
     """2 clients on T (4 queues) and on its retry topic R (1 queue): neither idles, yet
-    the whole group was told "the extra clients can only idle ... run fewer clients"."""
+    the whole group was told "the extra clients can only idle ... run fewer clients", and
+    so was R's row, where the client R leaves out is busy on T."""
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
                             "broker_name": "b", "queue_id": q, "readable": True}
                            for t, n in (("T", 4), ("R", 1)) for q in range(n)])
@@ -49,8 +50,10 @@ def test_more_clients_than_a_topics_queues_is_not_told_to_run_fewer_clients(
             "its queue count idle on it; add read queues there (at least one per "
             "client).") in whole["recommendation"]
     assert "run fewer clients" not in whole["recommendation"]
-    assert ("More clients than queues: the extra clients can only idle; add read queues "
-            "(at least one per client) or run fewer clients.") in retry["recommendation"]
+    assert ("More subscribing clients than queues in this topic: the clients past its "
+            "queue count get none of it; add read queues here (at least one per client).") \
+        in retry["recommendation"]
+    assert "run fewer clients" not in retry["recommendation"]
 
 
 def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
