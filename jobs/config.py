@@ -138,7 +138,8 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
         "strict": read.flag("strict", d.strict),
         "what_if": read.what_if("reports.what_if", d.what_if),
     }
-    values.update({k: v for k, v in overrides.items() if v not in (None, (), [])})
+    given = {k: v for k, v in overrides.items() if v not in (None, (), [])}
+    values.update(given)
     if overrides.get("spark_progress") is not None:  # the flag beats the file's Spark setting
         values["spark_conf"] = {k: v for k, v in values["spark_conf"].items()
                                 if k != "spark.ui.showConsoleProgress"}
@@ -146,7 +147,7 @@ def load_config(path: str | None, **overrides: Any) -> AuditConfig:
     try:
         return AuditConfig(**values)
     except _Invalid as exc:
-        if path is None or overrides.get(exc.setting) not in (None, (), []):
+        if path is None or exc.setting in given:
             raise
         raise ConfigError(f"config file {path}: {exc}") from None
 

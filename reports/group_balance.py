@@ -244,19 +244,13 @@ def _in_contract_order(findings: Column) -> Column:
                     lambda code: F.array_contains(findings, code))
 
 
-def _kafka_only() -> Column:
-    """The row's members all run Kafka assignors (its `strategies`)."""
+def _all_run(names: tuple[str, ...]) -> Column:
+    """The row's members all run one of `names` (its `strategies`): `KAFKA_STRATEGIES`,
+    or `STICKY_STRATEGIES`, the groups drift checks by Kafka's validity and balance
+    (`rebalance_udfs.drift`)."""
     strategies = F.col("strategies")
     return F.coalesce((F.size(strategies) > 0) & F.forall(
-        strategies, lambda s: s.isin(*KAFKA_STRATEGIES)), F.lit(False))
-
-
-def _sticky_only() -> Column:
-    """The row's members all run a Kafka sticky assignor (its `strategies`): the groups
-    drift checks by Kafka's validity and balance (`rebalance_udfs.drift`)."""
-    strategies = F.col("strategies")
-    return F.coalesce((F.size(strategies) > 0) & F.forall(
-        strategies, lambda s: s.isin(*STICKY_STRATEGIES)), F.lit(False))
+        strategies, lambda s: s.isin(*names)), F.lit(False))
 
 
 def _recommendation() -> Column:
@@ -284,7 +278,7 @@ def _recommendation() -> Column:
             F.lit("Members run different strategies or parameters ("),
             F.array_join(F.col("strategies"), ", "),
             F.lit("): deploy one allocation strategy to the whole group."))),
-        F.when(has("INCONSISTENT_SUBSCRIPTION") & _kafka_only(), F.lit(
+        F.when(has("INCONSISTENT_SUBSCRIPTION") & _all_run(KAFKA_STRATEGIES), F.lit(
             "Members subscribe different topics: Kafka assigns each topic among its own "
             "subscribers, so none of it is left to a client that does not subscribe it, but "
             "each client's load follows its subscriptions; give every client the same "
@@ -394,7 +388,7 @@ def _drift_sentence() -> Column:
             "likely cause: a client with a stale view of the group (it has not rebalanced "
             "since a member or queue changed) holds queues it no longer owns or has not "
             "picked up its new ones; look for rebalance errors in its log."))
-        .when(_sticky_only(), F.lit(
+        .when(_all_run(STICKY_STRATEGIES), F.lit(
             "the group runs a sticky assignor, whose assignment is checked as Kafka checks "
             "it, and this one is not one it could settle on: a holder does not subscribe the "
             "topic (or is not a member), holds a queue nobody should, or holds two or more "

@@ -342,7 +342,7 @@ def _chained(order: pa.Table) -> Assign:
                ) -> tuple[pa.Table, pa.Table]:
         sticky = frame["strategy"].isin(STICKY_STRATEGIES).to_numpy(bool)
         if not sticky.any():
-            return _rows(queues, kernel_claims(queues, QUEUE_COLUMNS, frame, allocate_bucket))
+            return _allocate(queues, frame)
         mine = frame[sticky]
         part = np.flatnonzero(subscribed_rows(queues, mine))
         chained = chain_claims(queues.take(pa.array(part)), mine, prior_rows, order)
