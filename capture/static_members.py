@@ -27,8 +27,10 @@ def static_order_warning(group: str, instances: Mapping[str, str | None],
         return None
     dynamic = len(instances) - len(static)
     listed = spoken(static)
-    said = (f"{len(static)} static member(s) ({listed}) and {dynamic} dynamic" if dynamic
-            else f"only static members ({listed})")
+    # "no dynamic one read", not "only static members": a dynamic member's line that
+    # was rejected (a rejects row) is not in `instances`
+    said = f"{len(static)} static member(s) ({listed}) and " + (
+        f"{dynamic} dynamic" if dynamic else "no dynamic one read")
     return (f"group {group} has {said}; Kafka's {strategy} assignor orders static members "
             "first, by group.instance.id, then the others by member id, while the audit "
             "recomputes the assignment ordering every member by member id: this group's "

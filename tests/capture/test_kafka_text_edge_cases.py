@@ -495,6 +495,24 @@ def test_a_group_with_static_members_is_said_to_order_them_otherwise(tmp_path, s
     assert frame(snap, "members").strategy_params.isna().all()
 
 
+def test_a_static_member_beside_a_rejected_dynamic_line_is_not_called_the_only_kind(
+        tmp_path):
+    """The dynamic member's line is a rejects row (its partition count is not a number):
+    the group is not said to have "only static members", only that none dynamic was
+    read."""
+    broken = STATIC[1].replace("3          ", "three      ", 1)
+    snap = run(write(tmp_path, "members.txt", STATIC[0], broken, STATIC[2]),
+               state_file(tmp_path, "range"))
+    assert len(rejects(snap)) == 1
+    said = [w for w in snap.warnings if "static" in w]
+    assert said == [
+        f"group orders-range has 1 static member(s) ({INST_B} as inst-b) and no dynamic "
+        "one read; Kafka's range assignor orders static members first, by "
+        "group.instance.id, then the others by member id, while the audit recomputes the "
+        "assignment ordering every member by member id: this group's drift may be that "
+        "ordering, not its clients"]
+
+
 def test_static_members_under_other_assignors_or_none_are_not_said(tmp_path):
     sticky = run(write(tmp_path, "members.txt", *STATIC), state_file(tmp_path, "sticky"))
     dynamic = run(str(DATA / "kcg_members_3.7.txt"))
