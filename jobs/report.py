@@ -22,7 +22,7 @@ from jobs.read import Inputs
 from jobs.sizing import waves_for
 from rebalance_udfs.spark.report_pass import COMPARISON, unpack
 from reports.consumer_load import consumer_load_report
-from reports.drift import drift_by_group, drift_report
+from reports.drift import drift_by_group, drift_report, drift_table
 from reports.group_balance import group_balance_report
 from reports.rebalance_churn import churn_table
 from reports.strategy_comparison import strategy_comparison_report
@@ -90,7 +90,7 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
         "consumer_load": consumer_load_report(unpacked("consumer_load"), times),
         "group_balance": balance,
         "rebalance_churn": churn_table(unpacked("churn"), pairs),
-        "drift": drift,
+        "drift": drift_table(drift),
         "what_if": what_if_report(unpacked("what_if"), times,
                                   balance if decide else None),
     }

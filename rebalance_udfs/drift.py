@@ -12,7 +12,7 @@ assignment must have (SPEC §3: valid, balanced), not holder by holder: which
 balanced assignment the sticky assignors settle on depends on the partitions each member
 owned before, history the snapshots do not hold (the generations before the first one,
 and between two). Its observed assignment is taken as expected when it is one they could
-have made (`_sticky_as_observed`); any other is compared queue by queue as before.
+have made (`_sticky_verdicts`); any other is compared queue by queue as before.
 
 kind, per queue whose holder sets differ:
 * NOT_HELD       — someone is expected, nobody is observed;
@@ -36,6 +36,7 @@ from vocabulary.columns import (
     NOT_EXPECTED,
     NOT_HELD,
     QUEUE_KEYS,
+    STICKY_BREAK,
     STICKY_STRATEGIES,
 )
 
@@ -73,53 +74,75 @@ def _holder_lists(q: np.ndarray, clients: np.ndarray, wanted: np.ndarray,
     return [lists.get(int(code), []) for code in wanted]
 
 
-def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame,
-                        members: pd.DataFrame) -> pd.DataFrame:
-    """`exp` with each sticky group's expected rows replaced by its observed ones where
-    those are an assignment the sticky assignors could have made (upstream's own check,
-    verifyValidityAndBalance): a group whose every member (`members`: GROUP_KEYS, topic,
-    client_id, strategy; one row per member and subscribed topic) runs `sticky` or
-    `cooperative-sticky`, whose observed holders hold every queue the recomputation has
-    claimed and no other, each once, each by a member subscribing its topic, and where
-    no holder of a topic's queue holds two or more queues more than a member subscribing
-    that topic (which could take one). All by groupby and merge, no Python per group."""
+def _sticky_verdicts(exp: pd.DataFrame, obs: pd.DataFrame,
+                     members: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Which sticky groups' observed assignments the sticky assignors could have made
+    (upstream's own check, verifyValidityAndBalance), and why the others could not be.
+
+    A group qualifies when every member (`members`: GROUP_KEYS, topic, client_id,
+    strategy; one row per member and subscribed topic) runs `sticky` or
+    `cooperative-sticky`. It is settled when its observed holders hold every queue the
+    recomputation has claimed and no other, each once, each by a member subscribing its
+    topic, and no holder of a topic's queue holds two or more queues more than a member
+    subscribing that topic (which could take one). Returns (settled: GROUP_KEYS; breaks:
+    GROUP_KEYS + STICKY_BREAK, the failing properties of each other qualifying group in
+    words, which the OBSERVED_DRIFT sentence quotes). All by groupby and merge, no Python
+    per group."""
+    none = pd.DataFrame(columns=GROUP_KEYS), pd.DataFrame(columns=[*GROUP_KEYS, STICKY_BREAK])
     if obs.empty or members.empty:
-        return exp
+        return none
     other = (~members["strategy"].isin(STICKY_STRATEGIES)).groupby(
         [members[k] for k in GROUP_KEYS], sort=False).sum()
     sticky = other[other == 0].index.to_frame(index=False)
     if sticky.empty:
-        return exp
+        return none
     holder = [*QUEUE_KEYS, "client_id"]  # a holder read twice is one, as below
     exp_q = exp[exp["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
     obs_q = obs[obs["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
     subscribers = members[members["topic"].notna()].merge(sticky, on=GROUP_KEYS)[
         [*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
-    bad = []  # groups failing a property, one frame of GROUP_KEYS per property
+    bad = []  # per failing property: GROUP_KEYS + STICKY_BREAK, sorted within its group
 
-    def twice(rows: pd.DataFrame) -> pd.DataFrame:  # groups with a queue held twice
-        n = rows.groupby(QUEUE_KEYS, sort=False).size()
-        return n[n > 1].index.to_frame(index=False)[GROUP_KEYS]
+    def said(rows: pd.DataFrame, words: pd.Series | str) -> None:  # a group's first case
+        bad.append(rows[GROUP_KEYS].assign(**{STICKY_BREAK: words}).drop_duplicates(
+            GROUP_KEYS))
 
-    bad.append(twice(obs_q))
+    n = obs_q.groupby(QUEUE_KEYS, sort=False).size()
+    said(n[n > 1].index.to_frame(index=False), "a queue is held by two or more clients")
     queues = exp_q[QUEUE_KEYS].drop_duplicates().merge(
         obs_q[QUEUE_KEYS].drop_duplicates(), on=QUEUE_KEYS, how="outer", indicator=True)
-    bad.append(queues[queues["_merge"] != "both"][GROUP_KEYS])
+    said(queues[queues["_merge"] == "left_only"], "a queue is held by nobody")
+    said(queues[queues["_merge"] == "right_only"],
+         "a queue the recomputation leaves unassigned is held")
     held = obs_q[[*GROUP_KEYS, "topic", "client_id"]].drop_duplicates().merge(
         subscribers, how="left", indicator=True)
-    bad.append(held[held["_merge"] == "left_only"][GROUP_KEYS])
+    outsiders = held[held["_merge"] == "left_only"].sort_values(["topic", "client_id"])
+    said(outsiders, "client " + outsiders["client_id"] + " holds queues of "
+         + outsiders["topic"] + " without subscribing it")
     # balance: per topic, the most loaded holder against the least loaded subscriber
     load = obs_q.groupby([*GROUP_KEYS, "client_id"], sort=False).size().rename("n")
     loads = subscribers.merge(load.reset_index(), how="left").fillna({"n": 0})
     held_loads = held[held["_merge"] == "both"].drop(columns="_merge").merge(
         load.reset_index())
-    most = held_loads.groupby([*GROUP_KEYS, "topic"], sort=False)["n"].max()
-    least = loads.groupby([*GROUP_KEYS, "topic"], sort=False)["n"].min()
-    gap = (most - least.reindex(most.index)).dropna()
-    bad.append(gap[gap >= 2].index.to_frame(index=False)[GROUP_KEYS])
-    failing = pd.concat(bad, ignore_index=True).drop_duplicates()
-    settled = sticky.merge(failing, how="left", indicator=True)
-    settled = settled[settled["_merge"] == "left_only"][GROUP_KEYS]
+    by_topic = [*GROUP_KEYS, "topic"]
+    most = held_loads.sort_values(["n", "client_id"], ascending=[False, True]) \
+        .drop_duplicates(by_topic)
+    least = loads.sort_values(["n", "client_id"]).drop_duplicates(by_topic)
+    gap = most.merge(least, on=by_topic, suffixes=("", "_least"))
+    gap = gap[gap["n"] - gap["n_least"] >= 2].sort_values(["topic"])
+    said(gap, "client " + gap["client_id"] + " holds " + gap["n"].astype(int).astype(str)
+         + " queues and " + gap["client_id_least"] + " only "
+         + gap["n_least"].astype(int).astype(str) + ", though " + gap["client_id_least"]
+         + " subscribes " + gap["topic"] + ", whose queues " + gap["client_id"]
+         + " holds (a balanced assignment moves one to " + gap["client_id_least"] + ")")
+    breaks = pd.concat(bad, ignore_index=True).groupby(GROUP_KEYS, sort=False)[
+        STICKY_BREAK].agg("; ".join).reset_index()
+    settled = sticky.merge(breaks[GROUP_KEYS], how="left", indicator=True)
+    return settled[settled["_merge"] == "left_only"][GROUP_KEYS], breaks
+
+
+def _as_observed(exp: pd.DataFrame, obs: pd.DataFrame, settled: pd.DataFrame) -> pd.DataFrame:
+    """`exp` with the `settled` groups' expected rows replaced by their observed ones."""
     if settled.empty:
         return exp
     kept = exp.merge(settled, how="left", indicator=True)
@@ -129,18 +152,23 @@ def _sticky_as_observed(exp: pd.DataFrame, obs: pd.DataFrame,
 
 
 def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame,
-               members: pd.DataFrame | None = None) -> pd.DataFrame:
+               members: pd.DataFrame | None = None, *, explained: bool = False
+               ) -> pd.DataFrame:
     """One row per queue whose observed holders differ from the expected ones.
 
     expected: QUEUE_KEYS + client_id (null = a queue nobody is expected to hold);
     observed: QUEUE_KEYS + client_id (who really holds it); members, when given: the
     groups' members (GROUP_KEYS, topic, client_id, strategy), by which a group on the
-    sticky assignors is compared by its properties (`_sticky_as_observed`). Lists are
-    sorted in Java `String.compareTo` order; rows are sorted by the keys."""
+    sticky assignors is compared by its properties (`_sticky_verdicts`); `explained`
+    adds STICKY_BREAK, why such a group's assignment is not one they could settle on
+    (null for other groups). Lists are sorted in Java `String.compareTo` order; rows are
+    sorted by the keys."""
     exp, obs = _prepare(expected), _prepare(observed)
+    breaks = pd.DataFrame(columns=[*GROUP_KEYS, STICKY_BREAK])
     if members is not None:
-        exp = _sticky_as_observed(exp, obs, members.astype({"topic": object,
-                                                            "client_id": object}))
+        settled, breaks = _sticky_verdicts(exp, obs, members.astype({"topic": object,
+                                                                     "client_id": object}))
+        exp = _as_observed(exp, obs, settled)
     keys = pd.concat([exp[QUEUE_KEYS], obs[QUEUE_KEYS]], ignore_index=True)
     qcode = keys.groupby(QUEUE_KEYS, sort=False).ngroup().to_numpy(dtype=np.int64)
     n_queues = int(qcode.max()) + 1 if len(qcode) else 0
@@ -176,4 +204,6 @@ def drift_rows(expected: pd.DataFrame, observed: pd.DataFrame,
     out["observed_clients"] = _holder_lists(qcode[o_has], clients[o_has], drifting, n_queues)
     out = out.sort_values(QUEUE_KEYS, kind="stable").reset_index(drop=True)
     out["broker_name"] = out["broker_name"].astype(object).replace({_NULL: None})
-    return out[DRIFT_COLUMNS]
+    if not explained:
+        return out[DRIFT_COLUMNS]
+    return out[DRIFT_COLUMNS].merge(breaks.astype(object), on=GROUP_KEYS, how="left")

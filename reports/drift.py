@@ -16,7 +16,14 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from rebalance_udfs.spark.drift import EXPECTED, OBSERVED, SIDE, SUBSCRIBER, compare
+from rebalance_udfs.spark.drift import (
+    EXPECTED,
+    EXPLAINED_SCHEMA,
+    OBSERVED,
+    SIDE,
+    SUBSCRIBER,
+    compare,
+)
 from vocabulary.columns import (
     GROUP_KEYS,
     HELD_BY_OTHER,
@@ -24,6 +31,7 @@ from vocabulary.columns import (
     NOT_EXPECTED,
     NOT_HELD,
     QUEUE_KEYS,
+    STICKY_BREAK,
     UNCONSUMED,
 )
 from vocabulary.schemas import DRIFT_SCHEMA
@@ -31,12 +39,13 @@ from vocabulary.schemas import DRIFT_SCHEMA
 
 def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: int,
                  members: DataFrame | None = None) -> DataFrame:
-    """One row per drifting queue (DRIFT_SCHEMA); empty without observed rows. `members`
-    (the validated members rows): their subscriptions and strategies, by which a group on
-    the sticky assignors is compared by its assignment's properties."""
+    """One row per drifting queue (DRIFT_SCHEMA, and STICKY_BREAK, which the table does
+    not hold: `drift_table`); empty without observed rows. `members` (the validated
+    members rows): their subscriptions and strategies, by which a group on the sticky
+    assignors is compared by its assignment's properties."""
     spark = assignments.sparkSession
     if observed is None:
-        return spark.createDataFrame([], DRIFT_SCHEMA)
+        return spark.createDataFrame([], EXPLAINED_SCHEMA)
     groups = observed.select(*GROUP_KEYS).distinct()
     no_strategy = F.lit(None).cast("string").alias("strategy")
     expected = (assignments.join(F.broadcast(groups), GROUP_KEYS, "left_semi")
@@ -53,8 +62,14 @@ def drift_report(assignments: DataFrame, observed: DataFrame | None, buckets: in
     return compare(holders, buckets)
 
 
+def drift_table(drift: DataFrame) -> DataFrame:
+    """The drift table's rows of `drift_report`'s."""
+    return drift.select(*DRIFT_SCHEMA.fieldNames())
+
+
 def drift_by_group(drift: DataFrame) -> DataFrame:
-    """Per group: drifting queues in all and by kind (what OBSERVED_DRIFT quotes)."""
+    """Per group: drifting queues in all and by kind, and why a sticky group failed the
+    sticky check (what OBSERVED_DRIFT quotes)."""
     def kind(name: str) -> F.Column:
         return F.sum((F.col("kind") == name).cast("int")).cast("int")
 
@@ -64,4 +79,5 @@ def drift_by_group(drift: DataFrame) -> DataFrame:
         kind(NOT_HELD).alias("drift_not_held"),
         kind(HELD_BY_OTHER).alias("drift_held_by_other"),
         kind(NOT_EXPECTED).alias("drift_not_expected"),
+        F.max(STICKY_BREAK).alias(STICKY_BREAK),  # one per group, on each of its rows
     )

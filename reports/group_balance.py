@@ -27,6 +27,7 @@ from vocabulary.columns import (
     GROUP_KEYS,
     KAFKA_STRATEGIES,
     SNAPSHOT_KEYS,
+    STICKY_BREAK,
     STICKY_STRATEGIES,
     UNIT_KEYS,
 )
@@ -91,7 +92,8 @@ def with_drift(rows: DataFrame, drift: DataFrame | None) -> DataFrame:
     """The group's drift figures on every row, and OBSERVED_DRIFT on the whole-group row
     of a group with drifting queues."""
     if drift is None:
-        return rows.withColumns({c: F.lit(None).cast("int") for c in DRIFT_COLUMNS})
+        return rows.withColumns({**{c: F.lit(None).cast("int") for c in DRIFT_COLUMNS},
+                                 STICKY_BREAK: F.lit(None).cast("string")})
     rows = rows.join(drift, GROUP_KEYS, "left")
     drifts = F.col("topic").isNull() & (F.coalesce(F.col("drift_queues"), F.lit(0)) > 0)
     return rows.withColumn("findings", F.when(drifts, _in_contract_order(F.array_union(
@@ -388,14 +390,19 @@ def _drift_sentence() -> Column:
             "likely cause: a client with a stale view of the group (it has not rebalanced "
             "since a member or queue changed) holds queues it no longer owns or has not "
             "picked up its new ones; look for rebalance errors in its log."))
-        .when(_all_run(STICKY_STRATEGIES), F.lit(
-            "the group runs a sticky assignor, whose assignment is checked as Kafka checks "
-            "it, and this one is not one it could settle on: a holder does not subscribe the "
-            "topic (or is not a member), holds a queue nobody should, or holds two or more "
-            "queues more than a member subscribing that topic; the queues are then compared "
-            "holder by holder, so some held by another client may be moves a sticky "
-            "assignor would make; likely cause: a member not on the declared assignor, or "
-            "the members table missing a member that holds queues."))
+        .when(_all_run(STICKY_STRATEGIES), F.concat(
+            F.lit("the group runs a sticky assignor, whose assignment is checked as Kafka "
+                  "checks it, and this one is not one it could settle on: "),
+            # the failing check, named by the drift comparison; the list of them where
+            # it named none
+            F.coalesce(F.col(STICKY_BREAK), F.lit(
+                "a holder does not subscribe the topic (or is not a member), holds a queue "
+                "nobody should, or holds two or more queues more than a member subscribing "
+                "that topic")),
+            F.lit("; the queues are then compared holder by holder, so some held by another "
+                  "client may be moves a sticky assignor would make; likely cause: a member "
+                  "not on the declared assignor, or the members table missing a member that "
+                  "holds queues.")))
         .otherwise(F.lit(
             "likely cause: the clients allocate with a different strategy than the one "
             "declared (check allocateMessageQueueStrategy / partition.assignment.strategy)."))

@@ -62,3 +62,6 @@ FIRST_CAPTURE_YEAR = 1900
 NOT_HELD, HELD_BY_OTHER, HELD_TWICE, NOT_EXPECTED = (
     "NOT_HELD", "HELD_BY_OTHER", "HELD_TWICE", "NOT_EXPECTED")
 DRIFT_COLUMNS = [*QUEUE_KEYS, "expected_clients", "observed_clients", "kind"]
+# not a drift table column: why a sticky group's observed assignment is not one its
+# assignor could settle on, in words (OBSERVED_DRIFT's sentence quotes it)
+STICKY_BREAK = "_sticky_break"

@@ -145,6 +145,34 @@ def test_a_sticky_group_is_compared_queue_by_queue_when_its_assignment_could_not
         assert by_queue(got) == by_queue(drift_rows(RECOMPUTED, observed)), case
 
 
+def test_a_sticky_group_that_fails_the_check_is_told_which_property_failed():
+    """The OBSERVED_DRIFT sentence quotes why (it listed every property that could fail,
+    whichever did): one reason per failing property, on each of the group's rows."""
+    members = subscribers({"A": ["t"], "B": ["t"], "C": ["u"]})
+    cases = {
+        "client A holds 3 queues and B only 1, though B subscribes t, whose queues A holds "
+        "(a balanced assignment moves one to B)":
+            [(None, 0, "A"), (None, 1, "A"), (None, 2, "A"), (None, 3, "B")],
+        "a queue is held by nobody": [(None, 0, "A"), (None, 1, "A"), (None, 2, "B")],
+        "a queue is held by two or more clients":
+            [(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B"), (None, 3, "A")],
+        "client C holds queues of t without subscribing it":
+            [(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "C")],
+        "a queue the recomputation leaves unassigned is held":
+            [(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B"), (None, 4, "A")],
+        "a queue is held by nobody; client A holds 3 queues and B only 0, though B "
+        "subscribes t, whose queues A holds (a balanced assignment moves one to B)":
+            [(None, 0, "A"), (None, 1, "A"), (None, 2, "A")],
+    }
+    for reason, rows in cases.items():
+        got = drift_rows(RECOMPUTED, frame(rows), members, explained=True)
+        assert set(got["_sticky_break"]) == {reason}, (reason, got)
+    # other groups' rows carry none; the drift table's columns come first, unchanged
+    got = drift_rows(RECOMPUTED, frame(cases["a queue is held by nobody"]), explained=True)
+    assert got["_sticky_break"].isna().all()
+    assert list(got.columns[:-1]) == list(drift_rows(RECOMPUTED, frame(rows)).columns)
+
+
 def test_only_groups_wholly_on_a_sticky_assignor_are_compared_by_properties():
     observed = frame([(None, 0, "A"), (None, 1, "A"), (None, 2, "B"), (None, 3, "B")])
     mixed = pd.concat([subscribers({"A": ["t"]}), subscribers({"B": ["t"]}, "range")])

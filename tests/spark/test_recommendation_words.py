@@ -95,7 +95,10 @@ def test_a_sticky_groups_drift_is_not_blamed_on_a_strategy_it_was_not_checked_by
     assert "(0 held twice, 0 held by nobody, " in words, words
     assert "different strategy than the one declared" not in words, words
     assert ("the group runs a sticky assignor, whose assignment is checked as Kafka checks "
-            "it, and this one is not one it could settle on") in words, words
+            "it, and this one is not one it could settle on: client a holds 3 queues and b "
+            "only 1, though b subscribes T, whose queues a holds (a balanced assignment "
+            "moves one to b); the queues are then compared"
+            ) in words, words
 
 
 def test_a_client_idle_on_one_topic_is_not_said_to_claim_nothing(spark, tmp_path) -> None:
