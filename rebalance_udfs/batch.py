@@ -22,7 +22,16 @@ import pandas as pd
 
 from rebalance_udfs.key_codes import key_codes, numbered_in_key_order, sorted_lookup
 from rebalance_udfs.ordering import java_rank
-from vocabulary.columns import BROADCASTING, CLIENT, CLUSTERING, GROUP_KEYS
+from vocabulary.columns import (
+    BROADCASTING,
+    BROKER,
+    CLIENT,
+    CLUSTERING,
+    GROUP_KEYS,
+    POP,
+    RETRY_TOPIC_PREFIX,
+)
+from vocabulary.findings import BROKER_STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -227,6 +236,13 @@ def with_calls(layout: BatchLayout, members: pd.DataFrame) -> AllocationBatch:
     subs["_broadcast"] = subs["message_model"].fillna(CLUSTERING).eq(BROADCASTING)
     subs["_mode"] = (subs["allocation_mode"].fillna(CLIENT) if "allocation_mode" in subs
                      else CLIENT)
+    # the broker pops a POP group's queues with AVG or AVG_BY_CIRCLE only; its retry
+    # topics it allocates as a PULL group's, and for any other strategy it answers
+    # nothing, where the rows are what the clients compute (as for BROKER)
+    unpopped = (subs["_mode"].eq(POP)
+                & (subs["topic"].astype(str).str.startswith(RETRY_TOPIC_PREFIX)
+                   | ~subs["strategy"].isin(BROKER_STRATEGIES)))
+    subs.loc[unpopped, "_mode"] = BROKER
     subs["_pop"] = (pd.to_numeric(subs["pop_share_queue_num"], errors="coerce").fillna(0)
                     if "pop_share_queue_num" in subs else 0)
     call_cols = ["_g", "_t", "_r", "strategy", "_broadcast", "virtual_nodes", "rooms",

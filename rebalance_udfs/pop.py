@@ -9,6 +9,11 @@ clients may pop one queue by design (status SHARED, not CONTENDED):
   of the sorted cidAll, wrapping around (a ring);
 * else (more clients than queues): client i gets queue `i % len(mqAll)`.
 
+Only AVG and AVG_BY_CIRCLE are popped, and never a retry topic (%RETRY%<group>, which
+the broker allocates as a PULL group's): `batch.with_calls` gives such calls the BROKER
+mode, so they claim what their strategy computes (for another strategy the broker
+answers nothing: BROKER_UNSUPPORTED_STRATEGY, the rows what the clients would compute).
+
 MESSAGE mode (5.x gRPC clients: message-level balancing) has no queue ownership at all:
 every client receives from every queue, which `every_queue` expresses.
 """

@@ -27,6 +27,10 @@ SHARED_MODES = (POP, MESSAGE)
 BROKER_MODES = (BROKER, POP)
 # optional member columns the kernels read when present
 MODE_COLUMNS = ["allocation_mode", "pop_share_queue_num"]
+# RocketMQ's retry topics (%RETRY%<group>): the broker never pops them (it allocates them
+# as a PULL group's, QueryAssignmentProcessor), and their queue count is the group's
+# retryQueueNums (default 1), not a topic's read queues. No Kafka topic holds a '%'.
+RETRY_TOPIC_PREFIX = "%RETRY%"
 
 # --- claim statuses (assignments.status) -------------------------------------------------------
 OK, CONTENDED, SHARED = "OK", "CONTENDED", "SHARED"

@@ -9,12 +9,12 @@ from vocabulary.columns import MODE_COLUMNS
 
 
 def _allocate(clients: list[str], queues: int, share: int, strategy: str = "AVG",
-              mode: str = "POP") -> pd.DataFrame:
+              mode: str = "POP", topic: str = "T") -> pd.DataFrame:
     q = pd.DataFrame([{"snapshot_id": "s", "cluster": "c", "consumer_group": "g",
-                       "topic": "T", "broker_name": "b", "queue_id": i, "broker_room": None}
+                       "topic": topic, "broker_name": "b", "queue_id": i, "broker_room": None}
                       for i in range(queues)])[QUEUE_COLUMNS]
     m = pd.DataFrame([{"snapshot_id": "s", "cluster": "c", "consumer_group": "g",
-                       "client_id": cid, "client_addr": None, "topic": "T",
+                       "client_id": cid, "client_addr": None, "topic": topic,
                        "strategy": strategy, "message_model": None, "client_room": None,
                        "virtual_nodes": None, "rooms": None, "config_queues": None,
                        "allocation_mode": mode, "pop_share_queue_num": share}
@@ -66,3 +66,34 @@ def test_client_and_broker_modes_allocate_as_the_client_does() -> None:
         out = _allocate(["a", "b"], 4, 1, mode=mode)
         assert _held(out) == {"a": {0, 1}, "b": {2, 3}}
         assert set(out["status"]) == {"OK"}
+
+
+def test_a_pop_groups_retry_topic_is_allocated_not_popped() -> None:
+    """The broker allocates %RETRY% topics as a PULL group's (QueryAssignmentProcessor:
+    a retry topic is never in POP mode): plain AVG, one owner per queue, whatever
+    popShareQueueNum says (it was popped: two or three SHARED claimants per queue)."""
+    for share in (0, 1):
+        out = _allocate(["p1", "p2", "p3", "p4"], 8, share, topic="%RETRY%G")
+        assert _held(out) == {"p1": {0, 1}, "p2": {2, 3}, "p3": {4, 5}, "p4": {6, 7}}
+        assert set(out["status"]) == {"OK"}
+    out = _allocate(["p1", "p2", "p3"], 4, 0, topic="%RETRY%G")
+    assert _held(out) == {"p1": {0, 1}, "p2": {2}, "p3": {3}}
+
+
+def test_pop_with_a_strategy_the_broker_lacks_is_what_the_clients_compute() -> None:
+    """The broker pops only AVG and AVG_BY_CIRCLE; for another strategy it answers nothing
+    (BROKER_UNSUPPORTED_STRATEGY) and, as for BROKER, the rows are what the clients
+    would compute: CONFIG's own lists here (they were an AVG ring, all SHARED)."""
+    q = pd.DataFrame([{"snapshot_id": "s", "cluster": "c", "consumer_group": "g",
+                       "topic": "T", "broker_name": "b", "queue_id": i, "broker_room": None}
+                      for i in range(4)])[QUEUE_COLUMNS]
+    lists = {"a": "T@b:3", "b": "T@b:0,T@b:1", "c": "T@b:2"}
+    m = pd.DataFrame([{"snapshot_id": "s", "cluster": "c", "consumer_group": "g",
+                       "client_id": cid, "client_addr": None, "topic": "T",
+                       "strategy": "CONFIG", "message_model": None, "client_room": None,
+                       "virtual_nodes": None, "rooms": None, "config_queues": lists[cid],
+                       "allocation_mode": "POP", "pop_share_queue_num": 1}
+                      for cid in "abc"])[[*MEMBER_COLUMNS, *MODE_COLUMNS]]
+    out = allocate_bucket(q, m)
+    assert _held(out) == {"a": {3}, "b": {0, 1}, "c": {2}}
+    assert set(out["status"]) == {"OK"}

@@ -219,6 +219,16 @@ def test_a_pop_group_with_share_0_pops_every_queue_at_every_count() -> None:
     assert out[out["recommended"]].iloc[0]["is_current"]
 
 
+def test_a_pop_groups_retry_topic_is_not_popped_in_its_candidates() -> None:
+    """The broker allocates a POP group's %RETRY% topic as a PULL group's: at 2 clients
+    both pop all 7 queues of T (share 1 >= clients - 1) but only the first takes the one
+    retry queue (min 7, not 8); today the same, at 3 clients (a: 5 + 1)."""
+    out = what_if_bucket(*_group(["a", "b", "c"], {"T": 7, "%RETRY%g": 1}, "AVG",
+                                 mode="POP", pop_share=1))
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 6
+    assert _pops(out, 2)[:2] == (8, 7)
+
+
 def test_a_group_balanced_message_by_message_is_recommended_as_it_is() -> None:
     """5.x gRPC clients (MESSAGE mode) own no queues: each receives from all 7. The
     client-side candidates stay as a comparison, but none is an allocation these clients
