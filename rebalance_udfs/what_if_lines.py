@@ -68,17 +68,23 @@ def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table
                            " client fewer", " clients fewer"), "")
     taken = pc.subtract(best.column("_today_unclaimed"), best.column("_unclaimed"))
     consumes = pc.greater(taken, 0)
-    # neither lower nor fewer: it consumes queues today leaves unconsumed, or today's row
-    # was no option (`what_if._ranked`: the broker allocates the group and does not
-    # compute today's strategy)
+    # a lower max or fewer clients: today's max beside it ("as today" only when the same:
+    # one that consumes queues today leaves unconsumed may load a client more), and how
+    # many clients fewer
+    same = pc.equal(best.column("max_queues"), best.column("_today_max"))
     against = pc.if_else(
-        lower, pc.binary_join_element_wise(" instead of ", text("_today_max"),
-                                           pc.if_else(fewer, saved, ""), ""),
-        pc.if_else(fewer, pc.binary_join_element_wise(" as today", saved, ""),
-            pc.if_else(consumes, "",
-                pc.binary_join_element_wise("; the broker computes ",
-                                            best.column("strategy"), ", not today's ",
-                                            best.column("_today_strategy"), ""))))
+        pc.or_(lower, fewer), pc.if_else(
+            same, " as today", pc.binary_join_element_wise(" instead of ",
+                                                           text("_today_max"), "")), "")
+    against = pc.if_else(fewer, pc.binary_join_element_wise(against, saved, ""), against)
+    # neither lower nor fewer nor consuming more: today's row was no option
+    # (`what_if._ranked`: the broker allocates the group and does not compute today's
+    # strategy)
+    against = pc.if_else(
+        pc.or_(pc.or_(lower, fewer), consumes), against,
+        pc.binary_join_element_wise(against, "; the broker computes ",
+                                    best.column("strategy"), ", not today's ",
+                                    best.column("_today_strategy"), ""))
     against = pc.if_else(consumes, pc.binary_join_element_wise(
         against, "; consumes ", counted(taken, " queue", " queues"),
         " nobody consumes today", ""), against)

@@ -36,7 +36,10 @@ subscribes):
 - `triggers` (sorted codes): CLIENTS_CHANGED (a client joined or left), QUEUES_CHANGED
   (a queue was added or removed), SUBSCRIPTION_CHANGED (a client present in both snapshots
   subscribes other topics), STRATEGY_CHANGED (a client present in both runs other
-  strategies). Empty when nothing the audit sees changed.
+  strategies, by name). Empty when none of these changed: a change of `strategy_params`
+  alone (virtual nodes, rooms, CONFIG lists) is no trigger, though its moves are counted,
+  since the output keeps no parameters to compare an earlier run's snapshot with, and
+  a snapshot's churn must not depend on which run audited its predecessor.
 
 Plan shape: the snapshot order is computed once (a small window over the snapshot list,
 `churn_history`) and handed to the report pass, whose buckets hold every snapshot of

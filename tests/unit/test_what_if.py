@@ -635,6 +635,30 @@ def test_rows_typed_straight_to_arrow_equal_the_typed_pandas_rows() -> None:
     assert what_if.typed_arrow(rows, WHAT_IF_ARROW_SCHEMA).equals(expected)
 
 
+def test_a_higher_max_with_fewer_clients_is_not_said_to_be_as_today() -> None:
+    """A member subscribing nothing sorts first and takes AVG's first share of W's 5
+    queues, which nobody consumes: today max 1 over n1, n2, n3. The recommendation (3
+    clients, AVG) consumes them at max 2; its line said "max 2 queues per client as
+    today" (any max not lower, with fewer clients, read "as today")."""
+    queues = pd.DataFrame([
+        {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "topic": "W",
+         "broker_name": "broker-a", "queue_id": q, "broker_room": None,
+         "committed_offset": 100, "consumed_offset": 130} for q in range(5)])
+    members = pd.DataFrame([
+        {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "client_id": cid,
+         "client_addr": None, "topic": topic, "strategy": "AVG", "message_model": None,
+         "client_room": None, "virtual_nodes": None, "rooms": None, "config_queues": None,
+         "allocation_mode": None, "pop_share_queue_num": None}
+        for cid, topic in (("0@idle", None), ("n1@1", "W"), ("n2@2", "W"), ("n3@3", "W"))])
+    today = allocate_bucket(queues[[*QUEUE_COLUMNS, "committed_offset", "consumed_offset"]],
+                            members[[*MEMBER_COLUMNS, *MODE_COLUMNS]])
+    out = what_if_bucket(today[ASSIGNED_COLUMNS], members[WHAT_IF_MEMBER_COLUMNS])
+    assert out[out["is_current"]].iloc[0]["max_queues"] == 1
+    line = best_change(out)
+    assert line.startswith("run 3 clients, AVG (max 2 queues per client instead of 1, "
+                           "with 1 client fewer; consumes 2 queues nobody consumes today"), line
+
+
 def test_a_candidate_that_consumes_nothing_is_never_recommended() -> None:
     """3 clients on CONSISTENT_HASH with 0 virtual nodes claim none of 7 queues: today's
     max is 0, and so was that of every 0-node candidate, so `1 client, CONSISTENT_HASH
