@@ -39,12 +39,20 @@ from rebalance_udfs.exact import (
     take,
 )
 from rebalance_udfs.key_codes import column_codes, key_codes
-from vocabulary.columns import BROKER_MODES, CLIENT, CLUSTERING, POOLED_ASSIGNORS, SHARED_MODES
+from vocabulary.columns import (
+    BROKER_MODES,
+    CLIENT,
+    CLUSTERING,
+    POOLED_ASSIGNORS,
+    RETRY_TOPIC_PREFIX,
+    SHARED_MODES,
+)
 from vocabulary.findings import (
     BROKER_STRATEGIES,
     FINDINGS,
     LAG_SKEW_FACTOR,
     LOAD_FINDINGS,
+    RETRY_BY_DESIGN,
     SPLIT_BRAIN,
 )
 from vocabulary.schemas import BALANCE_FIGURES_ARROW_SCHEMA, LOAD_FIGURES_ARROW_SCHEMA
@@ -478,6 +486,11 @@ class _Pass:
                  & ~_only(strategies, POOLED_ASSIGNORS))
         bits |= np.where(blame, _BIT["STRATEGY_IMBALANCE"], np.int64(0))
         bits &= np.where(gf["shared"][tg], ~_mask(LOAD_FINDINGS), np.int64(-1))
+        # a retry topic has its group's retryQueueNums queues (default 1), not read queues
+        # to add: fewer of them than clients, and clients without one, are by design
+        retry = pc.fill_null(pc.starts_with(pa.array(topic, pa.string()), RETRY_TOPIC_PREFIX),
+                             False).to_numpy(zero_copy_only=False)
+        bits &= np.where(retry, ~_mask(RETRY_BY_DESIGN), np.int64(-1))
         lag_on, rate_on = has_sub & f["lag_known"], has_sub & f["rate_known"]
         empty = queues == 0
         table = self._balance_table(tg, pa.array(topic, pa.string()), {

@@ -318,7 +318,7 @@ def _recommendation() -> Column:
                   "clientRebalance=true."))),
         F.when(has("LAG_SKEW") & F.col("topic").isNull(), _lag_sentence()),
         # on the whole group with no idle client, it is a topic's: fewer clients would
-        # idle elsewhere (a %RETRY% topic of 1 queue under 2 clients)
+        # idle elsewhere (a topic of 1 queue under 2 clients busy on another)
         F.when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull()
                & (F.coalesce(F.col("idle_clients"), F.lit(0)) == 0), F.lit(
             "More clients than queues in some topic (its row says which): the clients past "

@@ -16,6 +16,9 @@ BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
 # findings about load spread: meaningless where queues are shared by design (POP, MESSAGE)
 LOAD_FINDINGS = ("IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES", "MULTI_TOPIC_SKEW",
                  "STRATEGY_IMBALANCE", "UNEVEN_SUBSCRIPTIONS", "LAG_SKEW")
+# not raised on a %RETRY% topic's row (columns.RETRY_TOPIC_PREFIX): its queue count is the
+# group's retryQueueNums (default 1), so clients without one of its queues are by design
+RETRY_BY_DESIGN = ("IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES")
 # a topic whose imbalance one of these explains is not blamed on its strategy
 SPLIT_BRAIN = ("INCONSISTENT_SUBSCRIPTION", "MIXED_STRATEGIES", "DUPLICATE_CLIENT_ID",
                "CONTENDED_QUEUES", "BROKER_UNSUPPORTED_STRATEGY")

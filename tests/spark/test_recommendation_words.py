@@ -56,6 +56,25 @@ def test_more_clients_than_a_topics_queues_is_not_told_to_run_fewer_clients(
     assert "run fewer clients" not in retry["recommendation"]
 
 
+def test_a_retry_topics_single_queue_is_no_finding(spark, tmp_path) -> None:
+    """Push consumers subscribe their group's %RETRY% topic, of retryQueueNums queues
+    (default 1): 3 clients on T (3 queues) and on it. Every such group with two clients
+    or more got MORE_CLIENTS_THAN_QUEUES and IDLE_CLIENTS on the retry topic's row and
+    the first on the whole group's, with advice to add read queues to it."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
+                            "broker_name": "b", "queue_id": q, "readable": True}
+                           for t, n in (("T", 3), ("%RETRY%G", 1)) for q in range(n)])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "topic": t, "strategy": "AVG"}
+                            for c in ("a", "b", "c") for t in ("T", "%RETRY%G")])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    retry = balance[balance["topic"] == "%RETRY%G"].iloc[0]
+    whole = balance[balance["topic"].isna()].iloc[0]
+    assert (retry["subscribing_clients"], retry["queues"], retry["idle_clients"]) == (3, 1, 2)
+    assert list(retry["findings"]) == [] and list(whole["findings"]) == []
+    assert whole["recommendation"] == "Balanced: no action needed."
+
+
 def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
     """20 clients, one queue of 0.5 msg/s: the sentence read "carries 0 (100% ...; mean
     per client 0.0 msg/s)"."""

@@ -31,8 +31,10 @@ from vocabulary.columns import (
     GROUP_KEYS,
     POOLED_ASSIGNORS,
     POP,
+    RETRY_TOPIC_PREFIX,
     SHARED_MODES,
     SNAPSHOT_KEYS,
+    STICKY_BREAK,
 )
 from vocabulary.findings import BROKER_STRATEGIES, LAG_SKEW_FACTOR, LOAD_FINDINGS, SPLIT_BRAIN
 
@@ -244,12 +246,15 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     else:
         for col in DRIFT_COLUMNS:
             group_facts = group_facts.withColumn(col, F.lit(None).cast("int"))
+        group_facts = group_facts.withColumn(STICKY_BREAK, F.lit(None).cast("string"))
     topics = _topic_rows(facts, member_topics).join(group_facts, GROUP_KEYS)
     topics = topics.withColumn("ideal_max",
                                _ceil_div(F.col("queues"), F.col("subscribing_clients")))
+    # a retry topic's queue count is its group's retryQueueNums: idling there is by design
+    retry = F.col("topic").startswith(RETRY_TOPIC_PREFIX)
     topic_rows = topics.withColumn("findings", _codes(
-        (F.col("idle_clients") > 0, "IDLE_CLIENTS"),
-        ((F.col("subscribing_clients") > F.col("queues")) & (F.col("queues") > 0),
+        ((F.col("idle_clients") > 0) & ~retry, "IDLE_CLIENTS"),
+        ((F.col("subscribing_clients") > F.col("queues")) & (F.col("queues") > 0) & ~retry,
          "MORE_CLIENTS_THAN_QUEUES"),
         (F.col("subscribing_clients") < F.col("clustering_clients"),
          "INCONSISTENT_SUBSCRIPTION"),
