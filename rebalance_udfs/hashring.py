@@ -121,8 +121,10 @@ def coded_message_queue_hashes(head: np.ndarray, heads: list[tuple[str, str]],
     tails, tail = np.unique(ids, return_inverse=True)
     messages, inverse = np.unique(np.asarray(head, np.int64) * len(tails) + tail.reshape(-1),
                                   return_inverse=True)
+    # a null broker name (a Kafka partition's; "" in the batch) is Java's "null" in the key
     table = md5.first_words(
-        md5.encode([f"MessageQueue [topic={t}, brokerName={b}, queueId=" for t, b in heads]),
+        md5.encode([f"MessageQueue [topic={t}, brokerName={b or 'null'}, queueId="
+                    for t, b in heads]),
         messages // len(tails), md5.encode([f"{q}]" for q in tails.tolist()]),
         messages % len(tails))
     return table[inverse.reshape(-1)]
