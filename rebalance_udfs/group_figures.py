@@ -631,9 +631,12 @@ class _Pass:
         rate_skew = many & (mean_rate > 0) & (
             _to_double(load["max_rate"], RATE_SCALE)
             > _to_double(mean_rate, RATE_SCALE + MEAN_DIGITS) * LAG_SKEW_FACTOR)
+        # MULTI_TOPIC_SKEW: each topic allocated on its own, the first-sorted clients win
+        # every one; not Kafka's pooled assignors, which deal the topics out together
         bits = _bits([
             (skewed & (rollup["topics_with_queues"] >= 2) & rollup["has_topics"]
-             & rollup["all_topics_balanced"], "MULTI_TOPIC_SKEW"),
+             & rollup["all_topics_balanced"] & ~_only(gf["strategies"], POOLED_ASSIGNORS),
+             "MULTI_TOPIC_SKEW"),
             (load["idle_clients"] > 0, "IDLE_CLIENTS"),
             (gf["topic_sets"] > 1, "INCONSISTENT_SUBSCRIPTION"),
             (gf["variants"] > 1, "MIXED_STRATEGIES"),

@@ -75,6 +75,29 @@ def test_a_retry_topics_single_queue_is_no_finding(spark, tmp_path) -> None:
     assert whole["recommendation"] == "Balanced: no action needed."
 
 
+def test_a_pooled_assignors_skew_is_not_blamed_on_topics_allocated_apart(
+        spark, tmp_path) -> None:
+    """roundrobin deals a(4) and b(3) out together; m1 subscribes a only, m2 both: m1
+    a0 a2, m2 a1 a3 b0-2 (5 against a pooled max of 4). The skew is the uneven
+    subscriptions; MULTI_TOPIC_SKEW said each topic is allocated on its own and the
+    first-sorted clients win every topic, which roundrobin does not do."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
+                            "broker_name": None, "queue_id": q, "readable": True}
+                           for t, n in (("a", 4), ("b", 3)) for q in range(n)])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "topic": t, "strategy": strategy}
+                            for strategy in ("roundrobin", "range")
+                            for c, t in (("m1", "a"), ("m2", "a"), ("m2", "b"))])
+    members["consumer_group"] = members["strategy"]
+    balance = _group_balance(spark, tmp_path, queues, members)
+    whole = balance[balance["topic"].isna()].set_index("consumer_group")
+    assert whole.loc["roundrobin", "skew"] == 1
+    assert "UNEVEN_SUBSCRIPTIONS" in list(whole.loc["roundrobin", "findings"])
+    assert "MULTI_TOPIC_SKEW" not in list(whole.loc["roundrobin", "findings"])
+    # range does allocate each topic on its own: m1 a0 a1, m2 a2 a3 b0-2, the same skew
+    assert "MULTI_TOPIC_SKEW" in list(whole.loc["range", "findings"])
+
+
 def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
     """20 clients, one queue of 0.5 msg/s: the sentence read "carries 0 (100% ...; mean
     per client 0.0 msg/s)"."""

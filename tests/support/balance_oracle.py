@@ -330,7 +330,10 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     groups = groups.withColumn("findings", F.array_distinct(F.concat(
         _codes(
             ((F.col("skew") > 0) & (F.col("_topics_with_queues") >= 2)
-             & (F.col("_all_topics_balanced") == 1), "MULTI_TOPIC_SKEW"),
+             & (F.col("_all_topics_balanced") == 1)
+             & ~F.coalesce((F.size("strategies") > 0) & F.forall(
+                 "strategies", lambda s: s.isin(*POOLED_ASSIGNORS)), F.lit(False)),
+             "MULTI_TOPIC_SKEW"),
             (F.col("idle_clients") > 0, "IDLE_CLIENTS"),
             (F.col("topic_sets") > 1, "INCONSISTENT_SUBSCRIPTION"),
             (F.col("strategy_variants") > 1, "MIXED_STRATEGIES"),
