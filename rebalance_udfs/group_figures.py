@@ -633,17 +633,23 @@ class _Pass:
             > _to_double(mean_rate, RATE_SCALE + MEAN_DIGITS) * LAG_SKEW_FACTOR)
         # MULTI_TOPIC_SKEW: each topic allocated on its own, the first-sorted clients win
         # every one; not Kafka's pooled assignors, which deal the topics out together
+        pooled_group = _only(gf["strategies"], POOLED_ASSIGNORS)
         bits = _bits([
             (skewed & (rollup["topics_with_queues"] >= 2) & rollup["has_topics"]
-             & rollup["all_topics_balanced"] & ~_only(gf["strategies"], POOLED_ASSIGNORS),
-             "MULTI_TOPIC_SKEW"),
+             & rollup["all_topics_balanced"] & ~pooled_group, "MULTI_TOPIC_SKEW"),
             (load["idle_clients"] > 0, "IDLE_CLIENTS"),
             (gf["topic_sets"] > 1, "INCONSISTENT_SUBSCRIPTION"),
             (gf["variants"] > 1, "MIXED_STRATEGIES"),
             (skewed & (gf["topic_sets"] > 1), "UNEVEN_SUBSCRIPTIONS"),
             (lag_skew | rate_skew, "LAG_SKEW"),
         ], n)
-        bits |= rollup["topic_bits"] & ~_BIT["IDLE_CLIENTS"]
+        # a topic with more clients than queues: for the group too, unless its members
+        # all run the pooled assignors and none idles (they balance the total: a small
+        # topic among larger ones leaves nobody short, its own row says it)
+        rolled_up = np.where(pooled_group & (load["idle_clients"] == 0),
+                             ~_mask(["IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES"]),
+                             ~_BIT["IDLE_CLIENTS"])
+        bits |= rollup["topic_bits"] & rolled_up
         bits &= np.where(gf["shared"], ~_mask(LOAD_FINDINGS), np.int64(-1))
         return self._balance_table(np.arange(n), pa.nulls(n, pa.string()), {
             "subscribing_clients": pa.array(subscribing, pa.int32()),

@@ -98,6 +98,29 @@ def test_a_pooled_assignors_skew_is_not_blamed_on_topics_allocated_apart(
     assert "MULTI_TOPIC_SKEW" in list(whole.loc["range", "findings"])
 
 
+def test_a_pooled_group_with_nobody_idle_is_not_short_of_queues(spark, tmp_path) -> None:
+    """roundrobin over t(4) and v(2): a t0 t3, b t1 v0, c t2 v1, 2 each. v has more
+    clients than queues (its row says so), but the whole group was told "the clients past
+    its queue count idle on it; add read queues there" though it is balanced. A pooled
+    group where clients idle (4 on u(2)) keeps it on its whole-group row."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
+                            "broker_name": None, "queue_id": q, "readable": True}
+                           for t, n in (("t", 4), ("v", 2), ("u", 2)) for q in range(n)])
+    subscriptions = {"G": [(c, t) for c in "abc" for t in "tv"],
+                     "IDLE": [(c, "u") for c in "abcd"]}
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
+                             "client_id": c, "topic": t, "strategy": "roundrobin"}
+                            for g, pairs in subscriptions.items() for c, t in pairs])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    v = balance[balance["topic"] == "v"].iloc[0]
+    assert "MORE_CLIENTS_THAN_QUEUES" in list(v["findings"])
+    whole = balance[balance["topic"].isna()].set_index("consumer_group")
+    assert list(whole.loc["G", "findings"]) == []
+    assert whole.loc["G", "recommendation"] == "Balanced: no action needed."
+    assert whole.loc["IDLE", "idle_clients"] == 2
+    assert "MORE_CLIENTS_THAN_QUEUES" in list(whole.loc["IDLE", "findings"])
+
+
 def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
     """20 clients, one queue of 0.5 msg/s: the sentence read "carries 0 (100% ...; mean
     per client 0.0 msg/s)"."""

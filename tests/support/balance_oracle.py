@@ -327,13 +327,12 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
         .withColumn("skew", F.col("max_queues") - F.col("pooled_max"))
     )
     has_topic = F.coalesce(F.col("_topic_findings"), F.array().cast("array<string>"))
+    pooled_group = F.coalesce((F.size("strategies") > 0) & F.forall(
+        "strategies", lambda s: s.isin(*POOLED_ASSIGNORS)), F.lit(False))
     groups = groups.withColumn("findings", F.array_distinct(F.concat(
         _codes(
             ((F.col("skew") > 0) & (F.col("_topics_with_queues") >= 2)
-             & (F.col("_all_topics_balanced") == 1)
-             & ~F.coalesce((F.size("strategies") > 0) & F.forall(
-                 "strategies", lambda s: s.isin(*POOLED_ASSIGNORS)), F.lit(False)),
-             "MULTI_TOPIC_SKEW"),
+             & (F.col("_all_topics_balanced") == 1) & ~pooled_group, "MULTI_TOPIC_SKEW"),
             (F.col("idle_clients") > 0, "IDLE_CLIENTS"),
             (F.col("topic_sets") > 1, "INCONSISTENT_SUBSCRIPTION"),
             (F.col("strategy_variants") > 1, "MIXED_STRATEGIES"),
@@ -342,7 +341,10 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
             (_lag_skewed("max_lag", "mean_lag") | _lag_skewed("max_in_rate", "mean_in_rate"),
              "LAG_SKEW"),
         ),
-        F.filter(has_topic, lambda c: c != F.lit("IDLE_CLIENTS")),
+        # a pooled group with nobody idle is not short of queues for a small topic
+        F.filter(has_topic, lambda c: (c != F.lit("IDLE_CLIENTS")) & ~(
+            (c == F.lit("MORE_CLIENTS_THAN_QUEUES")) & pooled_group
+            & (F.col("idle_clients") == 0))),
     ))).transform(_without_load_findings).transform(_known_lag_and_rate)
     groups = groups.withColumn("findings", _in_contract_order(F.col("findings")))
     topic_rows = topic_rows.withColumn("findings", _in_contract_order(F.col("findings")))
