@@ -51,7 +51,14 @@ from jobs.prior import Prior, prior_keys, read_prior
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports, member_snapshots, simulates_more
-from jobs.scope import Note, Scope, find_scope, groups_not_observed, groups_without_lag
+from jobs.scope import (
+    Note,
+    Scope,
+    config_queues_not_readable,
+    find_scope,
+    groups_not_observed,
+    groups_without_lag,
+)
 from jobs.session import build_session, launched_by_spark_submit
 from jobs.sizing import partitions_for, waves_for
 from jobs.validate import reject_rows, writable_snapshot_id
@@ -375,12 +382,18 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                                                               scope)))
         if inputs.observed is not None:
             scope.notes.extend(groups_not_observed(inputs.members, inputs.observed))
+        # one job over the members: is any group on a sticky assignor, any member on CONFIG
+        runs = inputs.members.select(*[F.max(cond.cast("int")).alias(name) for name, cond in (
+            ("sticky", F.col("strategy").isin(*STICKY_STRATEGIES)),
+            ("config", (F.col("strategy") == "CONFIG") & F.col("config_queues").isNotNull()),
+        )]).first()
+        has_sticky = bool(runs.sticky)
+        if runs.config:
+            scope.notes.extend(config_queues_not_readable(inputs.members, inputs.queues))
         scope.notes.extend(outdated_followers(
             held, captured, churn_previous(ctx.store, ctx.output, held, captured)))
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
-        has_sticky = inputs.members.where(F.col("strategy").isin(*STICKY_STRATEGIES)) \
-            .limit(1).count() > 0
         rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)
         line.detail = (f"{len(scope.audited)} snapshot(s) audited"
                        + (f", {len(scope.not_audited)} not" if scope.not_audited else ""))

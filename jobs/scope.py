@@ -234,6 +234,49 @@ def groups_not_observed(members: DataFrame, observed: DataFrame) -> list[Note]:
     return notes
 
 
+def config_queues_not_readable(members: DataFrame, queues: DataFrame) -> list[Note]:
+    """A note per snapshot and cluster whose CONFIG members list queues that are no readable
+    queue of it (a queue id past the topic's count, a misspelt or unreadable broker):
+    AllocateMessageQueueByConfig hands a client its list unchecked, so the client pulls
+    from queues that do not exist or cannot be read, while the audit, which allocates
+    the readable queues only, gives it none of them. The caller asks only when some
+    member runs CONFIG: one job over the lists' entries and the queues of the topics they
+    name (a broadcast filter, no shuffle of the queues)."""
+    config = members.where((F.col("strategy") == "CONFIG") & F.col("config_queues").isNotNull())
+    keys = ["snapshot_id", "cluster"]
+    queue = ["topic", "broker_name", "queue_id"]
+    # as rebalance_udfs.rocketmq.parse_config_queues reads an entry: the topic up to the
+    # first '@', the queue id after the last ':' (validation rejected malformed lists)
+    entries = (config.select(*keys, "consumer_group", "client_id", F.explode(
+        F.split("config_queues", ",")).alias("entry"))
+        .withColumn("entry", F.trim("entry")).where(F.col("entry") != "")
+        .withColumns({"topic": F.regexp_extract("entry", r"^([^@]+)@", 1),
+                      "broker_name": F.regexp_extract("entry", r"^[^@]+@(.+):[0-9]+$", 1),
+                      "queue_id": F.regexp_extract("entry", r":([0-9]+)$", 1).cast("int")})
+        .distinct())
+    named = entries.select(*keys, "topic").distinct()
+    readable = (queues.where(F.coalesce(F.col("readable"), F.lit(True)))
+                .join(F.broadcast(named), [*keys, "topic"], "left_semi")
+                .select(*keys, *queue))
+    missing = entries.join(readable, [*keys, *queue], "left_anti")
+    rows = (missing.groupBy(*keys)
+            .agg(F.countDistinct("consumer_group", "client_id").alias("members"),
+                 F.count(F.lit(1)).alias("entries"),
+                 F.slice(F.array_sort(F.collect_list(F.concat(
+                     F.lit("group "), F.col("consumer_group"), F.lit(" client "),
+                     F.col("client_id"), F.lit(": "), F.col("entry")))), 1, 3).alias("first"))
+            .collect())
+    notes = []
+    for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
+        more = f" and {r.entries - len(r.first)} more" if r.entries > len(r.first) else ""
+        notes.append(Note(None, r.snapshot_id, r.cluster, (
+            f"strategy_params.queues of {r.members} CONFIG member(s) list {r.entries} "
+            f"queue(s) that are no readable queue of it ({'; '.join(r.first)}{more}): "
+            "the client pulls from queues that do not exist or cannot be read, and the "
+            "audit assigns it none of them")))
+    return notes
+
+
 def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],
                        named: set[tuple[str, str | None]]) -> list[Note]:
     """A note per snapshot and cluster with `unknown` groups (found by the assign-and-
