@@ -1,22 +1,27 @@
 """Kafka `sticky` / `cooperative-sticky` assignor kernel (pure Python, no Spark).
 
 Kafka's sticky assignors (`AbstractStickyAssignor`) first balance the group, then keep as
-many previously owned partitions with their owner as that balance allows. Upstream iterates
-Java hash maps, so its exact output depends on `String.hashCode` bucket order; an audit must
-be reproducible, so every tie here is broken by member id in Java `String.compareTo` order
-and by (topic, partition) order instead. What is kept from upstream:
+many previously owned partitions with their owner as that balance allows. Both of
+upstream's paths are followed step for step:
 
-- the two paths: when every member subscribes the same topic set, the quota-based
-  "constrained" algorithm (each member keeps up to its quota of owned partitions, sorted by
-  partition then topic; the rest are dealt round-robin over the under-filled members sorted
-  by id, then one extra each to members at the minimum quota); otherwise a general algorithm
-  (keep valid owners, give unowned partitions to the least-loaded subscriber, fewest
-  potential consumers first, then move partitions until none could go to a subscriber with
-  2+ fewer partitions — upstream's `isBalanced` / `verifyValidityAndBalance` criterion);
-- previous ownership is only honoured for current members and subscribed, existing topics;
-  a partition claimed by two current members is treated like upstream's same-generation
-  conflict (all our claims come from one snapshot, i.e. one generation): nobody keeps it;
-- topics with no partitions are skipped.
+- when every member subscribes the same topic set, the quota-based "constrained"
+  algorithm (each member keeps up to its quota of owned partitions, sorted by partition
+  then topic; the members that may keep the larger quota are the first met in upstream's
+  HashMap of member ids; the rest are dealt round-robin over the under-filled members
+  sorted by id, then one extra each to members at the minimum quota);
+- otherwise `GeneralAssignmentBuilder` (`_general`): keep valid owners, give unowned
+  partitions to the least-loaded subscriber, then walk the partitions moving each from a
+  member 2+ above another subscriber until `isBalanced`, undoing a reshuffle that does not
+  lower the balance score.
+
+Where upstream iterates a Java hash table (the member map of the constrained path, the
+partition sets of a reverse movement), its order is reproduced from the names'
+`String.hashCode` (`_java_map_order`, `_JavaHashSet`); members in one hash bucket are
+taken in id order (upstream: the order they joined, which no snapshot holds). Previous
+ownership is only honoured for current members and subscribed, existing topics; a
+partition claimed by two current members is upstream's same-generation conflict (all our
+claims come from one snapshot, i.e. one generation): nobody keeps it. Topics with no
+partitions are skipped. The tests' KAFKA_CASES hold lists Kafka's own assignors gave.
 
 Cooperative-sticky: upstream's first rebalance withholds partitions that another member must
 revoke first, and a follow-up rebalance hands them out. The audit models the *settled*
@@ -27,7 +32,6 @@ ownership) until nothing is withheld and returns the complete settled assignment
 from __future__ import annotations
 
 import functools
-import heapq
 import itertools
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -111,7 +115,8 @@ def sticky_assign(
         claims.append(mine)
 
     owners = sticky_owners(counts, member_topics, claims,
-                           constrained=len(set(raw_subs)) <= 1, cooperative=cooperative)
+                           constrained=len(set(raw_subs)) <= 1, topic_names=topics,
+                           member_names=members, cooperative=cooperative)
     result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
     ti = 0
     for pid, i in enumerate(owners):  # pid order: topics in Java order, then partition
@@ -128,6 +133,8 @@ def sticky_owners(
     claims: Sequence[set[int]],
     *,
     constrained: bool,
+    topic_names: Sequence[str],
+    member_names: Sequence[str],
     cooperative: bool = False,
 ) -> list[int]:
     """`sticky_assign` on integer ids, for callers that already hold them in order (the
@@ -138,15 +145,20 @@ def sticky_owners(
     Member i is the i-th member in Java order of id, subscribed to the topic indexes
     `member_topics[i]` and owning the partition ids `claims[i]` before this rebalance.
     `constrained`: every member subscribes the same topic names (counted before topics
-    without partitions are dropped, as upstream does). Returns the owner member index of
-    every partition id, -1 for nobody.
+    without partitions are dropped, as upstream does). `topic_names` / `member_names`:
+    topic t's and member i's names, whose Java hashes order what upstream keeps in hash
+    tables (which members keep the larger quota first; which partition a reverse
+    movement takes back). Returns the owner member index of every partition id, -1 for
+    nobody.
     """
     layout = _Layout(counts)
     claims = list(claims)
-    owners = _assign_once(layout, member_topics, claims, constrained)
+    hashes = [_java_string_hash(name) for name in topic_names]
+    ids = [_java_string_hash(name) for name in member_names]
+    owners = _assign_once(layout, member_topics, claims, constrained, hashes, ids)
     if cooperative:
         for _ in range(_MAX_SETTLE_ROUNDS):
-            withheld = _transferring(owners, claims)
+            withheld = _transferring(owners, claims, constrained)
             if not withheld:
                 break
             # The revoking members gave those partitions up and the receivers did not get
@@ -155,7 +167,7 @@ def sticky_owners(
             for pid, i in enumerate(owners):
                 if i >= 0 and pid not in withheld:
                     claims[i].add(pid)
-            owners = _assign_once(layout, member_topics, claims, constrained)
+            owners = _assign_once(layout, member_topics, claims, constrained, hashes, ids)
     return owners
 
 
@@ -182,8 +194,10 @@ def _partition_count(value: object) -> int:
         return 0
 
 
-def _transferring(owners: list[int], claims: list[set[int]]) -> set[int]:
-    """Partitions a member gets that another current member still owns (must revoke first)."""
+def _transferring(owners: list[int], claims: list[set[int]], constrained: bool) -> set[int]:
+    """Partitions a member gets that another current member still owns (must revoke first);
+    on the constrained path also every partition two members claimed, whoever gets it
+    (`ConstrainedAssignmentBuilder.assignNewPartition` counts it as transferring)."""
     claimants: dict[int, list[int]] = {}
     for i, mine in enumerate(claims):
         for pid in mine:
@@ -191,7 +205,7 @@ def _transferring(owners: list[int], claims: list[set[int]]) -> set[int]:
     return {
         pid
         for pid, who in claimants.items()
-        if owners[pid] >= 0 and owners[pid] not in who
+        if owners[pid] >= 0 and (owners[pid] not in who or (constrained and len(who) > 1))
     }
 
 
@@ -200,6 +214,8 @@ def _assign_once(
     member_topics: list[frozenset[int]],
     claims: list[set[int]],
     constrained: bool,
+    topic_hashes: Sequence[int],
+    member_hashes: Sequence[int],
 ) -> list[int]:
     """One rebalance: owner member index per partition id (-1 = nobody subscribes it)."""
     n_members = len(member_topics)
@@ -215,15 +231,21 @@ def _assign_once(
         for i, mine in enumerate(claims)
     ]
     if constrained:
-        return _constrained(layout, owned)
-    return _general(layout, member_topics, owned)
+        return _constrained(layout, owned, member_hashes)
+    # a member that owned a partition of a topic it no longer subscribes must revoke it
+    revoking = any(claim_count[pid] == 1 and layout.topic_of[pid] not in member_topics[i]
+                   for i, mine in enumerate(claims) for pid in mine)
+    return _general(layout, member_topics, owned, topic_hashes, revoking)
 
 
-def _constrained(layout: _Layout, owned: list[list[int]]) -> list[int]:
+def _constrained(layout: _Layout, owned: list[list[int]],
+                 member_hashes: Sequence[int]) -> list[int]:
     """All members subscribe the same topics: quotas, keep owned up to quota, deal the rest.
 
     Exactly `total % members` members end with the larger quota; members that already own
-    that many get it first (in id order), so retention is maximal.
+    that many get it first, in the order Kafka meets them (`ConstrainedAssignmentBuilder`
+    walks a HashMap of member ids: `_java_map_order` of their `member_hashes`), so
+    retention is maximal; the members still short are then served in id order.
     """
     n_members = len(owned)
     total = layout.size
@@ -243,7 +265,8 @@ def _constrained(layout: _Layout, owned: list[list[int]]) -> list[int]:
             own = sorted(own, key=layout.partition_first.__getitem__)
         return own[:n]
 
-    for i, own in enumerate(owned):
+    for i in _java_map_order(member_hashes):
+        own = owned[i]
         if len(own) < min_quota:
             keep = own
             under.append(i)
@@ -259,6 +282,8 @@ def _constrained(layout: _Layout, owned: list[list[int]]) -> list[int]:
         for pid in keep:
             owners[pid] = i
         sizes[i] = len(keep)
+    under.sort()  # Collections.sort of both lists, by member id
+    at_min = deque(sorted(at_min))
 
     pos = 0
     for pid in range(total):
@@ -286,111 +311,225 @@ def _constrained(layout: _Layout, owned: list[list[int]]) -> list[int]:
     return owners
 
 
-def _general(
-    layout: _Layout, member_topics: list[frozenset[int]], owned: list[list[int]]
-) -> list[int]:
-    """Mixed subscriptions: keep owners, fill least-loaded, then move until balanced.
+def _java_string_hash(text: str) -> int:
+    """Java's `String.hashCode()`: over UTF-16 code units, in 32-bit arithmetic."""
+    h = 0
+    units = text.encode("utf-16-be", "surrogatepass")
+    for k in range(0, len(units), 2):
+        h = (31 * h + (units[k] << 8 | units[k + 1])) & 0xFFFFFFFF
+    return h
 
-    Balanced means no partition could move to a member subscribed to its topic that has 2+
-    fewer partitions. Every move lowers the sum of squared member sizes, so it terminates;
-    the topic with the largest gap is fixed first, preferring partitions that return to
-    their previous owner or were not owned by the giver before this rebalance.
-    """
+
+def _spread(h: int) -> int:
+    """`HashMap.hash`: a 32-bit hash with its high half folded into the low one."""
+    return h ^ (h >> 16)
+
+
+def _grown(capacity: int, size: int, bin_size: int) -> int:
+    """A java.util.HashMap's table size after an insertion that left `size` entries and
+    `bin_size` in the new entry's bucket: doubled when a bucket passes 8 entries in a
+    table under 64 (treeifyBin resizes instead), and when `size` passes 3/4 of it."""
+    if bin_size > 8 and capacity < 64:
+        capacity *= 2
+    if size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+def _java_map_order(hashes: Sequence[int]) -> list[int]:
+    """The iteration order of a java.util.HashMap (or HashSet) whose keys, with these
+    32-bit `hashCode`s, were put in index order: by bucket of the final table, then in
+    insertion order within a bucket (ties the snapshots cannot order otherwise)."""
+    spread = [_spread(h) for h in hashes]
+    capacity = 16
+    in_bin: Counter[int] = Counter()
+    for k, h in enumerate(spread):
+        bucket = h & (capacity - 1)
+        in_bin[bucket] += 1
+        grown = _grown(capacity, k + 1, in_bin[bucket])
+        if grown != capacity:  # rehash the keys so far into the larger table
+            capacity = grown
+            in_bin = Counter(x & (capacity - 1) for x in spread[:k + 1])
+    mask = capacity - 1
+    return sorted(range(len(hashes)), key=lambda k: (spread[k] & mask, k))
+
+
+class _JavaHashSet:
+    """The iteration order of a `java.util.HashSet<TopicPartition>`, for its first element.
+
+    Kafka's general sticky path moves "the first" partition of such a set
+    (`PartitionMovements.getTheActualPartitionToBeMoved`): the one in the lowest bucket
+    (`hash ^ hash >>> 16` masked by the table size), the earliest inserted within one.
+    The table starts at 16 buckets and doubles when the set grows past 3/4 of it, or when
+    a bucket would hold a 9th entry in a table under 64 (HashMap's treeify rule; a bucket
+    that large in a bigger table keeps insertion order here, an approximation)."""
+
+    def __init__(self, hash_of: list[int]) -> None:
+        self.hash_of = hash_of
+        self.seq: dict[int, int] = {}
+        self.capacity = 16
+        self.counter = 0
+
+    def _bucket(self, pid: int) -> int:
+        return _spread(self.hash_of[pid]) & (self.capacity - 1)
+
+    def add(self, pid: int) -> None:
+        if pid in self.seq:
+            return
+        bucket = self._bucket(pid)
+        self.seq[pid] = self.counter
+        self.counter += 1
+        in_bin = sum(1 for q in self.seq if self._bucket(q) == bucket)
+        self.capacity = _grown(self.capacity, len(self.seq), in_bin)
+
+    def remove(self, pid: int) -> None:
+        del self.seq[pid]
+
+    def first(self) -> int:
+        return min(self.seq, key=lambda q: (self._bucket(q), self.seq[q]))
+
+
+def _general(
+    layout: _Layout, member_topics: list[frozenset[int]], owned: list[list[int]],
+    topic_hashes: Sequence[int], revocation_required: bool,
+) -> list[int]:
+    """Mixed subscriptions: Kafka's `GeneralAssignmentBuilder`, step for step.
+
+    Owned partitions stay with their members; each unassigned partition, in Kafka's
+    partition order (topics by how many members subscribe them, then name; partition
+    number), goes to the least-loaded subscriber (size, then member id); then partitions
+    are walked in that order, each moved from a member with 2+ more than some other
+    subscriber of its topic to the least-loaded one, until `isBalanced` holds, first over
+    the newly assigned partitions (unless a member lost a partition it no longer
+    subscribes), then over all; a reshuffle that does not lower the balance score
+    (sum of pairwise size differences) is undone unless the group started empty. Members
+    that cannot take part (they hold every partition they could, of topics no one else
+    subscribes) and topics with one subscriber stay out of it. A single generation of
+    owned partitions is assumed (the chain's): no `prevAssignment`. `topic_hashes`: Java
+    `String.hashCode` of each topic's name, for the one hash-ordered choice (which
+    partition a reverse movement takes back, `_JavaHashSet`)."""
     n_members = len(member_topics)
-    n_topics = len(layout.counts)
+    counts, offset, topic_of = layout.counts, layout.offset, layout.topic_of
     total = layout.size
-    topic_of = layout.topic_of
-    subscribers: list[list[int]] = [[] for _ in range(n_topics)]
+    potential: list[list[int]] = [[] for _ in counts]
     for i, mine in enumerate(member_topics):
         for t in mine:
-            subscribers[t].append(i)
-
+            potential[t].append(i)
     owners = [-1] * total
-    previous_owner = [-1] * total
     sizes = [0] * n_members
-    held: list[dict[int, set[int]]] = [{} for _ in range(n_topics)]
+    holders: list[Counter[int]] = [Counter() for _ in counts]
     for i, own in enumerate(owned):
         for pid in own:
-            owners[pid] = previous_owner[pid] = i
-            held[topic_of[pid]].setdefault(i, set()).add(pid)
+            owners[pid] = i
+            holders[topic_of[pid]][i] += 1
         sizes[i] = len(own)
+    order = sorted(range(len(counts)), key=lambda t: (len(potential[t]), t))
+    sorted_all = [offset[t] + p for t in order for p in range(counts[t])]
+    any_owned = any(owned)
+    unassigned = [pid for pid in sorted_all if owners[pid] < 0] if any_owned else sorted_all
+    active = [True] * n_members  # in sortedCurrentSubscriptions
 
-    # Lazy heaps per topic: least-loaded subscriber (size, id) and most-loaded holder.
-    low: list[list[tuple[int, int]]] = [[(sizes[i], i) for i in subs] for subs in subscribers]
-    for heap in low:
-        heapq.heapify(heap)
+    def move(pid: int, to: int) -> None:
+        old = owners[pid]
+        if old >= 0:
+            sizes[old] -= 1
+            holders[topic_of[pid]][old] -= 1
+            if not holders[topic_of[pid]][old]:
+                del holders[topic_of[pid]][old]
+        owners[pid] = to
+        sizes[to] += 1
+        holders[topic_of[pid]][to] += 1
 
-    def least_loaded(t: int) -> int:
-        heap = low[t]
-        while heap[0][0] != sizes[heap[0][1]]:
-            heapq.heappop(heap)
-        return heap[0][1]
+    def least_loaded(t: int) -> int:  # first of sortedCurrentSubscriptions subscribing t
+        return min((i for i in potential[t] if active[i]), key=lambda i: (sizes[i], i))
 
-    # Unowned partitions, fewest potential consumers first, then (topic, partition).
-    unowned = [pid for pid in range(total) if owners[pid] < 0]
-    unowned.sort(key=lambda pid: (len(subscribers[topic_of[pid]]), pid))
-    for pid in unowned:
-        t = topic_of[pid]
-        i = least_loaded(t)
-        owners[pid] = i
-        held[t].setdefault(i, set()).add(pid)
-        sizes[i] += 1
-        for tt in member_topics[i]:
-            heapq.heappush(low[tt], (sizes[i], i))
+    initializing = max(sizes, default=0) == 0
+    for pid in unassigned:  # maybeAssign, no racks
+        if potential[topic_of[pid]]:
+            move(pid, least_loaded(topic_of[pid]))
 
-    high: list[list[tuple[int, int]]] = [
-        [(-sizes[i], i) for i in holders] for holders in held
-    ]
-    for heap in high:
-        heapq.heapify(heap)
+    fixed_topic = [len(subs) < 2 for subs in potential]
+    sorted_all = [pid for pid in sorted_all if not fixed_topic[topic_of[pid]]]
+    unassigned = ([pid for pid in unassigned if not fixed_topic[topic_of[pid]]]
+                  if any_owned else sorted_all)
+    most = [sum(counts[t] for t in mine) for mine in member_topics]
+    for i, mine in enumerate(member_topics):
+        if sizes[i] >= most[i] and all(fixed_topic[t] for t in mine):
+            active[i] = False
+    members = [i for i in range(n_members) if active[i]]
+    topics = sorted({t for i in members for t in member_topics[i]})
 
-    def most_loaded(t: int) -> int:
-        heap = high[t]
-        while heap and (-heap[0][0] != sizes[heap[0][1]] or heap[0][1] not in held[t]):
-            heapq.heappop(heap)
-        return heap[0][1] if heap else -1
+    def balanced() -> bool:
+        """`isBalanced` over the members taking part: sizes within one, or no partition
+        of a topic held by a member 2+ above some other subscriber of it."""
+        if not members:
+            return True
+        if min(sizes[i] for i in members) >= max(sizes[i] for i in members) - 1:
+            return True
+        for t in topics:
+            if holders[t] and max(sizes[i] for i in holders[t]) > min(
+                    sizes[i] for i in potential[t] if active[i]) + 1:
+                return False
+        return True
 
-    def gap(t: int) -> tuple[int, int, int]:
-        hi = most_loaded(t)
-        if hi < 0:
-            return 0, -1, -1
-        lo = least_loaded(t)
-        return sizes[hi] - sizes[lo], hi, lo
+    # PartitionMovements: partition -> (src, dst); per topic, (src, dst) -> partitions
+    hash_of = [(31 * (31 + (pid - offset[topic_of[pid]])) + topic_hashes[topic_of[pid]])
+               & 0xFFFFFFFF for pid in range(total)]
+    movement: dict[int, tuple[int, int]] = {}
+    by_topic: list[dict[tuple[int, int], _JavaHashSet]] = [{} for _ in counts]
 
-    def refresh(i: int) -> None:
-        for tt in member_topics[i]:
-            heapq.heappush(low[tt], (sizes[i], i))
-            if i in held[tt]:
-                heapq.heappush(high[tt], (-sizes[i], i))
+    def record(pid: int, pair: tuple[int, int]) -> None:
+        movement[pid] = pair
+        by_topic[topic_of[pid]].setdefault(pair, _JavaHashSet(hash_of)).add(pid)
 
-    # Topics by imbalance, largest first. Whenever a topic's gap may change its new value is
-    # pushed, so an entry whose value is no longer current can simply be dropped.
-    gaps = [(-g, t) for t in range(n_topics) if (g := gap(t)[0]) >= 2]
-    heapq.heapify(gaps)
-    while gaps:
-        neg, t = heapq.heappop(gaps)
-        g, hi, lo = gap(t)
-        if g < 2 or g != -neg:
-            continue
-        candidates = held[t][hi]
-        pid = min(
-            candidates,
-            key=lambda p: (
-                0 if previous_owner[p] == lo else 1 if previous_owner[p] != hi else 2,
-                p,
-            ),
-        )
-        candidates.remove(pid)
-        if not candidates:
-            del held[t][hi]
-        held[t].setdefault(lo, set()).add(pid)
-        owners[pid] = lo
-        sizes[hi] -= 1
-        sizes[lo] += 1
-        refresh(hi)
-        refresh(lo)
-        for tt in member_topics[hi] | member_topics[lo]:
-            g2 = gap(tt)[0]
-            if g2 >= 2:
-                heapq.heappush(gaps, (-g2, tt))
+    def unrecord(pid: int) -> tuple[int, int]:
+        pair = movement.pop(pid)
+        moved = by_topic[topic_of[pid]]
+        moved[pair].remove(pid)
+        if not moved[pair].seq:
+            del moved[pair]
+        return pair
+
+    def reassign(pid: int, to: int) -> None:
+        old = owners[pid]
+        moved = by_topic[topic_of[pid]]
+        if moved:  # getTheActualPartitionToBeMoved
+            src = movement[pid][0] if pid in movement else old
+            if (to, src) in moved:
+                pid = moved[(to, src)].first()
+        old = owners[pid]
+        if pid in movement:  # movePartition
+            src, _ = unrecord(pid)
+            if src != to:
+                record(pid, (src, to))
+        else:
+            record(pid, (old, to))
+        move(pid, to)
+
+    def reassignments(partitions: list[int]) -> bool:
+        performed = False
+        modified = True
+        while modified:
+            modified = False
+            is_balanced = balanced()
+            for pid in partitions:
+                if is_balanced:
+                    break
+                t, holder = topic_of[pid], owners[pid]
+                if any(sizes[holder] > sizes[i] + 1 for i in potential[t]):
+                    reassign(pid, least_loaded(t))
+                    performed = modified = True
+                    is_balanced = balanced()
+        return performed
+
+    def score() -> int:
+        ranked = sorted(sizes[i] for i in members)
+        return sum(v * (2 * k - len(ranked) + 1) for k, v in enumerate(ranked))
+
+    before, before_score = owners.copy(), score()
+    if not revocation_required:
+        reassignments(unassigned)
+    performed = reassignments(sorted_all)
+    if not initializing and performed and score() >= before_score:
+        return before
     return owners

@@ -290,7 +290,7 @@ def _sticky_rows(
         [end - start for start, end in spans],
         [frozenset(index[t] for t in subscribed[c] if t in index) for c in clients],
         claimed, constrained=len({frozenset(subscribed[c]) for c in clients}) <= 1,
-        cooperative=cooperative)
+        topic_names=names, member_names=clients, cooperative=cooperative)
     rows: list[list[int]] = [[] for _ in clients]
     for row, i in zip(itertools.chain.from_iterable(range(*span) for span in spans),
                       owner_of, strict=True):
