@@ -270,10 +270,10 @@ def config_queues_not_readable(members: DataFrame, queues: DataFrame) -> list[No
     for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
         more = f" and {r.entries - len(r.first)} more" if r.entries > len(r.first) else ""
         notes.append(Note(None, r.snapshot_id, r.cluster, (
-            f"strategy_params.queues of {r.members} CONFIG member(s) list {r.entries} "
-            f"queue(s) that are no readable queue of it ({'; '.join(r.first)}{more}): "
-            "the client pulls from queues that do not exist or cannot be read, and the "
-            "audit assigns it none of them")))
+            f"strategy_params.queues of {r.members} CONFIG member(s) name {r.entries} "
+            f"queue(s) this snapshot has no readable queue for ({'; '.join(r.first)}"
+            f"{more}): the client pulls from queues that do not exist or cannot be read, "
+            "and the audit assigns it none of them")))
     return notes
 
 

@@ -34,9 +34,11 @@ FINDING_MEANINGS = {
     "IDLE_CLIENTS": "Clients that claim no queue.",
     "MORE_CLIENTS_THAN_QUEUES": "A topic has more subscribing clients than readable queues: "
                                 "the extra clients can only idle.",
-    "INCONSISTENT_SUBSCRIPTION": "Members subscribe different topics (RocketMQ leaves the "
+    "INCONSISTENT_SUBSCRIPTION": "Members subscribe different topics: RocketMQ leaves the "
                                  "shares of the clients that do not subscribe a topic "
-                                 "unconsumed).",
+                                 "unconsumed; Kafka splits each topic among its own "
+                                 "subscribers, so the clients' loads follow their "
+                                 "subscriptions.",
     "MIXED_STRATEGIES": "Members run different strategies or parameters, so their views of "
                         "the split disagree (CONFIG's per-client queue lists aside).",
     "DUPLICATE_CLIENT_ID": "Several processes share one client id and compute the same "

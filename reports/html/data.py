@@ -68,6 +68,8 @@ GROUP_CHURN_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group"
                        "clients_joined", "clients_left", "queues_moved", "paused_queues",
                        "estimated_duplicates", "duplicates_known_moves", "triggers")
 GROUP_CHURN_ROWS = 5
+# the shown snapshots' largest rebalances, named on the page whatever their groups' findings
+TOP_REBALANCES = 10
 # what choosing the detailed groups and the skew histogram need of each group's whole-group
 # row (topic null); `findings` arrives as its length
 BALANCE_INDEX_COLUMNS = ("snapshot_id", "cluster", "captured_at", "consumer_group", "run_id",
@@ -126,6 +128,8 @@ class ReportData:
     findings: FindingsOverview | None = None
     # the detailed groups' latest rebalances (`group_churn`); None: no churn table
     group_churn: pd.DataFrame | None = None
+    # the shown snapshots' largest rebalances (`top_rebalances`); None: no churn table
+    top_rebalances: pd.DataFrame | None = None
     # snapshots the tables hold rows of that no complete run names (`unfinished_snapshots`)
     unfinished: list[str] = field(default_factory=list)
     # the timeline's window when a cluster has more complete snapshots (`churn_timeline`)
@@ -542,6 +546,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
         churn=churn_timeline(output, all_runs, groups or None),
         group_churn=group_churn(output, all_runs, index.worst),
+        top_rebalances=top_rebalances(output, shown, groups or None, runs),
         drift=drift_counts(output, shown, groups or None, runs),
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
@@ -1035,6 +1040,44 @@ def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.Data
     return _latest_churn(reduce_table(output, "rebalance_churn", reduce, groups=groups,
                                       snapshots=sorted(set(runs["snapshot_id"])),
                                       columns=GROUP_CHURN_COLUMNS))
+
+
+def top_rebalances(output: str, shown: Sequence[str], groups: Sequence[str] | None,
+                   runs: pd.DataFrame) -> pd.DataFrame | None:
+    """The shown snapshots' rebalances that moved queues, the TOP_REBALANCES that moved
+    the most (then the most estimated duplicates; then by cluster and group), of every
+    group, not only the detailed ones: a rebalance of a group without findings is named
+    on the page too, as the console summary names it. Reduced per batch as read;
+    `clients_joined` and `clients_left` as how many. None without the table."""
+    if not has_table(output, "rebalance_churn"):
+        return None
+
+    def reduce(batch: pa.RecordBatch) -> pd.DataFrame:
+        for name in ("clients_joined", "clients_left"):
+            if name in batch.schema.names:
+                at = batch.schema.get_field_index(name)
+                batch = batch.set_column(at, name, pc.list_value_length(batch[name]))
+        rows = of_complete_runs(batch.to_pandas(), runs)
+        if rows.empty or "queues_moved" not in rows.columns:
+            return pd.DataFrame()
+        return _largest(rows[pd.to_numeric(rows["queues_moved"], errors="coerce") > 0])
+
+    return _largest(reduce_table(output, "rebalance_churn", reduce, groups=groups,
+                                 snapshots=shown, columns=GROUP_CHURN_COLUMNS))
+
+
+def _largest(rows: pd.DataFrame) -> pd.DataFrame:
+    if rows.empty:
+        return rows
+    def number(name: str) -> pd.Series:  # a column an older table lacks: unknown
+        values = rows[name] if name in rows.columns else pd.Series(None, index=rows.index)
+        return pd.to_numeric(values, errors="coerce")
+
+    order = rows.assign(_moved=number("queues_moved"), _dup=number("estimated_duplicates"))
+    order = order.sort_values(["_moved", "_dup", "cluster", "consumer_group", "snapshot_id"],
+                              ascending=[False, False, True, True, True],
+                              na_position="last", kind="stable")
+    return order.drop(columns=["_moved", "_dup"]).head(TOP_REBALANCES).reset_index(drop=True)
 
 
 def _latest_churn(rows: pd.DataFrame) -> pd.DataFrame:

@@ -228,6 +228,26 @@ def _rebalances(records: list[dict]) -> str:
             "them and every moved queue</p>" + html_table(shown, CHURN_COLUMNS))
 
 
+def rebalances_section(top: pd.DataFrame | None) -> str:
+    """The shown snapshots' largest rebalances by name (`data.top_rebalances`): the churn
+    timeline sums them, and a group without findings has no card to show its own."""
+    if top is None or top.empty:
+        return ""
+    shown = pd.DataFrame([{
+        "cluster": _raw(r.get("cluster")), "consumer_group": r.get("consumer_group"),
+        "snapshots": f"{_raw(r.get('previous_snapshot_id'))} → {_raw(r['snapshot_id'])}",
+        "clients": _clients_change(r), "queues_moved": r.get("queues_moved"),
+        "paused_queues": r.get("paused_queues"), "estimated_duplicates": _duplicates(r),
+        "triggers": r.get("triggers")} for r in top.to_dict("records")])
+    return ('<h2 id="rebalances">Largest rebalances of the shown snapshots</h2>'
+            f'<p class="muted">the {len(top)} that moved the most queues, every group\'s, '
+            "against the snapshot before each; clients: before → after (+joined −left); "
+            "the rebalance_churn table names every moved queue</p>"
+            + html_table(shown, ["cluster", "consumer_group", "snapshots", "clients",
+                                 "queues_moved", "paused_queues", "estimated_duplicates",
+                                 "triggers"]))
+
+
 def _raw(value: object) -> str:
     """A value as text for a cell `html_table` escapes: a dash when missing."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
@@ -580,19 +600,26 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body.append('<nav>' + ('<a href="#warnings">warnings</a>' if data.warnings.count()
                            else "")
                 + '<a href="#skew">skew</a><a href="#churn">churn</a>'
+                + ('<a href="#rebalances">largest rebalances</a>'
+                   if data.top_rebalances is not None and not data.top_rebalances.empty
+                   else "")
                 + ('<a href="#findings">findings</a>' if findings.counts else "")
                 + ('<a href="#drift">drift</a>' if data.drift is not None
                    and not data.drift.empty else "")
-                + '<a href="#attention">groups needing attention</a>'
+                + ('<a href="#attention">groups asked for</a>' if data.groups
+                   else '<a href="#attention">groups needing attention</a>')
                 + ('<a href="#rejects">rejected input rows</a>' if data.rejects is not None
                    and not data.rejects.empty else "") + "</nav>")
     body.append(warnings_section(data.warnings))
     body.append(unfinished_section(data.unfinished))
     body.append(newer_section(data.newer, data.output))
     body.append(overview(data))
+    body.append(rebalances_section(data.top_rebalances))
     body.append(findings_section(findings, worst, data.output))
     body.append(drift_section(data.drift))
-    body.append(f'<h2 id="attention">Groups needing attention ({len(worst)}), worst '
+    # --group: the groups asked for, whatever their findings
+    shown_as = "Groups asked for" if data.groups else "Groups needing attention"
+    body.append(f'<h2 id="attention">{shown_as} ({len(worst)}), worst '
                 f'first</h2><p class="muted">severity = {esc(weights)}</p>')
     if not worst.empty and _lag_unknown(data.consumer_load):
         body.append('<p class="muted">No lag is known for the groups below, so they have '

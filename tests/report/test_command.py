@@ -40,9 +40,11 @@ def test_report_defaults_to_the_latest_snapshot_of_complete_runs(output, capsys)
     page = Path(path).read_text(encoding="utf-8")
     assert "g-ghost" not in page  # a killed run's row: not the run `runs` names
     assert "<h4>What if</h4>" in page and 'id="drift"' in page
-    # each card's rebalances: g-skew's and g-idle's s1 → s2 rows; the third has none
+    # each card's rebalances: g-skew's and g-idle's s1 → s2 rows; the third has none;
+    # the same two rows head the page's largest rebalances
     assert page.count("<h4>Rebalances</h4>") == 3
-    assert page.count("s1 → s2</td>") == 2 and page.count("None recorded up to") == 1
+    assert page.count("s1 → s2</td>") == 4 and page.count("None recorded up to") == 1
+    assert page.split('id="rebalances"')[1].split("</table>")[0].count("s1 → s2</td>") == 2
 
 
 def test_snapshot_group_and_html_flags(output, tmp_path, capsys):

@@ -621,3 +621,38 @@ def test_a_reduce_over_many_small_files_is_called_once(tmp_path):
 
     total = reduce_table(output, "rebalance_churn", count)
     assert len(calls) == 1 and total["rows"].sum() == 7 * len(churn)
+
+
+def test_the_largest_rebalances_are_the_shown_snapshots_of_any_group(tmp_path):
+    """Of the shown (complete) snapshots only, every group's, those that moved queues,
+    the most moved first; the client lists arrive as how many."""
+    from deltalake import write_deltalake
+
+    from reports.html.data import TOP_REBALANCES, complete_runs, latest_per_cluster
+    from reports.html.data import top_rebalances as largest
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    rows = [_churn_row("s2", 2, group=f"g{k}", moved=k, joined=["a"] * (k % 2))
+            for k in range(TOP_REBALANCES + 3)]  # g0 moved nothing
+    rows += [_churn_row("s1", 1, group="g-old", moved=99),  # not the shown snapshot
+             _churn_row("s2", 2, group="g-dead", moved=50, run_id="dead")]
+    write_deltalake(f"{output}/rebalance_churn", frames.to_arrow(pd.DataFrame(rows)),
+                    mode="overwrite", partition_by=["snapshot_id"], schema_mode="overwrite")
+    runs = latest_per_cluster(complete_runs(output))
+    top = largest(output, sorted(set(runs["snapshot_id"])), None, runs)
+    moved = list(range(TOP_REBALANCES + 2, 2, -1))
+    assert top["consumer_group"].tolist() == [f"g{k}" for k in moved]
+    assert top["queues_moved"].tolist() == moved
+    assert top["clients_joined"].tolist() == [k % 2 for k in moved]
+    assert largest(output, ["s2"], ["g3", "g4"], runs)["consumer_group"].tolist() == [
+        "g4", "g3"]
+
+
+def test_an_output_without_churn_names_no_largest_rebalances(tmp_path):
+    import shutil
+
+    from reports.html.data import complete_runs, top_rebalances
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    shutil.rmtree(f"{output}/rebalance_churn")
+    assert top_rebalances(output, ["s2"], None, complete_runs(output)) is None

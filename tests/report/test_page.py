@@ -525,3 +525,31 @@ def test_groups_without_any_known_lag_are_said_why():
     assert (f"{note}, so they have no lag figures and their duplicate estimates are dashes: "
             "those need committed offsets (<code>audit --offsets</code>, which <code>capture"
             "</code> writes) and queues' max offsets.") in page
+
+
+def test_the_largest_rebalances_are_named_whatever_the_groups_findings():
+    """A group without findings has no card: its rebalance was only an unnamed point on
+    the churn timeline, though the console summary named it (probe-found)."""
+    top = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "consumer_group": g, "captured_at": frames.T2,
+         "previous_snapshot_id": "s1", "clients_before": 2, "clients_after": 3,
+         "clients_joined": 1, "clients_left": 0, "queues_moved": moved,
+         "paused_queues": moved, "estimated_duplicates": dup, "duplicates_known_moves": moved,
+         "triggers": ["CLIENTS_CHANGED"]}
+        for g, moved, dup in (("payments-<sticky>", 2, 100.0), ("g-ok", 1, None))])
+    page = body(render(data(top_rebalances=top)))
+    section = page.split('<h2 id="rebalances">')[1].split("</table>")[0]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r)
+             for r in re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>")[1])]
+    assert cells[0] == ["c1", "payments-&lt;sticky&gt;", "s1 → s2", "2 → 3 (+1 −0)", "2", "2",
+                        "100", "CLIENTS_CHANGED"]
+    assert cells[1][1] == "g-ok" and cells[1][6] == "—"
+    assert '<a href="#rebalances">' in page
+    # none moved, or no churn table: no section
+    assert 'id="rebalances"' not in body(render(data(top_rebalances=top.iloc[:0])))
+    assert 'id="rebalances"' not in body(render(data()))
+
+
+def test_a_page_of_named_groups_is_not_headed_as_needing_attention():
+    page = body(render(data(groups=["g-skew"])))
+    assert "Groups asked for (" in page and "Groups needing attention" not in page

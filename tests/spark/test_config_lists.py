@@ -29,10 +29,11 @@ def test_a_config_list_naming_no_readable_queue_is_a_warning(spark, tmp_path) ->
                              output=str(out), engine="offline", what_if="off"), spark=spark)
     said = [w for w in result.warnings if "CONFIG" in w]
     assert said == [
-        "snapshot s1 (cluster c): strategy_params.queues of 1 CONFIG member(s) list 3 "
-        "queue(s) that are no readable queue of it (group G client a: T@B1:1; group G "
-        "client a: T@b1:7; group G client a: T@b2:0): the client pulls from queues that do "
-        "not exist or cannot be read, and the audit assigns it none of them"], said
+        "snapshot s1 (cluster c): strategy_params.queues of 1 CONFIG member(s) name 3 "
+        "queue(s) this snapshot has no readable queue for (group G client a: T@B1:1; "
+        "group G client a: T@b1:7; group G client a: T@b2:0): the client pulls from "
+        "queues that do not exist or cannot be read, and the audit assigns it none of "
+        "them"], said
     claims = table(out, "assignments")
     assert sorted(zip(claims["client_id"], claims["queue_id"], strict=True)) == [
         ("a", 0), ("b", 1)]
