@@ -8,7 +8,10 @@ with 7 clients fewer; 8 queues move once)`, `run 4 clients, AVG (max 1 queue per
 as today, with 5 clients fewer; no queue moves)`; one that lowers neither, recommended
 because the broker allocates the group and does not compute today's strategy, says that:
 `run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not today's
-CONSISTENT_HASH; 3 queues move once)`. The group_balance recommendation and the run's
+CONSISTENT_HASH; 3 queues move once)`; one named as today's group is (`run 3 clients,
+roundrobin`: the same clients and strategy) says what it changes, what every candidate
+is: `, one process per client id, each subscribing every topic`. The group_balance
+recommendation and the run's
 summary quote it (SPEC, group_balance findings). Made in the report pass from the what-if
 rows it has just computed (Arrow string kernels over all the bucket's groups at once), so
 no Spark job reads the what_if table back for it.
@@ -34,9 +37,9 @@ def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table
         [0] * rows.num_rows, pa.int64())
     rows = rows.append_column("_unclaimed", pc.cast(counts, pa.int64()))
     today = rows.filter(rows.column("is_current")).select(
-        [*GROUP_KEYS, "max_queues", "clients", "strategy", "_unclaimed"]).rename_columns(
-        [*GROUP_KEYS, "_today_max", "_today_clients", "_today_strategy",
-         "_today_unclaimed"])
+        [*GROUP_KEYS, "max_queues", "clients", "strategy", "_unclaimed", "candidate"]
+    ).rename_columns([*GROUP_KEYS, "_today_max", "_today_clients", "_today_strategy",
+                      "_today_unclaimed", "_today_candidate"])
     best = rows.filter(pc.and_(rows.column("recommended"),
                                pc.invert(rows.column("is_current"))))
     best = best.join(today, GROUP_KEYS, join_type="inner", use_threads=False)
@@ -61,6 +64,13 @@ def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table
             "split the group by topic, each topic with its own clients (",
             counted("clients", " client", " clients"), " in all)", ""),
         pc.binary_join_element_wise("run ", best.column("candidate"), ""))
+    # the candidate named as today's group is (`today: 3 clients, roundrobin`): what it
+    # changes is what every candidate is, one process per client id, each subscribing
+    # every topic of the group (SPEC, what_if)
+    as_named = pc.equal(pc.binary_join_element_wise("today: ", best.column("candidate"), ""),
+                        best.column("_today_candidate"))
+    what = pc.if_else(pc.fill_null(as_named, False), pc.binary_join_element_wise(
+        what, ", one process per client id, each subscribing every topic", ""), what)
     lower = pc.less(best.column("max_queues"), best.column("_today_max"))
     fewer = pc.less(best.column("clients"), best.column("_today_clients"))
     saved = pc.binary_join_element_wise(

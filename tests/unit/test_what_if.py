@@ -659,6 +659,35 @@ def test_a_higher_max_with_fewer_clients_is_not_said_to_be_as_today() -> None:
                            "with 1 client fewer; consumes 2 queues nobody consumes today"), line
 
 
+def test_a_change_named_as_today_says_what_it_changes() -> None:
+    """roundrobin, a and b on clicks(5) and views(4), c on views only: today max 4. The
+    recommendation is "3 clients, roundrobin", what the group already runs; the line said
+    only that. Its change is what every candidate is: each client subscribing every
+    topic (and one process per id)."""
+    queues = pd.DataFrame([
+        {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "topic": t,
+         "broker_name": None, "queue_id": q, "broker_room": None,
+         "committed_offset": 100, "consumed_offset": 130}
+        for t, n in (("clicks", 5), ("views", 4)) for q in range(n)])
+    subscriptions = {"a": ["clicks", "views"], "b": ["clicks", "views"], "c": ["views"]}
+    members = pd.DataFrame([
+        {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "client_id": cid,
+         "client_addr": None, "topic": topic, "strategy": "roundrobin",
+         "message_model": None, "client_room": None, "virtual_nodes": None, "rooms": None,
+         "config_queues": None, "allocation_mode": None, "pop_share_queue_num": None}
+        for cid, topics in subscriptions.items() for topic in topics])
+    today = allocate_bucket(queues[[*QUEUE_COLUMNS, "committed_offset", "consumed_offset"]],
+                            members[[*MEMBER_COLUMNS, *MODE_COLUMNS]])
+    out = what_if_bucket(today[ASSIGNED_COLUMNS], members[WHAT_IF_MEMBER_COLUMNS])
+    assert out[out["is_current"]].iloc[0]["candidate"] == "today: 3 clients, roundrobin"
+    assert best_change(out) == (
+        "run 3 clients, roundrobin, one process per client id, each subscribing every topic "
+        "(max 3 queues per client instead of 4; 7 queues move once)")
+    # a change named otherwise says nothing of it
+    assert "each subscribing" not in best_change(what_if_bucket(*_group(
+        [f"consumer-{i}" for i in range(1, 5)], {"TopicA": 2, "TopicB": 2}, "AVG")))
+
+
 def test_a_candidate_that_consumes_nothing_is_never_recommended() -> None:
     """3 clients on CONSISTENT_HASH with 0 virtual nodes claim none of 7 queues: today's
     max is 0, and so was that of every 0-node candidate, so `1 client, CONSISTENT_HASH
