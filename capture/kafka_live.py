@@ -23,16 +23,11 @@ from typing import Any
 
 from capture.errors import CaptureError
 from capture.kafka_protocol import ProtocolError, decode_assignment, decode_subscription
-from capture.kafka_racks import (
-    RACK_AWARE_ASSIGNORS,
-    RackedGroup,
-    partition_racks,
-    rack_aware_topics,
-)
+from capture.kafka_racks import RackedGroup, partition_racks, rack_aware_topics
 from capture.kafka_wire import RawGroup, WireError, addresses, connect, describe_groups
 from capture.static_members import static_order_warning
 from capture.tables import Snapshot
-from vocabulary.columns import KAFKA_STRATEGIES
+from vocabulary.columns import KAFKA_STRATEGIES, RACK_AWARE_ASSIGNORS
 
 log = logging.getLogger(__name__)
 SOURCE = "kafka-describe"

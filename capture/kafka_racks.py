@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 from vocabulary.columns import STICKY_STRATEGIES
 
-RACK_AWARE_ASSIGNORS = ("range", *STICKY_STRATEGIES)
-
 # topic -> the set of racks of each partition's replicas (a replica on a broker without a
 # rack adds none)
 PartitionRacks = Mapping[str, list[frozenset[str]]]

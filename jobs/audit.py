@@ -58,6 +58,7 @@ from jobs.scope import (
     find_scope,
     groups_not_observed,
     groups_without_lag,
+    rack_aware_groups,
 )
 from jobs.session import build_session, launched_by_spark_submit
 from jobs.sizing import partitions_for, waves_for
@@ -88,7 +89,7 @@ from reports.rebalance_churn import churn_history
 from storage.base import unreadable_file
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
-from vocabulary.columns import STICKY_STRATEGIES
+from vocabulary.columns import RACK_AWARE_ASSIGNORS, STICKY_STRATEGIES
 from vocabulary.contracts import OUTPUT_TABLES, REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
 
@@ -382,14 +383,19 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                                                               scope)))
         if inputs.observed is not None:
             scope.notes.extend(groups_not_observed(inputs.members, inputs.observed))
-        # one job over the members: is any group on a sticky assignor, any member on CONFIG
+        # one job over the members: is any group on a sticky assignor, any member on
+        # CONFIG, any Kafka member on a rack-aware assignor with a rack
         runs = inputs.members.select(*[F.max(cond.cast("int")).alias(name) for name, cond in (
             ("sticky", F.col("strategy").isin(*STICKY_STRATEGIES)),
             ("config", (F.col("strategy") == "CONFIG") & F.col("config_queues").isNotNull()),
+            ("racks", F.col("strategy").isin(*RACK_AWARE_ASSIGNORS)
+             & F.col("client_room").isNotNull()),
         )]).first()
         has_sticky = bool(runs.sticky)
         if runs.config:
             scope.notes.extend(config_queues_not_readable(inputs.members, inputs.queues))
+        if runs.racks:
+            scope.notes.extend(rack_aware_groups(inputs.members, inputs.queues))
         scope.notes.extend(outdated_followers(
             held, captured, churn_previous(ctx.store, ctx.output, held, captured)))
         for text in (n.text() for n in scope.notes):

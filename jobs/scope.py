@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from jobs.read import SUBSCRIPTION
 from rebalance_udfs.spark.report_pass import LagUnknown
+from vocabulary.columns import RACK_AWARE_ASSIGNORS
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,57 @@ def config_queues_not_readable(members: DataFrame, queues: DataFrame) -> list[No
             f"queue(s) this snapshot has no readable queue for ({'; '.join(r.first)}"
             f"{more}): the client pulls from queues that do not exist or cannot be read, "
             "and the audit assigns it none of them")))
+    return notes
+
+
+def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
+    """A note per snapshot and cluster whose Kafka groups Kafka 3.5+ clients would assign
+    by rack (KIP-881; `capture.kafka_racks`), which the audit does not recompute: members
+    on `range` or a sticky assignor with a `client_room` (client.rack) where some
+    partition's `broker_room` is, and the partitions of those topics on more than one
+    rack or some on none (`range` per topic over its subscribers, the sticky assignors
+    once over the group's topics). One job, asked only when such a member exists; the
+    queues are filtered to those groups' topics through a broadcast."""
+    keys = ["snapshot_id", "cluster"]
+    kafka = members.where(F.col("strategy").isin(*RACK_AWARE_ASSIGNORS)
+                          & F.col("topic").isNotNull())
+    racked = kafka.where(F.col("client_room").isNotNull()).select(
+        *keys, "consumer_group").distinct()
+    subs = kafka.join(F.broadcast(racked), [*keys, "consumer_group"], "left_semi")
+    topic_racks = (queues.where(F.coalesce(F.col("readable"), F.lit(True)))
+                   .join(F.broadcast(subs.select(*keys, "topic").distinct()),
+                         [*keys, "topic"], "left_semi")
+                   .groupBy(*keys, "topic").agg(
+                       F.collect_set("broker_room").alias("racks"),
+                       F.max(F.col("broker_room").isNull().cast("int")).alias("unracked")))
+    per_topic = subs.join(topic_racks, [*keys, "topic"])
+    by_topic = per_topic.where(F.col("strategy") == "range").groupBy(
+        *keys, "consumer_group", "topic").agg(
+        F.collect_set("client_room").alias("member_racks"),
+        F.first("racks").alias("racks"), F.first("unracked").alias("unracked"))
+    by_group = per_topic.where(F.col("strategy") != "range").groupBy(
+        *keys, "consumer_group").agg(
+        F.collect_set("client_room").alias("member_racks"),
+        F.array_distinct(F.flatten(F.collect_list("racks"))).alias("racks"),
+        F.max("unracked").alias("unracked"))
+    by_rack = ((F.size(F.array_intersect("member_racks", "racks")) > 0)
+               & ((F.size("racks") > 1) | (F.col("unracked") == 1)))
+    groups = (by_topic.where(by_rack).select(*keys, "consumer_group")
+              .unionByName(by_group.where(by_rack).select(*keys, "consumer_group"))
+              .distinct())
+    rows = (groups.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("groups"),
+        F.slice(F.array_sort(F.collect_list("consumer_group")), 1, 5).alias("first"))
+        .collect())
+    notes = []
+    for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
+        more = f" and {r.groups - len(r.first)} more" if r.groups > len(r.first) else ""
+        notes.append(Note(None, r.snapshot_id, r.cluster, (
+            f"{r.groups} Kafka group(s) ({', '.join(r.first)}{more}) have members with a "
+            "client_room (client.rack) where some partition's broker_room is, over "
+            "partitions on more than one rack: Kafka 3.5+ clients assign range and the "
+            "sticky assignors by rack there (KIP-881), which the audit does not recompute, "
+            "so their assignments, churn and drift may differ from the clients'")))
     return notes
 
 
