@@ -223,9 +223,11 @@ def _rebalances(records: list[dict]) -> str:
         "queues_moved": r.get("queues_moved"), "paused_queues": r.get("paused_queues"),
         "estimated_duplicates": _duplicates(r), "triggers": r.get("triggers")}
         for r in records])
-    return (f'{title}<p class="muted">the latest {len(records)} against the snapshot before '
-            "each; clients: before → after (+joined −left); the rebalance_churn table names "
-            "them and every moved queue</p>" + html_table(shown, CHURN_COLUMNS))
+    latest = ("the latest, against the snapshot before it" if len(records) == 1 else
+              f"the latest {len(records)}, each against the snapshot before it")
+    return (f'{title}<p class="muted">{latest}; clients: before → after (+joined −left); '
+            "the rebalance_churn table names them and every moved queue</p>"
+            + html_table(shown, CHURN_COLUMNS))
 
 
 def rebalances_section(top: pd.DataFrame | None) -> str:

@@ -420,6 +420,9 @@ def test_each_card_lists_its_groups_rebalances_newest_first_escaped():
     assert [c[2] for c in cells] == ["4 → 5", "4 → 5 (+2 −1)"]
     assert cells[1][3:] == ["3", "3", "1,234 (2 of 3 moves known)", "CLIENTS_CHANGED"]
     assert cells[0][5:] == ["—", "—"]
+    assert "the latest 2, each against the snapshot before it;" in card
+    one = body(render(data(group_churn=churn.iloc[:1]))).split("g-skew @ s2")[1]
+    assert "the latest, against the snapshot before it;" in one  # not "the latest 1"
     # a detailed group without churn rows says so; no churn table: no section at all
     idle = page.split("g-idle @ s2")[1].split("</section>")[0]
     assert "None recorded up to this snapshot" in idle
