@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from jobs.read import SUBSCRIPTION
@@ -211,6 +212,26 @@ def _key(item) -> tuple:
     return (s or "", c or "")
 
 
+def _named_per_snapshot(rows: DataFrame, name: Column, say: Callable[[Row, str], str],
+                        named: int = 5, joiner: str = ", ",
+                        **figures: Column) -> list[Note]:
+    """A note per snapshot and cluster of `rows` (one Spark job, a few rows to the
+    driver): `say(row, listed)` with `row.n` the rows counted, `listed` the first `named`
+    values of `name` in sort order joined by `joiner` ("and N more" past them), and any
+    `figures` aggregated beside."""
+    keys = ["snapshot_id", "cluster"]
+    found = (rows.groupBy(*keys)
+             .agg(F.count(F.lit(1)).alias("n"),
+                  F.slice(F.array_sort(F.collect_list(name)), 1, named).alias("first"),
+                  *[figure.alias(alias) for alias, figure in figures.items()])
+             .collect())
+    notes = []
+    for r in sorted(found, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
+        more = f" and {r.n - len(r.first)} more" if r.n > len(r.first) else ""
+        notes.append(Note(None, r.snapshot_id, r.cluster, say(r, joiner.join(r.first) + more)))
+    return notes
+
+
 def groups_not_observed(members: DataFrame, observed: DataFrame) -> list[Note]:
     """A note per snapshot and cluster whose observed rows name none of some of its member
     groups (one Spark job, a few rows to the driver): drift is checked per group that has
@@ -222,17 +243,9 @@ def groups_not_observed(members: DataFrame, observed: DataFrame) -> list[Note]:
     unchecked = (members.select("snapshot_id", "cluster", "consumer_group").distinct()
                  .join(observed_groups.select(*keys).distinct(), keys, "left_semi")
                  .join(observed_groups, [*keys, "consumer_group"], "left_anti"))
-    rows = (unchecked.groupBy(*keys)
-            .agg(F.count(F.lit(1)).alias("groups"),
-                 F.slice(F.array_sort(F.collect_list("consumer_group")), 1, 5).alias("first"))
-            .collect())
-    notes = []
-    for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
-        more = f" and {r.groups - len(r.first)} more" if r.groups > len(r.first) else ""
-        notes.append(Note(None, r.snapshot_id, r.cluster, (
-            f"observed has no rows for {r.groups} of its member group(s) ("
-            f"{', '.join(r.first)}{more}): their drift is not checked")))
-    return notes
+    return _named_per_snapshot(unchecked, F.col("consumer_group"), lambda r, listed: (
+        f"observed has no rows for {r.n} of its member group(s) ({listed}): their drift "
+        "is not checked"))
 
 
 def config_queues_not_readable(members: DataFrame, queues: DataFrame) -> list[Note]:
@@ -260,22 +273,15 @@ def config_queues_not_readable(members: DataFrame, queues: DataFrame) -> list[No
                 .join(F.broadcast(named), [*keys, "topic"], "left_semi")
                 .select(*keys, *queue))
     missing = entries.join(readable, [*keys, *queue], "left_anti")
-    rows = (missing.groupBy(*keys)
-            .agg(F.countDistinct("consumer_group", "client_id").alias("members"),
-                 F.count(F.lit(1)).alias("entries"),
-                 F.slice(F.array_sort(F.collect_list(F.concat(
-                     F.lit("group "), F.col("consumer_group"), F.lit(" client "),
-                     F.col("client_id"), F.lit(": "), F.col("entry")))), 1, 3).alias("first"))
-            .collect())
-    notes = []
-    for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
-        more = f" and {r.entries - len(r.first)} more" if r.entries > len(r.first) else ""
-        notes.append(Note(None, r.snapshot_id, r.cluster, (
-            f"strategy_params.queues of {r.members} CONFIG member(s) name {r.entries} "
-            f"queue(s) this snapshot has no readable queue for ({'; '.join(r.first)}"
-            f"{more}): the client pulls from queues that do not exist or cannot be read, "
-            "and the audit assigns it none of them")))
-    return notes
+    return _named_per_snapshot(
+        missing, F.concat(F.lit("group "), F.col("consumer_group"), F.lit(" client "),
+                          F.col("client_id"), F.lit(": "), F.col("entry")),
+        lambda r, listed: (
+            f"strategy_params.queues of {r.members} CONFIG member(s) name {r.n} "
+            f"queue(s) this snapshot has no readable queue for ({listed}): the client "
+            "pulls from queues that do not exist or cannot be read, and the audit assigns "
+            "it none of them"),
+        named=3, joiner="; ", members=F.countDistinct("consumer_group", "client_id"))
 
 
 def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
@@ -313,20 +319,12 @@ def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
     groups = (by_topic.where(by_rack).select(*keys, "consumer_group")
               .unionByName(by_group.where(by_rack).select(*keys, "consumer_group"))
               .distinct())
-    rows = (groups.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("groups"),
-        F.slice(F.array_sort(F.collect_list("consumer_group")), 1, 5).alias("first"))
-        .collect())
-    notes = []
-    for r in sorted(rows, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
-        more = f" and {r.groups - len(r.first)} more" if r.groups > len(r.first) else ""
-        notes.append(Note(None, r.snapshot_id, r.cluster, (
-            f"{r.groups} Kafka group(s) ({', '.join(r.first)}{more}) have members with a "
-            "client_room (client.rack) where some partition's broker_room is, over "
-            "partitions on more than one rack: Kafka 3.5+ clients assign range and the "
-            "sticky assignors by rack there (KIP-881), which the audit does not recompute, "
-            "so their assignments, churn and drift may differ from the clients'")))
-    return notes
+    return _named_per_snapshot(groups, F.col("consumer_group"), lambda r, listed: (
+        f"{r.n} Kafka group(s) ({listed}) have members with a client_room (client.rack) "
+        "where some partition's broker_room is, over partitions on more than one rack: "
+        "Kafka 3.5+ clients assign range and the sticky assignors by rack there (KIP-881), "
+        "which the audit does not recompute, so their assignments, churn and drift may "
+        "differ from the clients'"))
 
 
 def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],

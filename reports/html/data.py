@@ -1025,11 +1025,7 @@ def group_churn(output: str, runs: pd.DataFrame, cards: pd.DataFrame) -> pd.Data
         columns={"captured_at": "_until_at", "snapshot_id": "_until_id"})
 
     def reduce(batch: pa.RecordBatch) -> pd.DataFrame:
-        for name in ("clients_joined", "clients_left"):
-            if name in batch.schema.names:
-                at = batch.schema.get_field_index(name)
-                batch = batch.set_column(at, name, pc.list_value_length(batch[name]))
-        rows = of_complete_runs(batch.to_pandas(), runs).merge(
+        rows = of_complete_runs(_client_counts(batch).to_pandas(), runs).merge(
             until, on=["cluster", "consumer_group"])
         # in the order every "latest" of the page follows: untimed snapshots first
         earlier = not_after(rows["captured_at"], rows["snapshot_id"], rows["_until_at"],
@@ -1053,11 +1049,7 @@ def top_rebalances(output: str, shown: Sequence[str], groups: Sequence[str] | No
         return None
 
     def reduce(batch: pa.RecordBatch) -> pd.DataFrame:
-        for name in ("clients_joined", "clients_left"):
-            if name in batch.schema.names:
-                at = batch.schema.get_field_index(name)
-                batch = batch.set_column(at, name, pc.list_value_length(batch[name]))
-        rows = of_complete_runs(batch.to_pandas(), runs)
+        rows = of_complete_runs(_client_counts(batch).to_pandas(), runs)
         if rows.empty or "queues_moved" not in rows.columns:
             return pd.DataFrame()
         return _largest(rows[pd.to_numeric(rows["queues_moved"], errors="coerce") > 0])
@@ -1078,6 +1070,16 @@ def _largest(rows: pd.DataFrame) -> pd.DataFrame:
                               ascending=[False, False, True, True, True],
                               na_position="last", kind="stable")
     return order.drop(columns=["_moved", "_dup"]).head(TOP_REBALANCES).reset_index(drop=True)
+
+
+def _client_counts(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A churn batch with `clients_joined` and `clients_left` as how many (a page shows
+    counts; the table names them)."""
+    for name in ("clients_joined", "clients_left"):
+        if name in batch.schema.names:
+            at = batch.schema.get_field_index(name)
+            batch = batch.set_column(at, name, pc.list_value_length(batch[name]))
+    return batch
 
 
 def _latest_churn(rows: pd.DataFrame) -> pd.DataFrame:

@@ -217,12 +217,7 @@ def _rebalances(records: list[dict]) -> str:
     if not records:
         return (f'{title}<p class="muted">None recorded up to this snapshot: a group\'s first '
                 "audited snapshot has nothing to compare with.</p>")
-    shown = pd.DataFrame([{
-        "snapshots": f"{_raw(r.get('previous_snapshot_id'))} → {_raw(r['snapshot_id'])}",
-        "captured_at": r.get("captured_at"), "clients": _clients_change(r),
-        "queues_moved": r.get("queues_moved"), "paused_queues": r.get("paused_queues"),
-        "estimated_duplicates": _duplicates(r), "triggers": r.get("triggers")}
-        for r in records])
+    shown = pd.DataFrame([_rebalance_cells(r) for r in records])
     latest = ("the latest, against the snapshot before it" if len(records) == 1 else
               f"the latest {len(records)}, each against the snapshot before it")
     return (f'{title}<p class="muted">{latest}; clients: before → after (+joined −left); '
@@ -235,12 +230,9 @@ def rebalances_section(top: pd.DataFrame | None) -> str:
     timeline sums them, and a group without findings has no card to show its own."""
     if top is None or top.empty:
         return ""
-    shown = pd.DataFrame([{
-        "cluster": _raw(r.get("cluster")), "consumer_group": r.get("consumer_group"),
-        "snapshots": f"{_raw(r.get('previous_snapshot_id'))} → {_raw(r['snapshot_id'])}",
-        "clients": _clients_change(r), "queues_moved": r.get("queues_moved"),
-        "paused_queues": r.get("paused_queues"), "estimated_duplicates": _duplicates(r),
-        "triggers": r.get("triggers")} for r in top.to_dict("records")])
+    shown = pd.DataFrame([{"cluster": _raw(r.get("cluster")),
+                           "consumer_group": r.get("consumer_group"), **_rebalance_cells(r)}
+                          for r in top.to_dict("records")])
     return ('<h2 id="rebalances">Largest rebalances of the shown snapshots</h2>'
             f'<p class="muted">the {len(top)} that moved the most queues, every group\'s, '
             "against the snapshot before each; clients: before → after (+joined −left); "
@@ -248,6 +240,16 @@ def rebalances_section(top: pd.DataFrame | None) -> str:
             + html_table(shown, ["cluster", "consumer_group", "snapshots", "clients",
                                  "queues_moved", "paused_queues", "estimated_duplicates",
                                  "triggers"]))
+
+
+def _rebalance_cells(row: dict) -> dict:
+    """One rebalance_churn row as the page shows it (CHURN_COLUMNS), on a card or in the
+    largest rebalances."""
+    return {"snapshots": f"{_raw(row.get('previous_snapshot_id'))} → "
+                         f"{_raw(row['snapshot_id'])}",
+            "captured_at": row.get("captured_at"), "clients": _clients_change(row),
+            "queues_moved": row.get("queues_moved"), "paused_queues": row.get("paused_queues"),
+            "estimated_duplicates": _duplicates(row), "triggers": row.get("triggers")}
 
 
 def _raw(value: object) -> str:

@@ -532,7 +532,7 @@ def test_groups_without_any_known_lag_are_said_why():
 
 def test_the_largest_rebalances_are_named_whatever_the_groups_findings():
     """A group without findings has no card: its rebalance was only an unnamed point on
-    the churn timeline, though the console summary named it (probe-found)."""
+    the churn timeline, though the console summary named it."""
     top = pd.DataFrame([
         {"snapshot_id": "s2", "cluster": "c1", "consumer_group": g, "captured_at": frames.T2,
          "previous_snapshot_id": "s1", "clients_before": 2, "clients_after": 3,

@@ -161,6 +161,12 @@ def _group_facts(member_clients: DataFrame) -> DataFrame:
     )
 
 
+def _all_in(names: str, allowed: tuple[str, ...]) -> Column:
+    """The array column `names` is not empty and holds only `allowed` values."""
+    return F.coalesce((F.size(names) > 0) & F.forall(names, lambda s: s.isin(*allowed)),
+                      F.lit(False))
+
+
 def _load_figures(subscriber: Column, n: Column, lag: Column, rate: Column) -> list[Column]:
     """Queue count and lag / rate spread over the subscribing clients (`subscriber`)."""
     def over(value: Column) -> Column:
@@ -269,8 +275,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     # the strategy itself is the cause: AVG over the same subscribing clients reaches
     # ideal_max (it always does), this topic does not, and no split brain explains it
     split_brain = F.arrays_overlap(F.col("findings"), F.array(*[F.lit(c) for c in SPLIT_BRAIN]))
-    pooled = F.coalesce((F.size("_topic_strategy_names") > 0) & F.forall(
-        "_topic_strategy_names", lambda s: s.isin(*POOLED_ASSIGNORS)), F.lit(False))
+    pooled = _all_in("_topic_strategy_names", POOLED_ASSIGNORS)
     topic_rows = topic_rows.withColumn("findings", F.when(
         ~F.col("balanced") & ~split_brain & ~pooled,
         F.concat(F.col("findings"), F.array(F.lit("STRATEGY_IMBALANCE"))),
@@ -327,8 +332,7 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
         .withColumn("skew", F.col("max_queues") - F.col("pooled_max"))
     )
     has_topic = F.coalesce(F.col("_topic_findings"), F.array().cast("array<string>"))
-    pooled_group = F.coalesce((F.size("strategies") > 0) & F.forall(
-        "strategies", lambda s: s.isin(*POOLED_ASSIGNORS)), F.lit(False))
+    pooled_group = _all_in("strategies", POOLED_ASSIGNORS)
     groups = groups.withColumn("findings", F.array_distinct(F.concat(
         _codes(
             ((F.col("skew") > 0) & (F.col("_topics_with_queues") >= 2)

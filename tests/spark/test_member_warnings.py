@@ -1,0 +1,81 @@
+"""Members the audit allocates other than their clients do, said in a warning: CONFIG
+lists naming queues the snapshot has no readable queue for, and Kafka groups their
+clients would assign by rack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from jobs.audit import run
+from jobs.config import AuditConfig
+from tests.support.delta_inputs import write_inputs
+from tests.support.outputs import table
+
+
+def _warnings(spark, tmp_path, queues: pd.DataFrame, members: pd.DataFrame,
+              about: str) -> tuple[list[str], Path]:
+    """The run's warnings holding `about`, of an audit of `queues` and `members` (no
+    what-if), and its output root."""
+    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
+    out = Path(tmp_path) / "out"
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(out), engine="offline", what_if="off"), spark=spark)
+    return [w for w in result.warnings if about in w], out
+
+
+def test_a_config_list_naming_no_readable_queue_is_a_warning(spark, tmp_path) -> None:
+    """AllocateMessageQueueByConfig hands a client its list unchecked: a's names T@b1:7
+    (T has 2 queues on b1), T@b2:0 (b2 is not readable) and T@B1:1 (broker names are
+    case-sensitive). The audit claimed none of them and said nothing."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": b, "queue_id": q, "readable": b == "b1"}
+                           for b in ("b1", "b2") for q in range(2)])
+    lists = {"a": "T@b1:0, T@b1:7, T@b2:0, T@B1:1", "b": "T@b1:1"}
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "topic": "T", "strategy": "CONFIG",
+                             "strategy_params": {"queues": lists[c]}} for c in lists])
+    said, out = _warnings(spark, tmp_path, queues, members, "CONFIG")
+    assert said == [
+        "snapshot s1 (cluster c): strategy_params.queues of 1 CONFIG member(s) name 3 "
+        "queue(s) this snapshot has no readable queue for (group G client a: T@B1:1; "
+        "group G client a: T@b1:7; group G client a: T@b2:0): the client pulls from "
+        "queues that do not exist or cannot be read, and the audit assigns it none of "
+        "them"], said
+    claims = table(out, "assignments")
+    assert sorted(zip(claims["client_id"], claims["queue_id"], strict=True)) == [
+        ("a", 0), ("b", 1)]
+
+
+def test_groups_kafka_would_assign_by_rack_are_a_warning(spark, tmp_path) -> None:
+    """The inputs can describe one rack per partition (broker_room) and the members'
+    client.rack (client_room); the audit recomputed such groups without racks and said
+    nothing. Kafka's rule (`capture.kafka_racks`): a member's rack where some
+    partition is, over partitions on more than one rack; range per topic, the sticky
+    assignors over the group's topics; roundrobin never."""
+    racks = {"T": ["r1", "r2"], "U": ["r1", "r1"], "V": ["r2", "r2"], "W": ["r1", "r1"]}
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
+                            "broker_name": None, "queue_id": q, "readable": True,
+                            "broker_room": room}
+                           for t, rooms in racks.items() for q, room in enumerate(rooms)])
+    groups = {  # group: (strategy, [(client, rack, topics)])
+        "by-rack-range": ("range", [("a", "r1", "T"), ("b", "r2", "T")]),
+        "one-rack-range": ("range", [("a", "r1", "W"), ("b", "r1", "W")]),
+        "by-rack-sticky": ("cooperative-sticky", [("a", "r1", "U"), ("a", "r1", "V"),
+                                                  ("b", "r2", "U"), ("b", "r2", "V")]),
+        "roundrobin": ("roundrobin", [("a", "r1", "T"), ("b", "r2", "T")]),
+        "other-racks": ("range", [("a", "r7", "T"), ("b", "r8", "T")]),
+        "no-racks": ("range", [("a", None, "T"), ("b", None, "T")]),
+    }
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
+                             "client_id": c, "topic": t, "strategy": strategy,
+                             "client_room": room}
+                            for g, (strategy, rows) in groups.items() for c, room, t in rows])
+    said, _ = _warnings(spark, tmp_path, queues, members, "KIP-881")
+    assert said == [
+        "snapshot s1 (cluster c): 2 Kafka group(s) (by-rack-range, by-rack-sticky) have "
+        "members with a client_room (client.rack) where some partition's broker_room is, "
+        "over partitions on more than one rack: Kafka 3.5+ clients assign range and the "
+        "sticky assignors by rack there (KIP-881), which the audit does not recompute, so "
+        "their assignments, churn and drift may differ from the clients'"], said
