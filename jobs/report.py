@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.persist import Persist
+from jobs.progress import Step
 from jobs.read import Inputs
 from jobs.sizing import waves_for
 from rebalance_udfs.spark.report_pass import COMPARISON, unpack
@@ -51,7 +52,8 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
                     queues_rejected: bool = False,
                     *,
                     pass_rows: dict[str, int],
-                    step: Callable[[str], AbstractContextManager] = lambda _label: nullcontext(),
+                    step: Callable[[str], AbstractContextManager[Step]] = (
+                        lambda label: nullcontext(Step(label))),
                     ) -> dict[str, DataFrame]:
     """Every output table but rejects, as DataFrames (without run_id).
 
@@ -75,16 +77,18 @@ def compute_reports(inputs: Inputs, side: DataFrame, assignments: DataFrame,
 
     drift = drift_report(assignments, inputs.observed, buckets, inputs.members)
     if inputs.observed is not None:
-        with step("drift"):
+        with step("drift") as line:
             drift = persist(drift)
+            line.detail = "held for group_balance's OBSERVED_DRIFT and the drift table"
     drift_groups = drift_by_group(drift) if inputs.observed is not None else None
     balance = group_balance_report(unpacked("group_balance"), times, drift_groups,
                                    inputs.rejects if members_rejected else None,
                                    inputs.rejects if queues_rejected else None)
     decide = simulates_more(inputs, what_if)
     if decide:  # the groups' findings decide which what-if rows the table keeps
-        with step("group_balance"):
+        with step("group_balance") as line:
             balance = persist(balance)
+            line.detail = "held for what_if, which keeps the rows of groups with a finding"
     reports = {
         "assignments": assignments,
         "consumer_load": consumer_load_report(unpacked("consumer_load"), times),

@@ -338,8 +338,8 @@ def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],
     return [Note(None, s, c, (
         f"lag is unknown for {u.groups} group(s) with queues ({_listed(u)}): none of their "
         "queues has both a committed_offset (offsets) and a max_offset (queues), so their "
-        "lag columns (assignments, consumer_load, group_balance) are null (group_balance's "
-        "rows with a null topic and lag_total and queues > 0 name them all)"))
+        "lag columns (assignments, consumer_load, group_balance) are null; group_balance "
+        "lists them all: its rows where topic is null, lag_total is null and queues > 0"))
         for (s, c), u in sorted(unknown.items(), key=_key) if u.groups and (s, c) not in named]
 
 

@@ -211,3 +211,19 @@ def test_the_summary_says_how_many_groups_lack_members_rows_beyond_those_named()
             "  c1/g @ s2: 1 members row(s) (client(s) a)\n"
             "\n1 group with every members row rejected, so not audited at these snapshots:\n"
             "  c1/h @ s1, s2, s3 and 2 more: 4 members row(s) rejected\n") in text.getvalue()
+
+
+def test_the_summary_times_its_stages_in_the_step_lines_words() -> None:
+    from jobs.audit import RunResult
+
+    timings = {"session": 3.3, "preflight": 0.0, "demo_inputs": 0.2, "size": 0.1,
+               "read": 9.9, "assign": 5.0, "reports": 4.5, "write": 4.4, "summary": 1.9,
+               "report_html": 1.2, "total": 30.6}
+    result = RunResult("run-1", "out", "offline", ["s1"], {}, timings=timings,
+                       finding_counts=FindingCounts({}, 0, 0))
+    text = io.StringIO()
+    print_summary(result, text)
+    # the step line `read` is the stage `size`, `validate` the stage `read`: one word each
+    assert ("\n  time: session 3.3s, preflight 0.0s, demo inputs 0.2s, read 0.1s, validate "
+            "9.9s, assign 5.0s, reports 4.5s, write and publish 4.4s, summary 1.9s, "
+            "report.html 1.2s, total 30.6s\n") in text.getvalue()

@@ -22,6 +22,10 @@ def test_groups_without_lag_are_one_note_per_snapshot_and_cluster_naming_the_fir
         "and 2 more): none of their queues has both a committed_offset (offsets) and a "
         "max_offset (queues)")
     assert "lag is unknown for 1 group(s) with queues (G): " in notes[0].text()
+    # where to find them all reads as a query on group_balance
+    assert notes[1].text().endswith(
+        "lag columns (assignments, consumer_load, group_balance) are null; group_balance "
+        "lists them all: its rows where topic is null, lag_total is null and queues > 0")
     assert "(G, H): " in notes[2].text()
     assert groups_without_lag({}, set()) == []
 
