@@ -80,7 +80,9 @@ td.meaning{min-width:280px;max-width:480px}.nw{white-space:nowrap}.name{white-sp
 
 def fmt(value: object) -> str:
     """A table cell: escaped, numbers trimmed and grouped by thousands (a count is a float
-    where its column holds a null, an int elsewhere: both read alike), missing as a dash."""
+    where its column holds a null, an int elsewhere: both read alike), times to the second
+    (`finished_at` showed microseconds and `+00:00`, `captured_at` neither), missing as a
+    dash."""
     if value is None:
         return "—"
     if isinstance(value, (bool, np.bool_)):
@@ -96,6 +98,10 @@ def fmt(value: object) -> str:
         return esc(", ".join(str(v) for v in items)) if len(items) else "—"
     if value is pd.NaT:
         return "—"
+    if isinstance(value, datetime):  # pd.Timestamp too: to the second, in UTC as the header
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return esc(value.strftime("%Y-%m-%d %H:%M:%S"))
     try:
         if pd.isna(value):
             return "—"

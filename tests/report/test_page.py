@@ -441,6 +441,22 @@ def test_table_cells_group_thousands_whatever_the_count_s_type():
         "yes", "no", "—", "—"]
 
 
+def test_table_cells_show_times_to_the_second_in_utc():
+    """runs' finished_at read '2026-12-06 20:47:05.882611+00:00' beside captured_at's
+    '2026-11-01 08:00:00' in one table."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    import pandas as pd
+
+    from reports.html.page import fmt
+
+    at = datetime(2026, 12, 6, 20, 47, 5, 882611, tzinfo=UTC)
+    assert [fmt(at), fmt(pd.Timestamp(at)), fmt(pd.Timestamp("2026-11-01 08:00:00")),
+            fmt(at.astimezone(timezone(timedelta(hours=8)))), fmt(pd.NaT)] == [
+        "2026-12-06 20:47:05", "2026-12-06 20:47:05", "2026-11-01 08:00:00",
+        "2026-12-06 20:47:05", "—"]
+
+
 def test_a_what_if_card_shows_today_s_count_and_the_fewest_clients_per_max_load():
     """5 clients, 64 queues: ranked by skew alone the card showed 32, 33, ..., 44 clients,
     all at max 2, and none of the strategies at today's 5 clients."""
