@@ -90,7 +90,10 @@ def claim_facts(rows: pa.Table) -> pa.Table:
 def lag_of(max_offset: pa.Array | pa.ChunkedArray,
            committed: pa.Array | pa.ChunkedArray) -> pa.Array:
     """max_offset - committed_offset, null where either is; a difference beyond int64
-    fails, as Spark's subtraction does (ANSI mode)."""
+    fails, as Spark's subtraction does (ANSI mode). A commit past the max offset is no
+    backlog (a capture that read the max a moment before a caught-up consumer committed, a
+    queue truncated under its group): its lag is 0, as the assignments table's is, not a
+    negative lag that would shrink the group's total and inflate a client's share."""
     a, a_known = _int_values(max_offset)
     b, b_known = _int_values(committed)
     with np.errstate(over="ignore"):
@@ -98,7 +101,8 @@ def lag_of(max_offset: pa.Array | pa.ChunkedArray,
     known = a_known & b_known
     if (known & (((a ^ b) & (a ^ diff)) < 0)).any():
         raise OverflowError("lag (max_offset - committed_offset) is beyond a long")
-    return pa.array(np.where(known, diff, 0), pa.int64(), mask=~known)
+    return pa.array(np.where(known, np.maximum(diff, 0), 0), pa.int64(),
+                    mask=~known)
 
 
 def _bools(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -414,9 +414,11 @@ class _Pass:
         j_member = j.any(~fact)
         sub = j.any(~fact & np.r_[mt_clustering, np.zeros(nf, bool)])
         claims = sums(self.f_int["claims"][0])
-        lag = np.where(known(self.f_int["claim_lag"][1]), sums(self.f_int["claim_lag"][0]), 0)
+        lag_known = known(self.f_int["claim_lag"][1])
+        lag = np.where(lag_known, sums(self.f_int["claim_lag"][0]), 0)
         rate_units, rate_known_rows = self.f_rate["claim_rate"]
-        rate = np.where(known(rate_known_rows), sums(rate_units), 0)
+        rate_known = known(rate_known_rows)
+        rate = np.where(rate_known, sums(rate_units), 0)
         # topics: (group, topic) of the joined rows
         j_first = first_of(j_codes, n_j)
         t_codes, n_t = key_codes(j_group[j_first], j_topic_code[j_first])
@@ -449,6 +451,10 @@ class _Pass:
             "lag_known": topic_total("queue_lag_known") > 0,
             "rate_total": t.sum(sums(self.f_rate["queue_rate"][0]))[keep],
             "rate_known": topic_total("queue_rate_known") > 0,
+            # the spreads: null where no subscribing client's claims have a known lag /
+            # in_rate (an unconsumed queue's known lag is in lag_total, nobody's spread)
+            "lag_spread_known": t.any(sub & lag_known)[keep],
+            "rate_spread_known": t.any(sub & rate_known)[keep],
         }
         # the strategies of each kept topic's member rows
         k_codes, n_k = key_codes(np.r_[tg, self.m_group[m_idx]],
@@ -491,7 +497,7 @@ class _Pass:
         retry = pc.fill_null(pc.starts_with(pa.array(topic, pa.string()), RETRY_TOPIC_PREFIX),
                              False).to_numpy(zero_copy_only=False)
         bits &= np.where(retry, ~_mask(RETRY_BY_DESIGN), np.int64(-1))
-        lag_on, rate_on = has_sub & f["lag_known"], has_sub & f["rate_known"]
+        lag_on, rate_on = f["lag_spread_known"], f["rate_spread_known"]
         empty = queues == 0
         table = self._balance_table(tg, pa.array(topic, pa.string()), {
             "subscribing_clients": pa.array(subscribing, pa.int32()),

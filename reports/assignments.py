@@ -1,5 +1,6 @@
 """`assignments`: one row per queue per claiming client, one null-client row per unclaimed
-queue, with status, lag (max_offset - committed_offset) and in_rate where known."""
+queue, with status, lag (max_offset - committed_offset, at least 0) and in_rate where
+known."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ def snapshot_times(queues: DataFrame) -> DataFrame:
 
 def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
     """Add lag and captured_at to the kernel output; lag is null unless both offsets are
-    known. The table's COLUMNS."""
-    lag = F.col("max_offset") - F.col("committed_offset")
+    known, and 0 where the commit is past the max (as `claim_facts.lag_of`'s: no
+    backlog). The table's COLUMNS."""
+    diff = F.col("max_offset") - F.col("committed_offset")
+    lag = F.when(diff < 0, F.lit(0).cast("long")).otherwise(diff)
     return (assigned.withColumn("lag", lag)
             .join(F.broadcast(times), SNAPSHOT_KEYS, "left")
             .select(*COLUMNS))

@@ -205,8 +205,9 @@ def _topic_rows(facts: DataFrame, member_topics: DataFrame) -> DataFrame:
         # lag / rate figures only where some lag / rate is known
         F.when(F.sum("queue_lag_known") > 0, F.sum("queue_lag")).alias("lag_total"),
         F.when(F.sum("queue_rate_known") > 0, F.sum("queue_rate")).alias("in_rate_total"),
-        F.coalesce(F.sum("queue_lag_known"), F.lit(0)).alias("_lag_known"),
-        F.coalesce(F.sum("queue_rate_known"), F.lit(0)).alias("_rate_known"),
+        # spreads: only where some subscribing client's claims have a known lag / rate
+        F.count(F.when(subscriber & F.col("claim_lag").isNotNull(), 1)).alias("_lag_known"),
+        F.count(F.when(subscriber & F.col("claim_rate").isNotNull(), 1)).alias("_rate_known"),
         F.array_sort(F.array_distinct(F.flatten(F.collect_list("_member_strategies"))))
         .alias("_topic_strategy_names"),
         F.count("_member_strategies").alias("_member_rows"),

@@ -113,6 +113,9 @@ def test_sums_beyond_their_type_fail_as_spark_does() -> None:
     with pytest.raises(OverflowError):
         lag_of(pa.array([2**63 - 1]), pa.array([-1]))
     assert lag_of(pa.array([10, None]), pa.array([3, 1])).to_pylist() == [7, None]
+    # a commit past the max offset is no backlog: 0, never a negative lag
+    assert lag_of(pa.array([50, 50, None]), pa.array([60, 50, None])).to_pylist() == [
+        0, 0, None]
 
 
 def _two_groups() -> tuple[pa.Table, pa.Table]:
