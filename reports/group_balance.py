@@ -307,9 +307,10 @@ def _recommendation() -> Column:
             F.lit("."))),
         F.when(has("UNEVEN_SUBSCRIPTIONS"), F.concat(
             F.lit("Clients subscribe "), n("topic_sets"),
-            F.lit(" different topic sets, so a pooled balance (max "), n("pooled_max"),
-            F.lit(") is out of reach as configured: give all clients one subscription or "
-                  "split the group by subscription."))),
+            F.lit(" different topic sets, and the group's strategy does not reach a pooled "
+                  "balance (max "), n("pooled_max"),
+            F.lit(") over them: give all clients one subscription or split the group by "
+                  "subscription."))),
         F.when(has("BROKER_UNSUPPORTED_STRATEGY"), F.concat(
             F.lit("The broker allocates this group but knows only AVG and AVG_BY_CIRCLE, not "),
             F.array_join("_unsupported", ", "),
@@ -318,9 +319,12 @@ def _recommendation() -> Column:
                   "clientRebalance=true."))),
         F.when(has("LAG_SKEW") & F.col("topic").isNull(), _lag_sentence()),
         # on the whole group with no idle client, it is a topic's: fewer clients would
-        # idle elsewhere (a topic of 1 queue under 2 clients busy on another)
+        # idle elsewhere (a topic of 1 queue under 2 clients busy on another); so it is
+        # when the group has a queue per client (two topics of 2 queues under 4 clients
+        # idle 2 of them: the topics need the queues, not the group fewer clients)
         F.when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull()
-               & (F.coalesce(F.col("idle_clients"), F.lit(0)) == 0), F.lit(
+               & ((F.coalesce(F.col("idle_clients"), F.lit(0)) == 0)
+                  | (F.col("subscribing_clients") <= F.col("queues"))), F.lit(
             "More clients than queues in some topic (its row says which): the clients past "
             "its queue count idle on it; add read queues there (at least one per client)."))
         .when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull(), F.lit(

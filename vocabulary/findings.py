@@ -50,8 +50,8 @@ FINDING_MEANINGS = {
     "STRATEGY_IMBALANCE": "The strategy leaves a topic more uneven than AVG over the same "
                           "clients would (not said of Kafka's pooled assignors, which "
                           "balance each client's total instead).",
-    "UNEVEN_SUBSCRIPTIONS": "Clients subscribe different topic sets, so an even total is "
-                            "out of reach as configured.",
+    "UNEVEN_SUBSCRIPTIONS": "Clients subscribe different topic sets, and the group's "
+                            "strategy does not reach an even total over them.",
     "LAG_SKEW": "A client holds more than twice the group's mean lag or input rate.",
     "BROKER_UNSUPPORTED_STRATEGY": "The broker allocates the group but knows only AVG and "
                                    "AVG_BY_CIRCLE: it answers nothing and the clients keep "

@@ -184,3 +184,38 @@ def test_a_client_idle_on_one_topic_is_not_said_to_claim_nothing(spark, tmp_path
     assert ("1 subscribing client(s) claim none of this topic's queues."
             in topic["recommendation"]), topic["recommendation"]
     assert "claim no queue" not in topic["recommendation"]
+
+
+def test_a_group_with_a_queue_per_client_is_not_said_to_have_more_clients_than_queues(
+        spark, tmp_path) -> None:
+    """G1: 4 clients on TB and TC of 2 queues each (AVG): 2 idle, yet the whole group has 4
+    queues for 4 clients; its row read "More clients than queues: ... or run fewer
+    clients". K (range): k1 on A (5 queues) and B (3), k2 on A: k1 holds 6, k2 2; the
+    sentence said a pooled balance "is out of reach as configured", though an assignment
+    of 4 each exists: it is range that does not reach it."""
+    queues = pd.DataFrame(
+        [{"snapshot_id": "s1", "cluster": "c", "topic": t, "broker_name": "b",
+          "queue_id": q, "readable": True} for t, n in (("TB", 2), ("TC", 2)) for q in range(n)]
+        + [{"snapshot_id": "s1", "cluster": "c", "topic": t, "broker_name": None,
+            "queue_id": q, "readable": True} for t, n in (("A", 5), ("B", 3))
+           for q in range(n)])
+    members = pd.DataFrame(
+        [{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G1", "client_id": c,
+          "topic": t, "strategy": "AVG"} for c in ("c1", "c2", "c3", "c4") for t in ("TB", "TC")]
+        + [{"snapshot_id": "s1", "cluster": "c", "consumer_group": "K", "client_id": c,
+            "topic": t, "strategy": "range"} for c, t in (("k1", "A"), ("k1", "B"), ("k2", "A"))])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    whole = balance[balance["topic"].isna()].set_index("consumer_group")
+    g1 = whole.loc["G1"]
+    assert (g1["subscribing_clients"], g1["queues"], g1["idle_clients"]) == (4, 4, 2)
+    assert "MORE_CLIENTS_THAN_QUEUES" in list(g1["findings"])
+    assert ("More clients than queues in some topic (its row says which): the clients past "
+            "its queue count idle on it; add read queues there (at least one per "
+            "client).") in g1["recommendation"]
+    assert "run fewer clients" not in g1["recommendation"]
+    k = whole.loc["K"]
+    assert (k["max_queues"], k["pooled_max"]) == (6, 4)
+    assert "UNEVEN_SUBSCRIPTIONS" in list(k["findings"])
+    assert ("Clients subscribe 2 different topic sets, and the group's strategy does not "
+            "reach a pooled balance (max 4) over them: give all clients one subscription or "
+            "split the group by subscription.") in k["recommendation"]
