@@ -496,7 +496,8 @@ def _current_rows(groups: pd.DataFrame, clients: pd.DataFrame,
         "idle_clients": idle.astype(np.int64),
         "skew": most.astype(np.int64) - pooled,
         "queues_moved": 0,
-        "estimated_duplicates": 0.0,
+        # no queue moves, so no moved queue's estimate is known: null, as rebalance_churn's
+        "estimated_duplicates": np.nan,
         "is_current": True,
         "order": -1,
         "C_today": groups["C"].to_numpy(),
@@ -641,7 +642,6 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
     moved_n = n_moved.reindex(c.index).fillna(0).to_numpy(np.int64)
     dups = np.where(dup_known.reindex(c.index).fillna(0).to_numpy() > 0,
                     dup_sum.reindex(c.index).fillna(0).to_numpy(float), np.nan)
-    dups = np.where(moved_n == 0, 0.0, dups)
     vn = c["virtual_nodes"].to_numpy(float)
     labels = np.where(c["split_by_topic"].to_numpy(bool), "split by topic",
                       _labels(n, c["strategy"].to_numpy(object), vn))
@@ -1143,7 +1143,6 @@ def _rows(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,
     dup_known = (in_group(owned & known) - stays[1]).astype(np.int64)
     dup_sum = in_group(np.where(owned, dup, 0.0)) - stays[2]
     dups = np.where(dup_known > 0, dup_sum, np.nan)
-    dups = np.where(moved_n == 0, 0.0, dups)
     return pd.DataFrame({
         "g": g, "candidate": _labels(n, strategy, vn), "clients": n, "strategy": strategy,
         "virtual_nodes": vn, "split_by_topic": False,

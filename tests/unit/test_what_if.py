@@ -54,6 +54,11 @@ def test_seed_group_gets_a_change_reaching_max_1() -> None:
     # roundrobin pools the topics: A0 c1, A1 c2, B0 c3, B1 c4: two queues move
     rr = out[out["candidate"] == "4 clients, roundrobin"].iloc[0]
     assert (rr["max_queues"], rr["queues_moved"], rr["estimated_duplicates"]) == (1, 2, 60)
+    # no queue moves: no moved queue's estimate is known, so null, as rebalance_churn's
+    # (today's row and every candidate that keeps today's owners wrote 0)
+    still = out[out["queues_moved"] == 0]
+    assert still["is_current"].any() and (~still["is_current"]).any()
+    assert still["estimated_duplicates"].isna().all()
     split = out[out["split_by_topic"]].iloc[0]
     assert (split["clients"], split["max_queues"]) == (4, 1)
     # AVG never helps: the first-sorted client wins queue 0 of both topics at any count
