@@ -180,12 +180,29 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None],
                       "start) may not match them until it is audited again (--snapshot "
                       f"{snapshot})")
         else:
-            reason = (f"already in the output, it now follows snapshot {now}, which this "
-                      f"run adds: its churn compares with {actual or 'no earlier snapshot'} "
-                      "(and sticky assignors ran from that one's assignment) until it is "
-                      f"audited again (--snapshot {snapshot})")
+            reason = (f"already in the output, it now follows {_why_now(now, was, cluster, run)}: "
+                      f"its churn compares with {_compared(actual)} until it is audited "
+                      f"again (--snapshot {snapshot})")
         notes.append(Note(None, snapshot, cluster, reason))
     return notes
+
+
+def _why_now(now: str | None, was: str | None, cluster: str | None,
+             run: dict[Key, datetime | None]) -> str:
+    """Why a held snapshot's previous one is `now`, no longer `was`: this run audits `now`
+    before it (a backfill), or audits `was` at another capture time, moving it away."""
+    if now is not None and (now, cluster) in run:
+        return f"snapshot {now}, which this run audits before it"
+    before = f"snapshot {now}" if now is not None else "no earlier snapshot"
+    return f"{before}, as this run audits snapshot {was} at another capture time"
+
+
+def _compared(previous: str | None) -> str:
+    """What the follower's churn rows compare with, and the sticky assignors started from."""
+    if previous is None:
+        return "no earlier snapshot (and its sticky assignors with no previous assignment)"
+    return (f"snapshot {previous} (and its sticky assignors started from {previous}'s "
+            "assignment)")
 
 
 def churn_previous(store: Store, output: str, held: Held,

@@ -257,7 +257,7 @@ def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark
     audit(spark, paths, out, "ac", snapshots=("A", "C"))
     result = audit(spark, paths, out, "b", snapshots=("B",))
     stale = [w for w in result.warnings if w.startswith("snapshot C (cluster c)")]
-    assert stale and "compares with A" in stale[0] and "--snapshot C" in stale[0], \
+    assert stale and "compares with snapshot A" in stale[0] and "--snapshot C" in stale[0], \
         result.warnings
     churn = table(out, "rebalance_churn")
     assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["A"]

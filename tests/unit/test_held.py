@@ -33,14 +33,28 @@ def followers(held: dict, run: dict) -> list[tuple]:
 def test_the_snapshot_after_a_backfill_is_named_per_cluster():
     held = {("A", "c"): at(0), ("C", "c"): at(20), ("D", "c"): at(30), ("C", "d"): at(20)}
     assert followers(held, {("B", "c"): at(10)}) == [
-        ("C", "c", "already in the output, it now follows snapshot B, which this run adds")]
+        ("C", "c", "already in the output, it now follows snapshot B, which this run audits "
+                   "before it")]
     # two added before C: C follows the later; D still follows C
     assert [s for s, _, _ in followers(held, {("B", "c"): at(10), ("B2", "c"): at(15)})] == ["C"]
     # added after every held one, or re-run: nothing held changes its previous
     assert followers(held, {("E", "c"): at(40)}) == []
     assert followers(held, {("C", "c"): at(20)}) == []
-    # a snapshot re-run at another time moves: the held ones around it change previous
-    assert [s for s, _, _ in followers(held, {("A", "c"): at(25)})] == ["C", "D"]
+    # a snapshot re-run at another time moves: the held ones around it change previous;
+    # the run adds neither's new previous (it said "B, which this run adds" of A's move)
+    assert [n.reason for n in outdated_followers(held_at(held), {("A", "c"): at(25)})] == [
+        "already in the output, it now follows no earlier snapshot, as this run audits "
+        "snapshot A at another capture time: its churn compares with snapshot A (and its "
+        "sticky assignors started from A's assignment) until it is audited again "
+        "(--snapshot C)",
+        "already in the output, it now follows snapshot A, which this run audits before "
+        "it: its churn compares with snapshot C (and its sticky assignors started from C's "
+        "assignment) until it is audited again (--snapshot D)"]
+    moved = {("A", "c"): at(0), ("B", "c"): at(10), ("C", "c"): at(20)}
+    [note] = outdated_followers(held_at(moved), {("B", "c"): at(25)})
+    assert note.reason.startswith(
+        "already in the output, it now follows snapshot A, as this run audits snapshot B at "
+        "another capture time: its churn compares with snapshot B")
 
 
 def test_a_replaced_snapshot_is_paired_with_the_held_one_that_still_follows_it():
@@ -125,9 +139,9 @@ def test_a_follower_another_run_published_meanwhile_is_named():
     [note] = published_meanwhile(now, before, run)
     assert note.text() == (
         "snapshot C (cluster c): another run published it while this one ran; already in "
-        "the output, it now follows snapshot B, which this run adds: its churn compares "
-        "with A (and sticky assignors ran from that one's assignment) until it is audited "
-        "again (--snapshot C)")
+        "the output, it now follows snapshot B, which this run audits before it: its churn "
+        "compares with snapshot A (and its sticky assignors started from A's assignment) "
+        "until it is audited again (--snapshot C)")
     # C of cluster d follows no snapshot of this run's; A0 is earlier; nothing new: quiet
     assert published_meanwhile({**before, **held_at({("B", "c"): at(10)})}, before, run) == []
 
