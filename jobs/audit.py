@@ -279,9 +279,7 @@ def _audit(ctx: _Run) -> RunResult:
         try:
             with ctx.steps.step("read", "read prior", point=None) as line:
                 prior = read_prior(ctx.store, ctx.output, captured, scope.audited)
-                line.detail = (f"churn of the first snapshot(s) compared with "
-                               f"{', '.join(prior.snapshots)} from the output"
-                               if prior.snapshots else "no earlier snapshot in the output")
+                line.detail = prior_line(prior.snapshots, bool(scope.requested))
             tables, counts, lag_unknown, unmatched = _assign_and_report(
                 ctx, inputs, times, prior, has_sticky, existing, attempt_persist, scope)
             with ctx.steps.step("reports", "report rejects") as line:
@@ -334,6 +332,20 @@ def _audit(ctx: _Run) -> RunResult:
                      [n.text() for n in scope.notes], scope.not_audited, cleaned,
                      finding_counts=findings, members_short=short, members_gone=gone,
                      queues_short=queues_short)
+
+
+def prior_line(previous: list[str], requested: bool) -> str:
+    """The `read prior` step's detail: what the first audited snapshots' churn compares
+    with. A `--snapshot` run compares only with the output, never with the inputs'
+    snapshots it leaves out: said where that leaves the first without churn."""
+    if previous:
+        return (f"churn of the first snapshot(s) compared with {', '.join(previous)} from "
+                "the output")
+    if requested:
+        return ("no earlier snapshot in the output: the first snapshot gets no churn rows "
+                "(churn compares with the output, not with the snapshots --snapshot leaves "
+                "out; audit those first)")
+    return "no earlier snapshot in the output"
 
 
 def _input_paths(ctx: _Run) -> InputPaths:
@@ -401,8 +413,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
         rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)
-        line.detail = (f"{len(scope.audited)} snapshot(s) audited"
-                       + (f", {len(scope.not_audited)} not" if scope.not_audited else ""))
+        line.detail = scope.summary()
     return inputs, scope, rejects, times, captured, has_sticky, held
 
 

@@ -78,6 +78,16 @@ class Scope:
         return [c for c in self.usable_clusters.get(snapshot, [])
                 if (snapshot, c) not in self.partial]
 
+    def summary(self) -> str:
+        """The validate step's detail: snapshots audited, and what of the read ones is not
+        (whole snapshots; clusters of audited ones, which a warning each names)."""
+        left_out = sum(1 for s in self.audited for c in self.clusters.get(s, [])
+                       if c not in self.audited_clusters(s))
+        return (f"{len(self.audited)} snapshot(s) audited"
+                + (f", {len(self.not_audited)} not" if self.not_audited else "")
+                + (f"; {left_out} cluster(s) of them not (see the warnings)"
+                   if left_out else ""))
+
     @property
     def read_clusters(self) -> list[str | None]:
         return sorted({c for cs in self.clusters.values() for c in cs},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.audit import _refuse_requested_absent
+from jobs.audit import _refuse_requested_absent, prior_line
 from jobs.scope import Scope, groups_without_lag
 from rebalance_udfs.spark.report_pass import LagUnknown
 from vocabulary.errors import InputError
@@ -41,3 +41,28 @@ def test_a_run_is_refused_only_when_every_snapshot_it_names_is_absent() -> None:
         _refuse_requested_absent(scope(["nope"], ["nope"]))
     _refuse_requested_absent(scope(["A", "nope"], ["nope"]))  # a warning, not a refusal
     _refuse_requested_absent(scope([], []))  # the whole inputs
+
+
+def test_the_validate_line_counts_the_clusters_of_audited_snapshots_left_out() -> None:
+    """s3 of cluster c1 lacked its members: the line read "5 snapshot(s) audited", as if
+    every cluster of them were."""
+    clusters = {s: ["c1", "c2"] for s in ("s1", "s2", "s3")}
+    whole = Scope(audited=["s1", "s2", "s3"], not_audited=["s4"], clusters=clusters,
+                  usable_clusters=clusters)
+    assert whole.summary() == "3 snapshot(s) audited, 1 not"
+    partial = Scope(audited=["s1", "s2", "s3"], not_audited=[], clusters=clusters,
+                    usable_clusters={**clusters, "s2": ["c2"]}, partial=[("s3", "c1")])
+    assert partial.summary() == ("3 snapshot(s) audited; 2 cluster(s) of them not (see the "
+                                 "warnings)")
+
+
+def test_a_snapshot_run_into_an_output_without_earlier_ones_says_churn_starts_there() -> None:
+    """`--snapshot s4` into a fresh output wrote no churn rows though s3 was in the inputs,
+    and the line said only "no earlier snapshot in the output"."""
+    assert prior_line(["s3"], True) == (
+        "churn of the first snapshot(s) compared with s3 from the output")
+    assert prior_line([], False) == "no earlier snapshot in the output"
+    assert prior_line([], True) == (
+        "no earlier snapshot in the output: the first snapshot gets no churn rows (churn "
+        "compares with the output, not with the snapshots --snapshot leaves out; audit "
+        "those first)")
