@@ -17,7 +17,7 @@ import yaml
 from storage.delta import ENGINES
 from vocabulary.columns import WHAT_IF_MODES
 from vocabulary.errors import ConfigError
-from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
+from vocabulary.partitions import shown_id, unfit_reason
 
 # The path settings, each with its key in a config file (the flag is --NAME).
 PATH_SETTINGS = {"queues": "inputs.queues", "members": "inputs.members",
@@ -100,9 +100,10 @@ class AuditConfig:
         for snapshot in self.snapshots:
             if not snapshot.strip():
                 raise ConfigError(f"snapshot {snapshot!r} is blank")
-            if not snapshot_id_fits(snapshot):
+            why = unfit_reason(snapshot)
+            if why is not None:
                 raise ConfigError(f"snapshot {shown_id(snapshot)} can name no output partition: "
-                                  f"it is {TOO_LONG}")
+                                  f"it is {why}")
 
     @property
     def is_demo(self) -> bool:

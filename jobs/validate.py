@@ -26,7 +26,14 @@ from vocabulary.columns import (
 )
 from vocabulary.contracts import CONTRACTS, EXACT_DUPLICATE, INT
 from vocabulary.errors import InputError
-from vocabulary.partitions import ESCAPED_CHARS, FOLDER_NAME_BYTES, PARTITION_FOLDER, TOO_LONG
+from vocabulary.partitions import (
+    ESCAPED_CHARS,
+    FOLDER_NAME_BYTES,
+    NO_FOLDER,
+    NULL_PARTITION_NAME,
+    PARTITION_FOLDER,
+    TOO_LONG,
+)
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
@@ -151,17 +158,18 @@ def _required_null_checks(table: str) -> list[tuple[Column, str]]:
 _ESCAPED_IN_FOLDERS = "[" + "".join(f"\\x{ord(c):02x}" for c in sorted(ESCAPED_CHARS)) + "]"
 
 
-def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column]:
-    """(empty, too long): whether each snapshot id cannot name an output partition (the
-    driver's `snapshot_id_fits`, as a column)."""
+def unwritable_snapshot_id(snapshot_id: Column) -> tuple[Column, Column, Column, Column]:
+    """(empty, too long, holding a NUL, the null partition's name): whether each snapshot id
+    cannot name an output partition (the driver's `snapshot_id_fits`, as a column)."""
     escaped = F.length(snapshot_id) - F.length(F.regexp_replace(snapshot_id,
                                                                 _ESCAPED_IN_FOLDERS, ""))
     folder_bytes = len(PARTITION_FOLDER) + F.octet_length(snapshot_id) + 2 * escaped
     # an id of this many bytes fits even if every character is escaped: its characters
     # are not searched (Spark's `and` stops at a false left side), the usual id's case
     always_fits = (FOLDER_NAME_BYTES - len(PARTITION_FOLDER)) // 3
-    return snapshot_id == "", (F.octet_length(snapshot_id) > always_fits) & (
-        folder_bytes > FOLDER_NAME_BYTES)
+    return (snapshot_id == "", (F.octet_length(snapshot_id) > always_fits) & (
+        folder_bytes > FOLDER_NAME_BYTES), snapshot_id.contains(NUL),
+        snapshot_id == NULL_PARTITION_NAME)
 
 
 def writable_snapshot_id(snapshot_id: Column) -> Column:
@@ -172,9 +180,11 @@ def writable_snapshot_id(snapshot_id: Column) -> Column:
 
 
 def _snapshot_id_checks() -> list[tuple[Column, str]]:
-    empty, too_long = unwritable_snapshot_id(F.col("snapshot_id"))
+    # a NUL is rejected in any text (`_nul_checks`): its reason says so once
+    empty, too_long, _nul, null_name = unwritable_snapshot_id(F.col("snapshot_id"))
     return [(empty, "snapshot_id is empty (it names the outputs' partition of the snapshot)"),
-            (too_long, f"snapshot_id is {TOO_LONG}")]
+            (too_long, f"snapshot_id is {TOO_LONG}"),
+            (null_name, f"snapshot_id is {NO_FOLDER}")]
 
 
 # pandas and numpy, which the kernels run on, end a string at its first NUL: 'c' and

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from vocabulary.partitions import TOO_LONG, shown_id, snapshot_id_fits
+from vocabulary.partitions import shown_id, unfit_reason
 
 
 def non_blank(text: str) -> str:
@@ -35,8 +35,9 @@ def snapshot_id(text: str) -> str:
     could write, or `audit --snapshot` whose rows the rejects' null partition would gain
     again on every re-run, stopped here instead."""
     non_blank(text)
-    if not snapshot_id_fits(text):
-        raise argparse.ArgumentTypeError(f"{shown_id(text)} is {TOO_LONG}")
+    why = unfit_reason(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{shown_id(text)} is {why}")
     return text
 
 

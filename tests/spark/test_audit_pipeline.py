@@ -266,14 +266,18 @@ def test_a_snapshot_id_no_partition_holds_is_rejected_and_the_output_kept(
         spark, tmp_path: Path) -> None:
     """Rows of snapshot "" passed validation: the commit of the null partition they made
     broke every output table, the snapshots audited before with it, and each later run
-    failed. Now its rows are rejects (the rejects' null partition) and no runs row."""
+    failed. Now its rows are rejects (the rejects' null partition) and no runs row. So are
+    those of an id holding a NUL, which no folder name can (the rejects' write failed with
+    a Java stack trace after the other tables committed), and of Spark's null-partition
+    folder name, which read back as null (exit 2, the whole run lost)."""
     from deltalake import write_deltalake
 
     vector = next(v for v in load("rocketmq_averagely.json")
                   if v["name"] == "seed_multitopic_skew_2x2q_4c")
     out = str(tmp_path / "out")
     inputs = {}
-    for run_id, snapshots in (("first", ["snap-1"]), ("second", ["", "snap-2"])):
+    unfit = ["", "a\x00b", "__HIVE_DEFAULT_PARTITION__"]
+    for run_id, snapshots in (("first", ["snap-1"]), ("second", [*unfit, "snap-2"])):
         cases = [(s, rocketmq_case(vector, "AVG", snapshot="any")) for s in snapshots]
         for name in ("queues", "members"):
             rows = pd.concat([getattr(c, name).assign(snapshot_id=s) for s, c in cases],
@@ -293,9 +297,12 @@ def test_a_snapshot_id_no_partition_holds_is_rejected_and_the_output_kept(
     second = {name: DeltaTable(path).to_pandas() for name, path in inputs.items()}
     assert rejects["snapshot_id"].isna().all()
     assert rejects.groupby("source_table").size().to_dict() == {
-        name: int((rows["snapshot_id"] == "").sum()) for name, rows in second.items()}
+        name: int(rows["snapshot_id"].isin(unfit).sum()) for name, rows in second.items()}
     assert set(rejects["reason"]) == {
-        "snapshot_id is empty (it names the outputs' partition of the snapshot)"}
+        "snapshot_id is empty (it names the outputs' partition of the snapshot)",
+        "snapshot_id contains a NUL character",
+        "snapshot_id is __HIVE_DEFAULT_PARTITION__, the folder name Spark gives the null "
+        "partition, which reads back as null"}
 
 
 def test_rows_no_partition_holds_are_rejected_once_whatever_the_reruns(
