@@ -13,11 +13,15 @@ import logging
 import math
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from capture.errors import CaptureError
 from storage.paths import delta_table_holding, is_local, without_file_scheme
 from vocabulary.arguments import non_blank, path, snapshot_id
 from vocabulary.columns import FIRST_CAPTURE_YEAR
+
+if TYPE_CHECKING:
+    from capture.tables import Snapshot
 
 
 def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -119,6 +123,22 @@ def _snapshot_id(given: str | None, at: datetime) -> str:
     return given or at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _refuse_nothing_read(paths: list[str], snapshot: Snapshot) -> None:
+    """A capture is written as a whole snapshot of its cluster, replacing an earlier one of
+    the same id: files that gave no queue, member, offset or holder row (a header without
+    rows, lines all rejected) would replace it by nothing. Refused, naming why."""
+    from capture.tables import TABLES
+
+    if any(snapshot.rows[name] for name in TABLES if name != "rejects"):
+        return
+    rejected = snapshot.rows["rejects"]
+    why = (f"; {len(rejected)} line(s) rejected, the first: {rejected[0]['reason']}"
+           if rejected else " (a header without rows, or nothing the importers read)")
+    raise CaptureError(f"{', '.join(paths)}: no queue, member, offset or holder row "
+                       f"read{why}. Nothing was written: no earlier capture of snapshot "
+                       f"{snapshot.snapshot_id} is replaced")
+
+
 def run_capture(args: argparse.Namespace) -> int:
     """Run `capture kafka` or `capture import`; print one line per table written."""
     logging.getLogger("capture.librdkafka").setLevel(logging.CRITICAL)
@@ -144,6 +164,7 @@ def run_capture(args: argparse.Namespace) -> int:
         snapshot = import_files(args.files, cluster=args.cluster,
                                 snapshot_id=_snapshot_id(args.snapshot, at),
                                 captured_at=at, fmt=args.format)
+        _refuse_nothing_read(args.files, snapshot)
     written = write_snapshot(args.output, snapshot)
     for warning in snapshot.warnings:
         print(f"warning: {warning}", file=sys.stderr)

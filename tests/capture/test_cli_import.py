@@ -192,3 +192,20 @@ def test_a_quoted_tilde_in_files_and_client_config_is_the_home_folder(tmp_path, 
     assert cli("kafka", "--bootstrap-servers", "127.0.0.1:1", "--output",
                str(tmp_path / "k"), "--client-config", "~/c.properties") == 2
     assert "--client-config sets bootstrap.servers" in capsys.readouterr().err
+
+
+def test_files_that_give_no_row_replace_no_earlier_capture(tmp_path, capsys):
+    """A kafka-consumer-groups output cut after its header "succeeded" with 0 rows in
+    every table; with --snapshot of an earlier capture it replaced that one by nothing."""
+    out = tmp_path / "in"
+    args = ["--output", str(out), "--cluster", "prod", "--snapshot", "s1"]
+    assert cli("import", str(DATA / "kcg_offsets.txt"), *args) == 0
+    kept = DeltaTable(str(out / "offsets")).to_pandas()
+    header = tmp_path / "offsets_cut.txt"
+    header.write_text((DATA / "kcg_offsets.txt").read_text().lstrip("\n").splitlines()[0] + "\n")
+    assert cli("import", str(header), *args) == 2
+    err = capsys.readouterr().err
+    assert (f"{header}: no queue, member, offset or holder row read (a header without rows, "
+            "or nothing the importers read). Nothing was written: no earlier capture of "
+            "snapshot s1 is replaced") in err
+    assert len(DeltaTable(str(out / "offsets")).to_pandas()) == len(kept) > 0
