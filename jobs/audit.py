@@ -39,6 +39,7 @@ from jobs.held import (
     replaced_by_none,
     replaced_rows_changed,
 )
+from jobs.interrupt import RunInterrupted, interruptible
 from jobs.launch import InputSize, input_size, new_jvm_options
 from jobs.persist import Persisted
 from jobs.preflight import (
@@ -179,12 +180,16 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
                started_clock, steps)
     log.info("run %s", ctx.run_id)
     try:
-        result = _audit(ctx)
-        with steps.step("report_html", "report.html", point=None) as line:
-            _record_warnings(output, result)
-            result.report, line.detail = _write_report(output, result.snapshots)
+        with interruptible(spark):
+            result = _audit(ctx)
+            with steps.step("report_html", "report.html", point=None) as line:
+                _record_warnings(output, result)
+                result.report, line.detail = _write_report(output, result.snapshots)
         result.timings["total"] = time.perf_counter() - started
         return result
+    except KeyboardInterrupt as exc:
+        # the `published` step ends once the runs rows committed
+        raise RunInterrupted(output, "write" in steps.timings) from exc
     except Exception as exc:
         if (error := beyond_its_type(exc) or unreadable_data_file(exc, config)) is not None:
             raise error from exc

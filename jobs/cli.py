@@ -105,6 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditError as exc:
         print(f"rebalance-audit: error: {exc}", file=sys.stderr)
         return EXIT_USER
+    except KeyboardInterrupt as exc:
+        from jobs.interrupt import EXIT_INTERRUPTED, RunInterrupted
+
+        said = f": {exc}" if isinstance(exc, RunInterrupted) else ""
+        print(f"rebalance-audit: interrupted{said}", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def audit_config(args: argparse.Namespace) -> AuditConfig:
@@ -128,8 +134,10 @@ def run_audit(args: argparse.Namespace) -> int:
     check_output_place(config)  # before the JVM starts: seconds, not minutes
     driver_memory_env()  # a heap the JVM would refuse
     from jobs.audit import run
+    from jobs.interrupt import for_command_line
     from reports.summary import print_summary
 
+    for_command_line()
     print_summary(run(config))
     return EXIT_OK
 

@@ -59,6 +59,17 @@ def quiet_task_failures(spark: SparkSession) -> None:
             _set_level(spark, name, level)
 
 
+def silence_all(spark: SparkSession) -> None:
+    """Every JVM logger off, the configured ones too (`SparkContext.setLogLevel` sets the
+    root's level only): for a process that ends with its run (`jobs.interrupt`)."""
+    try:
+        jvm = spark.sparkContext._jvm
+        jvm.org.apache.logging.log4j.core.config.Configurator.setAllLevels(
+            "", jvm.org.apache.logging.log4j.Level.OFF)
+    except Exception as exc:  # another logging backend: its log goes on
+        log.debug("JVM loggers left as they are: %s", exc)
+
+
 @contextmanager
 def quieted(spark: SparkSession, name: str) -> Iterator[None]:
     """JVM logger `name` at ERROR inside the block, as it was configured after it."""

@@ -27,6 +27,7 @@ from typing import Protocol
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
+from jobs.interrupt import process_ending
 from jobs.jvm_logs import RDD_LOGGERS, quieted
 
 
@@ -63,6 +64,8 @@ class Persisted:
         """Free every frame's blocks. Spark warns, once per local checkpoint released,
         that its rows cannot be recomputed: the run no longer reads them, so that warning
         is kept off the console."""
+        if process_ending():  # Ctrl-C on the command line: the JVM goes with it
+            self._frames.clear()
         if not self._frames:
             return
         with quieted(self._frames[0].sparkSession, RDD_LOGGERS):

@@ -565,6 +565,45 @@ def test_kill_between_table_commits_then_rerun_repairs(spark, inputs, tmp_path) 
     assert assert_one_complete_run(out, "C") == "repair"
 
 
+def _interrupted_audit(paths: dict, out: Path, point: str) -> subprocess.CompletedProcess:
+    """An audit CLI process that gets SIGINT at `point`, as Ctrl-C would."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "REBALANCE_AUDIT_INTERRUPT_AT": point}
+    return subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "audit", "--queues", paths["queues"],
+         "--members", paths["members"], "--output", str(out), "--engine", "offline",
+         "--run-id", "stopped", "--what-if", "off"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=300)
+
+
+def test_ctrl_c_says_what_the_output_holds_then_a_rerun_repairs(spark, inputs,
+                                                                 tmp_path) -> None:
+    """Ctrl-C printed four to six Python tracebacks and pages of Java stack traces, and no
+    word about the output. Now one line, exit 130: before the runs rows, that nothing
+    was published and a re-run repairs; after them, that the run is complete."""
+    out = tmp_path / "out"
+    audit(spark, inputs["full"], out, "old")
+    stopped = _interrupted_audit(inputs["full"], out, "committed:assignments")
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    said = [line for line in stopped.stderr.splitlines() if line.startswith("rebalance-audit")]
+    assert said == [
+        f"rebalance-audit: interrupted: the run published nothing in {out}: it wrote no runs "
+        "rows, so the earlier complete runs stand, and rows of tables it had committed are "
+        "named by no runs row (dashboards joining on runs skip them; report.html names their "
+        "snapshots as incomplete); running it again repairs them"], stopped.stderr
+    assert "Traceback" not in stopped.stderr and "\tat org.apache" not in stopped.stderr
+    assert complete_run(out, "A") is None and run_ids(out, "assignments", "A") == {"stopped"}
+    audit(spark, inputs["full"], out, "repair")
+    assert assert_one_complete_run(out, "A") == "repair"
+
+    late = _interrupted_audit(inputs["full"], out, "write")  # the runs rows committed
+    assert late.returncode == 130, late.stdout + late.stderr
+    assert (f"rebalance-audit: interrupted: the run had published its snapshots in {out} "
+            "(every table and its runs rows are complete); its summary and report.html were "
+            f"not made: `report --output {out}` writes the page") in late.stderr
+    assert "Traceback" not in late.stderr
+    assert assert_one_complete_run(out, "A") == "stopped"
+
+
 def _age(path: Path, seconds: float = 3600) -> None:
     old = time.time() - seconds
     os.utime(path, (old, old))

@@ -1,0 +1,104 @@
+"""Ctrl-C during a run: one line saying what the output holds, not pages of tracebacks.
+
+PySpark's own SIGINT handler cancels Spark's jobs through py4j from inside the signal. The
+driver waits on a py4j answer most of a run, so that call is reentrant on the same socket:
+py4j logged it and the interrupted call as tracebacks on the root logger, pyspark its own,
+then Python the KeyboardInterrupt's, and the user learned nothing of the output. During a
+run (`interruptible`) Ctrl-C only raises KeyboardInterrupt; the run cancels Spark's jobs
+once it is out of the py4j call, py4j's records of the interrupted call are dropped, and
+the command line prints `RunInterrupted`'s message (exit 130).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from pyspark.sql import SparkSession
+
+from jobs.jvm_logs import silence_all
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
+# the command line's process ends with the run: after Ctrl-C the JVM's log is turned off,
+# else the jobs it cancels and the checkpoints the run releases fail with Java stack traces
+# under the run's last line. A notebook keeps its session's log level.
+_silence_jvm_after = False
+
+
+def for_command_line() -> None:
+    """Turn the JVM's log off after a Ctrl-C (the command line, whose process ends)."""
+    global _silence_jvm_after
+    _silence_jvm_after = True
+
+
+def process_ending() -> bool:
+    """Whether a Ctrl-C is ending the command line's process: freeing Spark's blocks then
+    only logs warnings about them (the JVM goes with the process)."""
+    return _silence_jvm_after and isinstance(sys.exception(), KeyboardInterrupt)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C; its text says what the output holds. A KeyboardInterrupt
+    still, so a notebook's or scheduler's handling of one is unchanged."""
+
+    def __init__(self, output: str, published: bool) -> None:
+        super().__init__(output, published)
+        self.output, self.published = output, published
+
+    def __str__(self) -> str:
+        if self.published:
+            return (f"the run had published its snapshots in {self.output} (every table and "
+                    "its runs rows are complete); its summary and report.html were not made: "
+                    f"`report --output {self.output}` writes the page")
+        return (f"the run published nothing in {self.output}: it wrote no runs rows, so the "
+                "earlier complete runs stand, and rows of tables it had committed are named "
+                "by no runs row (dashboards joining on runs skip them; report.html names "
+                "their snapshots as incomplete); running it again repairs them")
+
+
+class _InterruptedCalls(logging.Filter):
+    """Drops py4j's records of the call Ctrl-C interrupted (logged on the root logger),
+    once it has: before, a failed py4j call is logged as always."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupted = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (self.interrupted and "while sending command" in record.getMessage())
+
+
+@contextmanager
+def interruptible(spark: SparkSession) -> Iterator[None]:
+    """Ctrl-C within raises KeyboardInterrupt only, and Spark's jobs are cancelled after.
+    Outside the main thread (a notebook's worker, a test's thread) nothing changes:
+    Python delivers signals to the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    calls = _InterruptedCalls()
+    root = logging.getLogger()
+
+    def raise_interrupt(_signum: int, _frame: object) -> None:
+        calls.interrupted = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, raise_interrupt)
+    root.addFilter(calls)
+    try:
+        yield
+    except KeyboardInterrupt:
+        calls.interrupted = True
+        with suppress(Exception):  # the JVM may be going too: the interrupt stands
+            if _silence_jvm_after:
+                silence_all(spark)
+            spark.sparkContext.cancelAllJobs()
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if not calls.interrupted:  # after one, py4j's shutdown may still log the call
+            root.removeFilter(calls)
