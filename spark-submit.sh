@@ -87,6 +87,23 @@ takes_value=" --master --deploy-mode --conf -c --driver-memory --driver-cores --
 --executor-cores --num-executors --total-executor-cores --queue --name --packages --jars \
 --py-files --files --archives --repositories --properties-file --driver-java-options \
 --driver-class-path --driver-library-path --principal --keytab --exclude-packages "
+# spark-submit's --conf and --queue read like the job's --config and --queues shortened:
+# a value only the job's flag takes is that mistake, said here (spark-submit printed its
+# 95-line usage; --queue took a table's path as a YARN queue, the run then said --queues
+# was missing)
+spark_option_for_the_job() {  # OPTION VALUE
+  if [[ "$1" == --conf && "$2" != *=* ]]; then
+    echo "rebalance-audit: --conf is spark-submit's KEY=VALUE, not '$2': the audit's" \
+      "settings file is --config" >&2
+    exit 2
+  fi
+  if [[ "$1" == --queue && "$2" == */* ]]; then
+    echo "rebalance-audit: --queue is spark-submit's YARN queue, and '$2' is a path:" \
+      "the queues table is --queues" >&2
+    exit 2
+  fi
+  return 0
+}
 while [[ $# -gt 0 ]]; do
   arg="$1"
   case "$arg" in
@@ -98,12 +115,14 @@ while [[ $# -gt 0 ]]; do
     --*=*)
       key="${arg%%=*}"
       if [[ "$takes_value" == *" $key "* ]]; then
+        spark_option_for_the_job "$key" "${arg#*=}"
         spark_args+=("$key" "${arg#*=}"); [[ "$key" == --master ]] && master="${arg#*=}"
       else job_args+=("$arg"); fi
       shift ;;
     *)
       if [[ "$takes_value" == *" $arg "* ]]; then
         [[ $# -ge 2 ]] || { echo "rebalance-audit: $arg needs a value" >&2; exit 2; }
+        spark_option_for_the_job "$arg" "$2"
         spark_args+=("$arg" "$2"); [[ "$arg" == --master ]] && master="$2"; shift 2
       else
         job_args+=("$arg"); shift
@@ -123,6 +142,15 @@ if [[ "${job_args[0]}" == capture || "${job_args[0]}" == report || $job_help -eq
   PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$PY" -m jobs.cli "${job_args[@]}"
 fi
 if [[ -z "$master" ]]; then master="local[*]"; spark_args+=(--master "$master"); fi
+# YARN's client finds the cluster through HADOOP_CONF_DIR or YARN_CONF_DIR (or what a
+# spark-env.sh sets): without them spark-submit failed in Java (exit 1, a stack trace)
+spark_env="${SPARK_CONF_DIR:-${SPARK_HOME:-}/conf}/spark-env.sh"
+if [[ "$master" == yarn* && -z "${HADOOP_CONF_DIR:-}" && -z "${YARN_CONF_DIR:-}" \
+      && ! -r "$spark_env" ]]; then
+  echo "rebalance-audit: --master $master needs the cluster's Hadoop configuration:" \
+    "set HADOOP_CONF_DIR (or YARN_CONF_DIR) to the folder holding its yarn-site.xml" >&2
+  exit 2
+fi
 # In local mode the driver is the only executor: Spark's 1g default heap dies near 10M
 # assignment rows, so give it 1g per core that runs tasks, 2g-4g (jobs/sizing.py), unless
 # the user chose a size, here or in the config file's spark.conf (step 5 learns that). A

@@ -101,9 +101,22 @@ def test_help_and_mistakes_seen_before_spark_start_no_jvm(tmp_path: Path) -> Non
     cases = {("audit", "--help"): (0, "usage: spark-submit.sh audit"),
              ("audit", "--queues", "only-one"): (2, "--members / inputs.members is not"),
              ("audit", "--config", str(config)): (2, "unknown setting assign.bukets"),
-             ("audit", "--output", str(a_file)): (2, "is a file, not a folder")}
+             ("audit", "--output", str(a_file)): (2, "is a file, not a folder"),
+             # spark-submit's --conf and --queue read as the job's --config and --queues
+             # shortened: spark-submit printed its usage, or took a path as a YARN queue
+             ("audit", "--conf", str(config)): (
+                 2, f"--conf is spark-submit's KEY=VALUE, not '{config}': the audit's "
+                    "settings file is --config"),
+             ("audit", "--queue=/data/q", "--members", "m"): (
+                 2, "--queue is spark-submit's YARN queue, and '/data/q' is a path: the "
+                    "queues table is --queues"),
+             # YARN without the cluster's configuration: a Java stack trace, exit 1
+             ("--master", "yarn", "audit", "--output", str(tmp_path / "y")): (
+                 2, "--master yarn needs the cluster's Hadoop configuration: set "
+                    "HADOOP_CONF_DIR (or YARN_CONF_DIR)")}
     for args, (code, said) in cases.items():
-        proc = _launch(*args, SPARK_HOME=home, timeout=120)
+        proc = _launch(*args, SPARK_HOME=home, timeout=120, HADOOP_CONF_DIR="",
+                       YARN_CONF_DIR="")
         assert proc.returncode == code and said in proc.stdout + proc.stderr, args
         assert str(ROOT / "jobs" / "cli.py") not in proc.stdout, args  # no spark-submit
         assert "Traceback" not in proc.stdout + proc.stderr
@@ -155,7 +168,8 @@ def test_the_launcher_sizes_a_local_jvms_jit_and_heap_from_the_inputs(tmp_path: 
                           REBALANCE_AUDIT_DRIVER_MEMORY="5g") == [f"{logs} -Xms5g"]
     assert driver_options("--master", "local[2]", "--driver-memory", "6g", *large) == [logs]
     assert driver_options("--master", "local-cluster[2,1,1024]", *large) == [logs]
-    assert driver_options("--master", "yarn", "audit", "--output", out) == [logs]
+    assert driver_options("--master", "yarn", "audit", "--output", out,
+                          HADOOP_CONF_DIR=str(tmp_path)) == [logs]
 
 
 def test_the_launcher_gives_a_local_driver_a_heap_per_core(tmp_path: Path) -> None:
@@ -177,7 +191,7 @@ def test_the_launcher_gives_a_local_driver_a_heap_per_core(tmp_path: Path) -> No
     assert heaps() == [f"{min(4, max(2, os.cpu_count() or 1))}g"]  # local[*]
     assert heaps("--master", "local[2]", "--driver-memory", "6g") == ["6g"]
     assert heaps("--master", "local[2]", REBALANCE_AUDIT_DRIVER_MEMORY="5g") == ["5g"]
-    assert heaps("--master", "yarn") == []
+    assert heaps("--master", "yarn", YARN_CONF_DIR=str(tmp_path)) == []
 
 
 def test_a_properties_files_driver_settings_are_left_to_it(tmp_path: Path) -> None:
