@@ -9,6 +9,7 @@ failure (a bug: Python prints the traceback).
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -94,8 +95,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line's arguments. A flag the chosen job lacks is that job's usage error,
+    with the closest flags it has: argparse reported it as the top-level parser's, with
+    the top-level usage (`usage: spark-submit.sh [-h] JOB ...`) and no hint."""
+    parser = build_parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        job = _chosen(parser, args)
+        near = sorted({match for extra in extras if extra.startswith("--")
+                       for match in difflib.get_close_matches(
+                           extra.split("=", 1)[0], job._option_string_actions, n=1)})
+        job.error(f"unrecognized arguments: {' '.join(extras)}"
+                  + (f" (did you mean {' or '.join(near)}?)" if near else ""))
+    return args
+
+
+def _chosen(parser: argparse.ArgumentParser,
+            args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest sub-command parser `args` went through (audit, report, capture import)."""
+    while parser._subparsers is not None:
+        [choices] = [a for a in parser._subparsers._group_actions
+                     if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, choices.dest, None)
+        if name not in choices.choices:
+            break
+        parser = choices.choices[name]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     from jobs.progress import configure_logging
     from vocabulary.errors import AuditError
 

@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     NOT_RUNNABLE, printing nothing, for `--help` and for what the run would reject before it starts
     Spark: its flags, its config file, its output root (`jobs.cli.run_audit` says what is
     wrong, in the same order)."""
-    from jobs.cli import audit_config, build_parser
+    from jobs.cli import audit_config, parse_args
     from jobs.preflight import check_output_place
     from jobs.session import (
         DRIVER_JAVA_OPTIONS,
@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
-            args = build_parser().parse_args(argv)
+            args = parse_args(argv)
             if args.job != "audit":
                 return 0
             config = audit_config(args)

@@ -398,6 +398,31 @@ def test_help_lists_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert "findings" in text and "offline" in text  # choices are spelled out
 
 
+@pytest.mark.parametrize(("argv", "said"), [
+    (["audit", "--outptu", "x"], "spark-submit.sh audit: error: unrecognized arguments: "
+                                 "--outptu x (did you mean --output?)"),
+    (["report", "--output", "o", "--grop", "g"],
+     "spark-submit.sh report: error: unrecognized arguments: --grop g (did you mean "
+     "--group?)"),
+    (["capture", "import", "f", "--cluster", "c", "--output", "o", "--formt=x"],
+     "spark-submit.sh capture import: error: unrecognized arguments: --formt=x (did you "
+     "mean --format?)"),
+    (["audit", "--zzz"], "spark-submit.sh audit: error: unrecognized arguments: --zzz\n"),
+])
+def test_a_flag_the_job_lacks_is_the_jobs_usage_error(argv: list[str], said: str,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """It was the top-level parser's, with `usage: spark-submit.sh [-h] JOB ...` and no
+    hint of the flag meant."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    job = " ".join(argv[:2] if argv[0] == "capture" else argv[:1])
+    assert err.startswith(f"usage: spark-submit.sh {job} ")
+    assert said in err
+
+
 def test_launcher_help_needs_no_jvm() -> None:
     # `spark-submit.sh --help` with no job is the launcher's own usage, printed before
     # spark-submit is started (`audit --help` goes through spark-submit: tested above);
