@@ -59,6 +59,7 @@ from jobs.scope import (
     find_scope,
     groups_not_observed,
     groups_without_lag,
+    lookalike_columns,
     rack_aware_groups,
 )
 from jobs.session import build_session, launched_by_spark_submit
@@ -385,6 +386,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
             raise InputError(f"strict mode: {len(scope.notes)} input problem(s), nothing "
                              "written: " + "; ".join(n.text() for n in scope.notes))
         inputs = read.limited_to(scope.audited, scope.partial)
+        scope.notes.extend(lookalike_columns(read.lookalikes))
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
         if scope.not_audited:  # their runs rows say when they were captured too

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from jobs.persist import Persist, Persisted
 from jobs.validate import (
     conform,
+    unread_lookalikes,
     validate_members,
     validate_observed,
     validate_offsets,
@@ -54,6 +55,9 @@ class Inputs:
     # usable or not, straight from the files (`jobs.scope` subtracts the rejects)
     read_keys: DataFrame
     observed: DataFrame | None = None
+    # (table, column, contract column) of the columns read past that look like the
+    # contract's (`jobs.validate.unread_lookalikes`): a warning each
+    lookalikes: tuple[tuple[str, str, str], ...] = ()
 
     def limited_to(self, snapshots: list[str],
                    left_out: list[tuple[str, str | None]] = ()) -> Inputs:
@@ -70,7 +74,7 @@ class Inputs:
             return keep(df) if df is not None else None
 
         return Inputs(keep(self.queues), keep(self.members), maybe(self.offsets), self.rejects,
-                      self.read_keys, maybe(self.observed))
+                      self.read_keys, maybe(self.observed), self.lookalikes)
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,7 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
     in as many partitions as Spark has cores: they are a union of every input's (the sum
     of their partitions, 128 at 10M), and each partition writes its own files."""
     persist = persist or Persisted()
+    lookalikes: list[tuple[str, str, str]] = []
 
     def load(path: str, name: str) -> DataFrame:
         # the store prunes the files by partition from the log: where the offline engine
@@ -114,7 +119,10 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         # 90k of 3.6M rows, when every table joined: the read step 2.4-2.7 s, 4.1-4.6 with
         # the filter alone, on a warm session). The filter stays for a column the contract
         # accepts in another case (`conform`), which the store leaves whole.
-        df = conform(store.read(path, name, list(snapshots) if snapshots else None), name)
+        raw = store.read(path, name, list(snapshots) if snapshots else None)
+        lookalikes.extend((name, column, near)
+                          for column, near in unread_lookalikes(raw.columns, name))
+        df = conform(raw, name)
         return df.where(F.col("snapshot_id").isin(list(snapshots))) if snapshots else df
 
     def keys(df: DataFrame, name: str) -> DataFrame:
@@ -145,7 +153,7 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         read_keys = read_keys.unionByName(keys(observed, "observed"))
     cores = rejects.sparkSession.sparkContext.defaultParallelism
     return Inputs(q_good, m_good, o_good, persist(rejects.coalesce(max(1, cores))), read_keys,
-                  seen)
+                  seen, tuple(lookalikes))
 
 
 # how long a run waits for a capture writing into its inputs' folder (a capture of one

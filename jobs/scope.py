@@ -337,6 +337,20 @@ def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
         "differ from the clients'"))
 
 
+def lookalike_columns(lookalikes: tuple[tuple[str, str, str], ...]) -> list[Note]:
+    """A note per input table with columns the audit does not read that look like its
+    own (`Inputs.lookalikes`): their values are not used, and the column they look like
+    is null everywhere, which the run says nothing else of."""
+    by_table: dict[str, list[str]] = {}
+    for table, column, near in lookalikes:
+        by_table.setdefault(table, []).append(f"{column} (is it {near}?)")
+    return [Note(None, None, None, (
+        f"{table} has column(s) the audit does not read, which look like its own: "
+        f"{', '.join(found)}; their values are not used and the contract's column of that "
+        "name is null everywhere: rename them to read them"))
+        for table, found in by_table.items()]
+
+
 def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],
                        named: set[tuple[str, str | None]]) -> list[Note]:
     """A note per snapshot and cluster with `unknown` groups (found by the assign-and-

@@ -7,6 +7,8 @@ stops the run with a message naming the table and column. Rows that cannot be us
 
 from __future__ import annotations
 
+import difflib
+import re
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
@@ -134,6 +136,31 @@ def conform(df: DataFrame, table: str) -> DataFrame:
         raise InputError(f"{table} table: " + "; ".join(problems)
                          + f". Columns found: {', '.join(fields) or '(none)'}.")
     return df.select(*columns)
+
+
+def unread_lookalikes(columns: list[str], table: str) -> list[tuple[str, str]]:
+    """(column, contract column) for each column the audit does not read that looks like
+    one it does (`maxOffset`, `message_model ` for max_offset, message_model): an extra
+    column is ignored, and a missing nullable one is null everywhere, so a misspelt
+    `readable` or `message_model` silently audited unreadable queues as readable and a
+    broadcasting group as clustering. Said, not refused: an extra column may be the
+    user's own."""
+    contract = [c.name for c in CONTRACTS[table]]
+    read = {name.lower() for name in contract}
+
+    def squeezed(name: str) -> str:
+        return re.sub(r"[^0-9a-z]", "", name.lower())
+
+    by_squeeze = {squeezed(name): name for name in contract}
+    pairs = []
+    for column in columns:
+        if column.lower() in read:
+            continue
+        near = by_squeeze.get(squeezed(column)) or next(iter(difflib.get_close_matches(
+            column.lower(), contract, n=1, cutoff=0.8)), None)
+        if near is not None and near.lower() not in {c.lower() for c in columns}:
+            pairs.append((column, near))
+    return pairs
 
 
 def _reasons(*checks: tuple[Column, str]) -> Column:

@@ -79,3 +79,33 @@ def test_groups_kafka_would_assign_by_rack_are_a_warning(spark, tmp_path) -> Non
         "over partitions on more than one rack: Kafka 3.5+ clients assign range and the "
         "sticky assignors by rack there (KIP-881), which the audit does not recompute, so "
         "their assignments, churn and drift may differ from the clients'"], said
+
+
+def test_columns_that_look_like_the_contracts_are_a_warning(spark, tmp_path) -> None:
+    """`is_readable` (2 of 4 false) and `maxOffset` in queues, `messageModel`
+    (BROADCASTING) in members: extra columns are ignored and the contract's are null
+    everywhere, so the unreadable queues were assigned and the broadcasting group audited
+    as clustering, without a word."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": "b", "queue_id": q, "is_readable": q < 2,
+                            "maxOffset": 10} for q in range(4)])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "topic": "T", "strategy": "AVG",
+                             "messageModel": "BROADCASTING", "team": "x"} for c in "ab"])
+    from deltalake import write_deltalake
+
+    paths = {name: str(tmp_path / name) for name in ("queues", "members")}
+    for name, rows in (("queues", queues), ("members", members)):  # the columns as given
+        write_deltalake(paths[name], rows)
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(tmp_path / "out"), engine="offline", what_if="off"),
+                 spark=spark)
+    said = [w for w in result.warnings if "look like its own" in w]
+    assert said == [
+        "queues has column(s) the audit does not read, which look like its own: "
+        "is_readable (is it readable?), maxOffset (is it max_offset?); their values are not "
+        "used and the contract's column of that name is null everywhere: rename them to "
+        "read them",
+        "members has column(s) the audit does not read, which look like its own: "
+        "messageModel (is it message_model?); their values are not used and the "
+        "contract's column of that name is null everywhere: rename them to read them"], said
