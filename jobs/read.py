@@ -32,6 +32,7 @@ from storage import locks
 from storage.delta import Store
 from storage.offline import local_path
 from storage.paths import is_local
+from vocabulary.contracts import STRATEGY_PARAM_KEYS
 from vocabulary.errors import TableError
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ log = logging.getLogger("rebalance_audit")
 # a member row's (consumer_group, topic) hashed, null for other tables' rows: the scope
 # estimates the subscriptions from it (`jobs.scope`)
 SUBSCRIPTION = "subscription"
+# a member row's strategy_params keys no strategy reads (a misspelt `virtual_node`: the
+# strategy ran with its default), empty for the others: `jobs.scope` says which
+UNREAD_PARAMS = "unread_params"
 
 
 @dataclass
@@ -129,8 +133,11 @@ def read_inputs(store: Store, paths: InputPaths, snapshots: tuple[str, ...] = ()
         subscription = (F.when(F.col("topic").isNotNull(),
                                F.xxhash64("consumer_group", "topic")) if name == "members"
                         else F.lit(None).cast("long"))
+        unread = (F.filter(F.map_keys("strategy_params"),
+                           lambda key: ~key.isin(*STRATEGY_PARAM_KEYS))
+                  if name == "members" else F.lit(None).cast("array<string>"))
         return df.select(F.lit(name).alias("table"), "snapshot_id", "cluster",
-                         subscription.alias(SUBSCRIPTION))
+                         subscription.alias(SUBSCRIPTION), unread.alias(UNREAD_PARAMS))
 
     with between_captures(paths):  # every table at one point, no capture half-way
         loaded = {name: load(path, name) for name, path in paths.named().items()}

@@ -10,6 +10,7 @@ topic) the members subscribe, which sizes the assignment's join (`jobs.sizing`).
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import defaultdict
 from collections.abc import Callable
@@ -18,9 +19,10 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
-from jobs.read import SUBSCRIPTION
+from jobs.read import SUBSCRIPTION, UNREAD_PARAMS
 from rebalance_udfs.spark.report_pass import LagUnknown
 from vocabulary.columns import RACK_AWARE_ASSIGNORS
+from vocabulary.contracts import STRATEGY_PARAM_KEYS
 
 
 @dataclass(frozen=True)
@@ -105,10 +107,24 @@ def _sources(inputs) -> DataFrame:
     rejects = inputs.rejects.select(F.col("source_table").alias("table"), "snapshot_id",
                                     "cluster", F.lit(0).alias("read"),
                                     F.lit(1).alias("rejected"),
-                                    F.lit(None).cast("long").alias(SUBSCRIPTION))
+                                    F.lit(None).cast("long").alias(SUBSCRIPTION),
+                                    F.lit(None).cast("array<string>").alias(UNREAD_PARAMS))
     read = inputs.read_keys.select("table", "snapshot_id", "cluster", F.lit(1).alias("read"),
-                                   F.lit(0).alias("rejected"), SUBSCRIPTION)
+                                   F.lit(0).alias("rejected"), SUBSCRIPTION, UNREAD_PARAMS)
     return read.unionByName(rejects)
+
+
+def _unread_params_note(row) -> Note:
+    """The warning for a snapshot and cluster whose members rows hold strategy_params keys
+    no strategy reads: a misspelt key ran the strategy with its default, silently."""
+    keys = sorted({k for keys in row.unread_params for k in keys})
+    named = ", ".join(
+        k + (f" (is it {near[0]}?)" if (near := difflib.get_close_matches(
+            k, STRATEGY_PARAM_KEYS, n=1, cutoff=0.6)) else "") for k in keys[:10])
+    return Note(None, row.snapshot_id, row.cluster, (
+        f"strategy_params of {row.unread_rows} members row(s) hold key(s) no strategy reads: "
+        f"{named}{f' and {len(keys) - 10} more' if len(keys) > 10 else ''}; their values are "
+        f"not used (the keys read: {', '.join(STRATEGY_PARAM_KEYS)})"))
 
 
 def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
@@ -120,7 +136,13 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     sources = sources.coalesce(max(1, 2 * sources.sparkSession.sparkContext.defaultParallelism))
     rows = (sources.groupBy("table", "snapshot_id", "cluster")
             .agg(F.sum("read").alias("read"), F.sum("rejected").alias("rejected"),
-                 F.approx_count_distinct(SUBSCRIPTION).alias("subscriptions")).collect())
+                 F.approx_count_distinct(SUBSCRIPTION).alias("subscriptions"),
+                 # the distinct key lists (one or two in practice), not one per row
+                 F.collect_set(F.when(F.size(UNREAD_PARAMS) > 0, F.col(UNREAD_PARAMS)))
+                 .alias("unread_params"),
+                 F.count(F.when(F.size(UNREAD_PARAMS) > 0, 1)).alias("unread_rows"))
+            .collect())
+    unread = [r for r in rows if r.unread_rows]
     usable: dict[str, dict[tuple, int]] = defaultdict(dict)
     clusters: dict[str | None, set] = defaultdict(set)
     for r in rows:
@@ -192,6 +214,9 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
             if key not in present:
                 missing_from.setdefault(table, set()).add(key)
                 notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
+    notes.extend(_unread_params_note(r) for r in sorted(
+        unread, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+        if r.snapshot_id in audited)
     asked = list(dict.fromkeys(requested))
     absent = [s for s in asked if s not in clusters]
     notes.extend(Note(None, None, None, f"snapshot {s} is in none of the inputs")

@@ -12,6 +12,8 @@ from pyspark.sql import types as T
 STRING, INT, LONG, DOUBLE = T.StringType(), T.IntegerType(), T.LongType(), T.DoubleType()
 BOOL, TIMESTAMP = T.BooleanType(), T.TimestampType()
 PARAMS = T.MapType(T.StringType(), T.StringType())
+# the strategy_params keys a strategy reads (CONSISTENT_HASH, MACHINE_ROOM, CONFIG, POP)
+STRATEGY_PARAM_KEYS = ("virtual_nodes", "rooms", "queues", "pop_share_queue_num")
 
 
 @dataclass(frozen=True)

@@ -109,3 +109,26 @@ def test_columns_that_look_like_the_contracts_are_a_warning(spark, tmp_path) -> 
         "members has column(s) the audit does not read, which look like its own: "
         "messageModel (is it message_model?); their values are not used and the "
         "contract's column of that name is null everywhere: rename them to read them"], said
+
+
+def test_strategy_params_keys_no_strategy_reads_are_a_warning(spark, tmp_path) -> None:
+    """`virtual_node` for virtual_nodes: CONSISTENT_HASH ran with its default 10 virtual
+    nodes, and MACHINE_ROOM's `room` left every queue unconsumed, without a word."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": "r1@b", "queue_id": q, "readable": True}
+                           for q in range(4)])
+    members = pd.DataFrame(
+        [{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G", "client_id": c,
+          "topic": "T", "strategy": "CONSISTENT_HASH",
+          "strategy_params": {"virtual_node": "100"}} for c in "ab"]
+        + [{"snapshot_id": "s1", "cluster": "c", "consumer_group": "H", "client_id": "h",
+            "topic": "T", "strategy": "MACHINE_ROOM", "strategy_params": {"room": "r1"}}]
+        + [{"snapshot_id": "s1", "cluster": "c", "consumer_group": "K", "client_id": "k",
+            "topic": "T", "strategy": "CONSISTENT_HASH",
+            "strategy_params": {"virtual_nodes": "3"}}])
+    said, _ = _warnings(spark, tmp_path, queues, members, "no strategy reads")
+    assert said == [
+        "snapshot s1 (cluster c): strategy_params of 3 members row(s) hold key(s) no "
+        "strategy reads: room (is it rooms?), virtual_node (is it virtual_nodes?); their "
+        "values are not used (the keys read: virtual_nodes, rooms, queues, "
+        "pop_share_queue_num)"], said
