@@ -79,12 +79,22 @@ def check_apart(output: str, inputs: dict[str, str | None], tables: list[str]) -
         raise in_table(output, table)
     given = {flag: path for flag, path in inputs.items() if path is not None}
     for flag, path in given.items():
-        if lies_within(output, path):
+        # a local folder that is no Delta table has no VACUUM to fear: the read says it is
+        # not a table (this said the root lay inside "the --queues table" at a plain folder)
+        if lies_within(output, path) and not _local_folder_not_table(path):
             raise in_table(output, path, f"the --{flag} table")
     for flag, path in given.items():
         for name in tables:
             if lies_within(path, f"{output}/{name}"):
                 raise replaces_input(flag, path, name, output)
+
+
+def _local_folder_not_table(path: str) -> bool:
+    """A local path that exists without a `_delta_log` folder: not a Delta table."""
+    if not is_local(path):
+        return False
+    folder = Path(without_file_scheme(path))
+    return folder.exists() and not (folder / "_delta_log").is_dir()
 
 
 def check_root_apart(spark: SparkSession, output: str, engine: str) -> None:

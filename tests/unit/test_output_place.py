@@ -65,6 +65,20 @@ def test_remote_places_apart_pass() -> None:
                                     "offsets": "s3a://bkt/audit/rejects_archive"}, TABLES)
 
 
+def test_an_output_inside_a_local_folder_that_is_no_table_is_left_to_the_read(
+        tmp_path) -> None:
+    """`--queues /data` (a plain folder) with `--output /data/audit` said the root lay
+    "inside the --queues table at /data", which is no table: the read says what is wrong
+    (not a Delta table). A folder with a Delta log still refuses it."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    check_apart(str(plain / "audit"), {"queues": str(plain), "members": None}, TABLES)
+    table = tmp_path / "table"
+    (table / "_delta_log").mkdir(parents=True)
+    with pytest.raises(TableError, match="is inside the Delta table at"):
+        check_apart(str(table / "audit"), {"queues": str(table), "members": None}, TABLES)
+
+
 def test_the_cli_refuses_a_remote_output_inside_an_input_in_seconds(capsys) -> None:
     """Exit 2 with the message, no traceback, and no JVM: a remote place is never opened."""
     started = time.perf_counter()
