@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vocabulary.arguments import non_blank, path, snapshot_id
+from vocabulary.arguments import path, run_id, snapshot_id
 
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                        default=None, dest="spark_progress",
                        help="show Spark's console progress bars (default off: the run prints "
                             "one line per step with its rows and time)")
-    audit.add_argument("--run-id", type=non_blank, metavar="ID",
+    audit.add_argument("--run-id", type=run_id, metavar="ID",
                        help="run id stamped on every row (default: UTC time + random suffix)")
     from capture.cli import add_capture_parser
 

@@ -19,6 +19,17 @@ def non_blank(text: str) -> str:
     return text
 
 
+def run_id(text: str) -> str:
+    """A run id: not blank, and no control character (a newline split the console's lines
+    and stamped itself into every row of the run)."""
+    non_blank(text)
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7f for ch in text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} holds a control character (a newline, a tab): the run id is stamped "
+            "on every row and printed; use visible characters")
+    return text
+
+
 def positive_int(text: str) -> int:
     """A whole number of 1 or more (a count of things to show)."""
     try:

@@ -423,6 +423,19 @@ def test_a_flag_the_job_lacks_is_the_jobs_usage_error(argv: list[str], said: str
     assert said in err
 
 
+@pytest.mark.parametrize("value", ["a\nb", "run\t1", "\x7f"])
+def test_a_run_id_with_a_control_character_is_refused(value: str,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    """A newline in --run-id split the console's lines and was stamped into every row."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["audit", "--run-id", value])
+    assert exit_.value.code == 2
+    assert (f"argument --run-id: {value!r} holds a control character (a newline, a tab): "
+            "the run id is stamped on every row and printed; use visible characters"
+            ) in capsys.readouterr().err
+
+
 def test_launcher_help_needs_no_jvm() -> None:
     # `spark-submit.sh --help` with no job is the launcher's own usage, printed before
     # spark-submit is started (`audit --help` goes through spark-submit: tested above);
