@@ -34,7 +34,9 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     sub = parser.add_subparsers(dest="capture_command", required=True, metavar="SOURCE")
     kafka = sub.add_parser("kafka", help="live capture from a Kafka cluster")
     kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
-    kafka.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
+    kafka.add_argument("--output", type=_local_folder, required=True, metavar="DIR",
+                       help="folder of the input tables (queues, members, offsets, "
+                            "observed, rejects), the audit's --queues ... below it")
     kafka.add_argument("--cluster", type=non_blank, metavar="NAME",
                        help="cluster name in the tables (default: the cluster id its brokers "
                        "report)")
@@ -48,9 +50,13 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
     kafka.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                        help="per-request timeout (default 30)")
     imp = sub.add_parser("import", help="import admin-tool output files")
-    imp.add_argument("files", nargs="+", type=path, metavar="FILE")
-    imp.add_argument("--output", type=_local_folder, required=True, metavar="DIR")
-    imp.add_argument("--cluster", type=non_blank, required=True, metavar="NAME")
+    imp.add_argument("files", nargs="+", type=path, metavar="FILE",
+                     help="admin-tool outputs of one cluster at one time (formats detected)")
+    imp.add_argument("--output", type=_local_folder, required=True, metavar="DIR",
+                     help="folder of the input tables (queues, members, offsets, "
+                          "observed, rejects), the audit's --queues ... below it")
+    imp.add_argument("--cluster", type=non_blank, required=True, metavar="NAME",
+                     help="cluster name in the tables (the files do not say it)")
     imp.add_argument("--snapshot", type=snapshot_id, metavar="ID",
                      help="snapshot id (default: capture time)")
     imp.add_argument("--captured-at", metavar="TS",

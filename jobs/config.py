@@ -185,7 +185,9 @@ def _read_file(path: str) -> dict[str, Any]:
     except _DuplicateKey as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+        tabs = (" (a tab where YAML takes spaces: indent with spaces)"
+                if "found character '\\t'" in str(exc) else "")
+        raise ConfigError(f"config file {path} is not valid YAML{tabs}: {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a mapping at the top level")
     _refuse_bare_tilde(raw, path)

@@ -69,8 +69,13 @@ def _close_names(names: list[str], group: str) -> list[str]:
     sorts far from it), then difflib's closest among its neighbours."""
     folded = group.casefold()
     same = [n for n in names if n.casefold() == folded]
-    near = difflib.get_close_matches(group, _near(names, group), n=CLOSE_NAMES, cutoff=0.6)
-    return list(dict.fromkeys([*same, *near]))[:CLOSE_NAMES]
+    near = _near(names, group)
+    # a name the typed text begins (GID_app_001: GID_app_0010 ... and GID_app_0001, one
+    # digit short), nearest in length, before difflib's picks among equals
+    starts = sorted((n for n in near if n.casefold().startswith(folded)),
+                    key=lambda n: (len(n), n))
+    close = difflib.get_close_matches(group, near, n=CLOSE_NAMES, cutoff=0.6)
+    return list(dict.fromkeys([*same, *starts, *close]))[:CLOSE_NAMES]
 
 
 def _near(names: list[str], group: str) -> list[str]:

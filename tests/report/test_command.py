@@ -279,3 +279,15 @@ def test_a_page_left_half_written_by_a_killed_writer_is_removed(output):
     write_report(output)
     assert not dead.exists() and live.exists()
     assert Path(output, "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE")
+
+
+def test_close_names_of_a_group_begin_with_the_names_it_begins() -> None:
+    """`--group GID_app_001` named GID_app_0019, 0018 and 0017: difflib's picks among
+    many equal scores, from the end of the range."""
+    from reports.html.missing_groups import _close_names
+
+    names = sorted([f"GID_app_{i:04d}" for i in range(30)] + ["GID_pop_orders"])
+    assert _close_names(names, "GID_app_001") == ["GID_app_0010", "GID_app_0011",
+                                                  "GID_app_0012"]
+    assert _close_names(names, "gid_APP_0005") == ["GID_app_0005"]
+    assert _close_names(names, "GID_nope") == ["GID_pop_orders"]

@@ -88,6 +88,12 @@ def test_missing_or_broken_file(tmp_path: Path) -> None:
     bad.write_text("inputs: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(str(bad))
+    # a tab-indented file: PyYAML's "found character '\t' that cannot start any token"
+    tabbed = tmp_path / "tabbed.yaml"
+    tabbed.write_text("spark:\n\tmaster: local[1]\n")
+    with pytest.raises(ConfigError, match=r"is not valid YAML \(a tab where YAML takes "
+                                          r"spaces: indent with spaces\): "):
+        load_config(str(tabbed))
 
 
 def test_yaml_bare_off_is_the_what_if_mode(tmp_path: Path) -> None:
