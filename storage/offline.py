@@ -210,6 +210,8 @@ class OfflineStore:
         """The delta-rs table at `path` and its Spark schema, refused when it is not a
         Delta table or uses a feature this engine cannot read."""
         if not self.exists(path):
+            if not Path(local_path(path)).exists():
+                raise TableError(f"{name} table at {path} does not exist (check the path)")
             raise TableError(f"{name} table at {path} is not a Delta table "
                              "(no _delta_log folder with a commit)")
         table = self._open(path, name)

@@ -334,7 +334,7 @@ def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> 
     # spark-submit merges the Python process's stderr into its stdout
     said = proc.stdout + proc.stderr
     assert proc.returncode == 2
-    assert "queues table at" in said and "is not a Delta table" in said
+    assert "queues table at" in said and "nope_q does not exist (check the path)" in said
     assert re.search(r"^read +[0-9.]+ s  input rows not counted → [0-9]+ partitions$", said,
                      re.M)
     assert "Traceback" not in said

@@ -173,8 +173,12 @@ def test_unpartitioned_and_empty_tables(spark, store, tmp_path: Path) -> None:
 
 
 def test_not_a_table_and_schema_change_are_explained(spark, store, tmp_path: Path) -> None:
-    with pytest.raises(TableError, match=r"queues table at .* is not a Delta table"):
+    # a path that is not there says so (it read "is not a Delta table", as a folder does)
+    with pytest.raises(TableError, match=r"queues table at .*missing does not exist"):
         store.read(str(tmp_path / "missing"), "queues")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(TableError, match=r"queues table at .*plain is not a Delta table"):
+        store.read(str(tmp_path / "plain"), "queues")
     path = str(tmp_path / "t")
     store.write(_frame(spark, ["a"]), path, "t", ["snapshot_id"])
     other = spark.createDataFrame([("a", 1)], "snapshot_id string, other int")
