@@ -386,7 +386,8 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
             raise InputError(f"strict mode: {len(scope.notes)} input problem(s), nothing "
                              "written: " + "; ".join(n.text() for n in scope.notes))
         inputs = read.limited_to(scope.audited, scope.partial)
-        scope.notes.extend(lookalike_columns(read.lookalikes))
+        # what the inputs hold that the audit does not read: warnings, not input problems
+        scope.notes.extend([*lookalike_columns(read.lookalikes), *scope.unread_params])
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
         if scope.not_audited:  # their runs rows say when they were captured too

@@ -100,5 +100,7 @@ def interruptible(spark: SparkSession) -> Iterator[None]:
         raise
     finally:
         signal.signal(signal.SIGINT, previous)
-        if not calls.interrupted:  # after one, py4j's shutdown may still log the call
+        # the command line's process ends, and py4j's shutdown may still log the call; a
+        # notebook's later py4j failures are logged as always
+        if not (calls.interrupted and _silence_jvm_after):
             root.removeFilter(calls)

@@ -74,6 +74,9 @@ class Scope:
     # captured_at of the not-audited snapshots' clusters with usable queue rows, for
     # their `runs` rows (`jobs.audit`: read only when there are such snapshots)
     not_audited_times: dict[tuple[str, str | None], object] = field(default_factory=dict)
+    # strategy_params keys no strategy reads, a warning per audited snapshot and cluster;
+    # not an input problem `--strict` fails on (a key may be the user's own)
+    unread_params: list[Note] = field(default_factory=list)
 
     def audited_clusters(self, snapshot: str) -> list[str | None]:
         """The clusters of an audited snapshot this run audits: usable queues and members."""
@@ -214,9 +217,6 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
             if key not in present:
                 missing_from.setdefault(table, set()).add(key)
                 notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
-    notes.extend(_unread_params_note(r) for r in sorted(
-        unread, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
-        if r.snapshot_id in audited)
     asked = list(dict.fromkeys(requested))
     absent = [s for s in asked if s not in clusters]
     notes.extend(Note(None, None, None, f"snapshot {s} is in none of the inputs")
@@ -235,7 +235,10 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                  notes, reads_null_snapshot=not requested, subscriptions=subscriptions,
                  missing_from=missing_from, requested=asked, absent=absent,
                  members_rejected=members_rejected, queues_rejected=queues_rejected,
-                 partial=partial)
+                 partial=partial, unread_params=[
+                     _unread_params_note(r) for r in sorted(
+                         unread, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+                     if r.snapshot_id in audited])
 
 
 def _sorted_values(mapping: dict) -> dict:

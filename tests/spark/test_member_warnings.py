@@ -132,3 +132,9 @@ def test_strategy_params_keys_no_strategy_reads_are_a_warning(spark, tmp_path) -
         "strategy reads: room (is it rooms?), virtual_node (is it virtual_nodes?); their "
         "values are not used (the keys read: virtual_nodes, rooms, queues, "
         "pop_share_queue_num)"], said
+    # a key may be the user's own: a warning, not an input problem --strict fails on
+    inputs = Path(tmp_path) / "in"
+    strict = run(AuditConfig(queues=str(inputs / "queues"), members=str(inputs / "members"),
+                             output=str(tmp_path / "strict"), engine="offline",
+                             what_if="off", strict=True), spark=spark)
+    assert strict.snapshots == ["s1"]
