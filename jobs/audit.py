@@ -59,6 +59,7 @@ from jobs.scope import (
     find_scope,
     groups_not_observed,
     groups_without_lag,
+    idle_buckets,
     lookalike_columns,
     rack_aware_groups,
 )
@@ -388,6 +389,8 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         inputs = read.limited_to(scope.audited, scope.partial)
         # what the inputs hold that the audit does not read: warnings, not input problems
         scope.notes.extend([*lookalike_columns(read.lookalikes), *scope.unread_params])
+        if (note := idle_buckets(ctx.config.buckets, scope.subscriptions)) is not None:
+            scope.notes.append(note)
         times = ctx.persist(snapshot_times(inputs.queues))
         captured = _capture_times(times)
         if scope.not_audited:  # their runs rows say when they were captured too

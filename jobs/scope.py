@@ -365,6 +365,20 @@ def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
         "differ from the clients'"))
 
 
+def idle_buckets(buckets: int | None, subscriptions: int) -> Note | None:
+    """A note when `--buckets` asks for more than twice as many calls as the audited
+    snapshots have (group, topic) subscriptions (`Scope.subscriptions`, an estimate):
+    groups are hashed into the buckets, so the rest get none and each still costs a task
+    (100,000 buckets for 28 groups ran for minutes without a word)."""
+    if not buckets or not subscriptions or buckets <= 2 * subscriptions:
+        return None
+    return Note(None, None, None, (
+        f"--buckets {buckets:,} is more than the about {subscriptions:,} (group, topic) "
+        "subscriptions of the audited snapshots: groups are hashed into the buckets, so "
+        "most get none and each still costs a task; leave it unset to size it from the "
+        "data"))
+
+
 def lookalike_columns(lookalikes: tuple[tuple[str, str, str], ...]) -> list[Note]:
     """A note per input table with columns the audit does not read that look like its
     own (`Inputs.lookalikes`): their values are not used, and the column they look like

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.audit import _refuse_requested_absent, prior_line
-from jobs.scope import Scope, groups_without_lag
+from jobs.scope import Scope, groups_without_lag, idle_buckets
 from rebalance_udfs.spark.report_pass import LagUnknown
 from vocabulary.errors import InputError
 
@@ -66,3 +66,13 @@ def test_a_snapshot_run_into_an_output_without_earlier_ones_says_churn_starts_th
         "no earlier snapshot in the output: the first snapshot gets no churn rows (churn "
         "compares with the output, not with the snapshots --snapshot leaves out; audit "
         "those first)")
+
+
+def test_far_more_buckets_than_subscriptions_is_a_warning() -> None:
+    """--buckets 100000 over 28 groups ran 100,000 tasks for minutes without a word."""
+    assert idle_buckets(100_000, 45).text() == (
+        "--buckets 100,000 is more than the about 45 (group, topic) subscriptions of the "
+        "audited snapshots: groups are hashed into the buckets, so most get none and each "
+        "still costs a task; leave it unset to size it from the data")
+    assert idle_buckets(90, 45) is None and idle_buckets(None, 45) is None
+    assert idle_buckets(8, 0) is None
