@@ -156,11 +156,22 @@ def audit_config(args: argparse.Namespace) -> AuditConfig:
     )
 
 
+def ignored_flags(args: argparse.Namespace, config: AuditConfig) -> list[str]:
+    """Flags given that this run does not use: said, not refused (a wrapper script may pass
+    them always)."""
+    if args.demo_groups is not None and not config.is_demo:
+        return [f"--demo-groups {args.demo_groups} is for the demo only: this run audits "
+                "--queues / --members and ignores it"]
+    return []
+
+
 def run_audit(args: argparse.Namespace) -> int:
     from jobs.preflight import check_output_place
     from jobs.sizing import driver_memory_env
 
     config = audit_config(args)
+    for text in ignored_flags(args, config):
+        print(f"warning: {text}", file=sys.stderr)
     check_output_place(config)  # before the JVM starts: seconds, not minutes
     driver_memory_env()  # a heap the JVM would refuse
     from jobs.audit import run

@@ -339,3 +339,16 @@ def test_a_bare_tilde_in_the_file_is_refused_naming_it(tmp_path: Path, text: str
     if key.startswith("inputs."):
         file.write_text(text.replace("~", "null"))
         assert load_config(str(file)).offsets is None
+
+
+def test_demo_groups_beside_inputs_is_said_to_be_ignored() -> None:
+    """`--demo-groups` with --queues/--members was ignored without a word."""
+    from jobs.cli import audit_config, build_parser, ignored_flags
+
+    args = build_parser().parse_args(["audit", "--queues", "q", "--members", "m",
+                                      "--demo-groups", "20"])
+    assert ignored_flags(args, audit_config(args)) == [
+        "--demo-groups 20 is for the demo only: this run audits --queues / --members and "
+        "ignores it"]
+    demo = build_parser().parse_args(["audit", "--demo-groups", "20"])
+    assert ignored_flags(demo, audit_config(demo)) == []
