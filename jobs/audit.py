@@ -55,6 +55,7 @@ from jobs.report import compute_reports, member_snapshots, simulates_more
 from jobs.scope import (
     Note,
     Scope,
+    capture_time_spread,
     config_queues_not_readable,
     find_scope,
     groups_not_observed,
@@ -76,7 +77,7 @@ from rebalance_udfs.spark.report_pass import (
     side_rows,
     unpack,
 )
-from reports.assignments import assignments_report, snapshot_times
+from reports.assignments import assignments_report, snapshot_time_spread, snapshot_times
 from reports.attention import (
     FindingCounts,
     FirstGroups,
@@ -92,7 +93,7 @@ from reports.rebalance_churn import churn_history
 from storage.base import unreadable_file
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
-from vocabulary.columns import RACK_AWARE_ASSIGNORS, STICKY_STRATEGIES
+from vocabulary.columns import RACK_AWARE_ASSIGNORS, SNAPSHOT_KEYS, STICKY_STRATEGIES
 from vocabulary.contracts import OUTPUT_TABLES, REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
 
@@ -391,8 +392,11 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         scope.notes.extend([*lookalike_columns(read.lookalikes), *scope.unread_params])
         if (note := idle_buckets(ctx.config.buckets, scope.subscriptions)) is not None:
             scope.notes.append(note)
-        times = ctx.persist(snapshot_times(inputs.queues))
-        captured = _capture_times(times)
+        spread = ctx.persist(snapshot_time_spread(inputs.queues))
+        times = spread.select(*SNAPSHOT_KEYS, "captured_at")
+        spans = spread.collect()
+        captured = {(r.snapshot_id, r.cluster): r.captured_at for r in spans}
+        scope.notes.extend(capture_time_spread(spans))
         if scope.not_audited:  # their runs rows say when they were captured too
             scope.not_audited_times = _capture_times(snapshot_times(
                 read.queues.where(F.col("snapshot_id").isin(*scope.not_audited))))

@@ -365,6 +365,18 @@ def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
         "differ from the clients'"))
 
 
+def capture_time_spread(spans: list[Row]) -> list[Note]:
+    """A note per snapshot and cluster whose queues rows hold more than one captured_at
+    (rows of two captures under one id): the earliest orders it for churn and is the one
+    the outputs show; the others were dropped without a word."""
+    return [Note(None, r.snapshot_id, r.cluster, (
+        f"its queues rows hold more than one captured_at, {r.captured_at:%Y-%m-%d %H:%M:%S} "
+        f"to {r.last_captured_at:%Y-%m-%d %H:%M:%S} UTC: the earliest orders it for churn "
+        "and is the one the outputs show; a snapshot id should name one capture"))
+        for r in sorted(spans, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+        if r.captured_at is not None and r.last_captured_at != r.captured_at]
+
+
 def idle_buckets(buckets: int | None, subscriptions: int) -> Note | None:
     """A note when `--buckets` asks for more than twice as many calls as the audited
     snapshots have (group, topic) subscriptions (`Scope.subscriptions`, an estimate):

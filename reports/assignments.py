@@ -22,6 +22,17 @@ def snapshot_times(queues: DataFrame) -> DataFrame:
     return queues.groupBy(*SNAPSHOT_KEYS).agg(F.min("captured_at").alias("captured_at"))
 
 
+LAST_CAPTURED = "last_captured_at"
+
+
+def snapshot_time_spread(queues: DataFrame) -> DataFrame:
+    """`snapshot_times` with the latest capture time of the queues beside it
+    (LAST_CAPTURED), in the same aggregation: a snapshot is one capture, and the run says
+    when its rows hold several (`jobs.scope.capture_time_spread`)."""
+    return queues.groupBy(*SNAPSHOT_KEYS).agg(F.min("captured_at").alias("captured_at"),
+                                              F.max("captured_at").alias(LAST_CAPTURED))
+
+
 def assignments_report(assigned: DataFrame, times: DataFrame) -> DataFrame:
     """Add lag and captured_at to the kernel output; lag is null unless both offsets are
     known, and 0 where the commit is past the max (as `claim_facts.lag_of`'s: no
