@@ -15,6 +15,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
@@ -365,16 +366,23 @@ def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
         "differ from the clients'"))
 
 
+# queues rows of one snapshot stamped further apart than this are two captures, not one
+# slow capture (a pipeline may stamp each row as it reads it, over a few minutes)
+CAPTURE_SPREAD = timedelta(minutes=15)
+
+
 def capture_time_spread(spans: list[Row]) -> list[Note]:
-    """A note per snapshot and cluster whose queues rows hold more than one captured_at
-    (rows of two captures under one id): the earliest orders it for churn and is the one
-    the outputs show; the others were dropped without a word."""
+    """A note per snapshot and cluster whose queues rows hold captured_at values more than
+    CAPTURE_SPREAD apart (rows of two captures under one id): the earliest orders it for
+    churn and is the one the outputs show; the others were dropped without a word."""
     return [Note(None, r.snapshot_id, r.cluster, (
-        f"its queues rows hold more than one captured_at, {r.captured_at:%Y-%m-%d %H:%M:%S} "
-        f"to {r.last_captured_at:%Y-%m-%d %H:%M:%S} UTC: the earliest orders it for churn "
+        f"its queues rows hold captured_at values from {r.captured_at:%Y-%m-%d %H:%M:%S} to "
+        f"{r.last_captured_at:%Y-%m-%d %H:%M:%S} UTC, more than "
+        f"{CAPTURE_SPREAD.seconds // 60} minutes apart: the earliest orders it for churn "
         "and is the one the outputs show; a snapshot id should name one capture"))
         for r in sorted(spans, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
-        if r.captured_at is not None and r.last_captured_at != r.captured_at]
+        if r.captured_at is not None
+        and r.last_captured_at - r.captured_at > CAPTURE_SPREAD]
 
 
 def idle_buckets(buckets: int | None, subscriptions: int) -> Note | None:

@@ -143,23 +143,26 @@ def test_strategy_params_keys_no_strategy_reads_are_a_warning(spark, tmp_path) -
 def test_queues_rows_of_two_capture_times_under_one_snapshot_are_a_warning(
         spark, tmp_path) -> None:
     """Rows of two captures under one id (08:00 and 09:30): the earliest was kept for churn
-    and the outputs, the other dropped without a word."""
+    and the outputs, the other dropped without a word. A capture stamping its rows over a
+    few minutes (s2: 09:30 and 09:40) is one capture: no word."""
     at = {0: pd.Timestamp("2026-11-01 08:00:00", tz="UTC"),
           1: pd.Timestamp("2026-11-01 09:30:00", tz="UTC")}
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
                             "broker_name": "b", "queue_id": q, "readable": True,
                             "captured_at": at[q % 2]} for q in range(4)]
                           + [{"snapshot_id": "s2", "cluster": "c", "topic": "T",
-                              "broker_name": "b", "queue_id": 0, "readable": True,
-                              "captured_at": at[1]}])
+                              "broker_name": "b", "queue_id": q, "readable": True,
+                              "captured_at": at[1] + pd.Timedelta(minutes=10 * q)}
+                             for q in range(2)])
     members = pd.DataFrame([{"snapshot_id": s, "cluster": "c", "consumer_group": "G",
                              "client_id": "a", "topic": "T", "strategy": "AVG"}
                             for s in ("s1", "s2")])
     said, out = _warnings(spark, tmp_path, queues, members, "captured_at")
     assert said == [
-        "snapshot s1 (cluster c): its queues rows hold more than one captured_at, "
-        "2026-11-01 08:00:00 to 2026-11-01 09:30:00 UTC: the earliest orders it for churn "
-        "and is the one the outputs show; a snapshot id should name one capture"], said
+        "snapshot s1 (cluster c): its queues rows hold captured_at values from 2026-11-01 "
+        "08:00:00 to 2026-11-01 09:30:00 UTC, more than 15 minutes apart: the earliest "
+        "orders it for churn and is the one the outputs show; a snapshot id should name one "
+        "capture"], said
     runs = table(out, "runs").sort_values("snapshot_id")
     assert [str(t)[:19] for t in runs["captured_at"]] == ["2026-11-01 08:00:00",
                                                            "2026-11-01 09:30:00"]
