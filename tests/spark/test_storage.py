@@ -429,7 +429,7 @@ def test_read_rows_of_files_before_a_column_was_added_are_null(spark, store,
     assert sorted((r.snapshot_id, r.note) for r in got) == [("s1", None), ("s2", "late")]
     with pytest.raises(TableError, match=r"t table at .* has no column nope"):
         store.read_rows(path, "t", ["snapshot_id", "nope"])
-    with pytest.raises(TableError, match="not a Delta table"):
+    with pytest.raises(TableError, match="absent does not exist"):
         store.read_rows(str(tmp_path / "absent"), "t", ["n"])
 
 
