@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import faults
@@ -395,11 +395,11 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         spread = ctx.persist(snapshot_time_spread(inputs.queues))
         times = spread.select(*SNAPSHOT_KEYS, "captured_at")
         spans = spread.collect()
-        captured = {(r.snapshot_id, r.cluster): r.captured_at for r in spans}
+        captured = _capture_times(spans)
         scope.notes.extend(capture_time_spread(spans))
         if scope.not_audited:  # their runs rows say when they were captured too
             scope.not_audited_times = _capture_times(snapshot_times(
-                read.queues.where(F.col("snapshot_id").isin(*scope.not_audited))))
+                read.queues.where(F.col("snapshot_id").isin(*scope.not_audited))).collect())
         off = [table for table, on in (("drift", paths.observed is not None),
                                        ("what_if", ctx.config.what_if != "off"),
                                        ("strategy_comparison",
@@ -630,5 +630,6 @@ def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str
         F.col("snapshot_id"))), run_id)
 
 
-def _capture_times(times: DataFrame) -> dict:
-    return {(r.snapshot_id, r.cluster): r.captured_at for r in times.collect()}
+def _capture_times(rows: list[Row]) -> dict:
+    """(snapshot_id, cluster) -> captured_at of rows holding the three."""
+    return {(r.snapshot_id, r.cluster): r.captured_at for r in rows}

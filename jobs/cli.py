@@ -20,10 +20,36 @@ if TYPE_CHECKING:
     from jobs.config import AuditConfig
 
 EXIT_OK, EXIT_USER = 0, 2
+_GIVEN = "_values_given"  # the namespace's record of the single-value flags given
+
+
+class _GivenOnce(argparse._StoreAction):
+    """A flag of one value refuses a second, different one: argparse kept the last, so
+    `--output prod ... --output scratch` (a flag added to a scheduled line) wrote to
+    scratch without a word. The same value twice is no conflict."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = vars(namespace).setdefault(_GIVEN, {})
+        if self.dest in given and given[self.dest][1] != values:
+            first, before = given[self.dest]
+            parser.error(f"argument {option_string}: given twice ({first} {before}, "
+                         f"{option_string} {values}): give it once")
+        given[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every job's parser (sub-commands take the class of their parent's): plain stores
+    are `_GivenOnce`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _GivenOnce)
+        self.register("action", "store", _GivenOnce)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="spark-submit.sh",
         description="Recompute RocketMQ / Kafka consumer-group assignments exactly as the "
                     "clients do and write assignment, load, balance and rejects reports as "
@@ -108,6 +134,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                            extra.split("=", 1)[0], job._option_string_actions, n=1)})
         job.error(f"unrecognized arguments: {' '.join(extras)}"
                   + (f" (did you mean {' or '.join(near)}?)" if near else ""))
+    vars(args).pop(_GIVEN, None)
     return args
 
 

@@ -157,13 +157,14 @@ def unread_lookalikes(columns: list[str], table: str) -> list[tuple[str, str]]:
         return re.sub(r"[^0-9a-z]", "", name.lower())
 
     by_squeeze = {squeezed(name): name for name in contract}
+    present = {column.lower() for column in columns}
     pairs = []
     for column in columns:
         if column.lower() in read:
             continue
         near = by_squeeze.get(squeezed(column)) or next(iter(difflib.get_close_matches(
             column.lower(), contract, n=1, cutoff=0.8)), None)
-        if near is not None and near.lower() not in {c.lower() for c in columns}:
+        if near is not None and near.lower() not in present:
             pairs.append((column, near))
     return pairs
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from jobs.cli import JOBS, main
+from jobs.cli import JOBS, main, parse_args
 from jobs.session import SESSION_DEFAULTS
 from rebalance_udfs.spark.arrow import GROUP_NOT_AUDITED
 
@@ -421,6 +421,36 @@ def test_a_flag_the_job_lacks_is_the_jobs_usage_error(argv: list[str], said: str
     job = " ".join(argv[:2] if argv[0] == "capture" else argv[:1])
     assert err.startswith(f"usage: spark-submit.sh {job} ")
     assert said in err
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["audit", "--output", "prod", "--buckets", "4", "--output=scratch"],
+     "spark-submit.sh audit: error: argument --output: given twice (--output prod, "
+     "--output scratch): give it once"),
+    (["capture", "import", "f", "--cluster", "eu", "--output", "o", "--cluster", "us"],
+     "spark-submit.sh capture import: error: argument --cluster: given twice (--cluster eu, "
+     "--cluster us): give it once"),
+    (["report", "--output", "o", "--top", "5", "--top", "9"],
+     "spark-submit.sh report: error: argument --top: given twice (--top 5, --top 9)"),
+])
+def test_a_single_value_flag_given_twice_is_refused(argv: list[str], said: str,
+                                                    capsys: pytest.CaptureFixture[str]
+                                                    ) -> None:
+    """argparse kept the last value without a word: a scheduled line with an `--output`
+    added at its end wrote elsewhere than the one it already named."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_flag_given_twice_with_one_value_and_repeatable_flags_are_kept() -> None:
+    """Only a conflict is refused: the same value twice is one value, and `--snapshot`
+    (append) takes every one."""
+    args = parse_args(["audit", "--output", "o", "--output", "o", "--snapshot", "s1",
+                       "--snapshot", "s2"])
+    assert (args.output, args.snapshots) == ("o", ["s1", "s2"])
+    assert not any(name.startswith("_") for name in vars(args))
 
 
 @pytest.mark.parametrize("value", ["a\nb", "run\t1", "\x7f"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from deltalake import write_deltalake
 
 from jobs.audit import run
 from jobs.config import AuditConfig
@@ -92,10 +93,9 @@ def test_columns_that_look_like_the_contracts_are_a_warning(spark, tmp_path) -> 
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
                              "client_id": c, "topic": "T", "strategy": "AVG",
                              "messageModel": "BROADCASTING", "team": "x"} for c in "ab"])
-    from deltalake import write_deltalake
-
+    # written as given: `write_inputs` (the other tests' helper) conforms them to the contract
     paths = {name: str(tmp_path / name) for name in ("queues", "members")}
-    for name, rows in (("queues", queues), ("members", members)):  # the columns as given
+    for name, rows in (("queues", queues), ("members", members)):
         write_deltalake(paths[name], rows)
     result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
                              output=str(tmp_path / "out"), engine="offline", what_if="off"),
