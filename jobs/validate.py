@@ -39,6 +39,8 @@ from vocabulary.partitions import (
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
+# a dict key no row gives a value is typed void (NullType)
+_SCALARS = (*_NUMERIC, T.StringType, T.BooleanType, T.NullType)
 
 
 def _compatible(actual: T.DataType, wanted: T.DataType) -> bool:
@@ -50,13 +52,11 @@ def _compatible(actual: T.DataType, wanted: T.DataType) -> bool:
     if isinstance(wanted, T.TimestampType):
         return isinstance(actual, (T.TimestampType, T.TimestampNTZType, T.DateType))
     if isinstance(wanted, T.MapType):
+        # values of any scalar type read as text, as a dict struct's do (`_struct_as_map`):
+        # a map<string,int> written by Spark or pyarrow was refused, its struct twin read
         return (isinstance(actual, T.MapType) and isinstance(actual.keyType, T.StringType)
-                and isinstance(actual.valueType, T.StringType))
+                and isinstance(actual.valueType, _SCALARS))
     return type(actual) is type(wanted)
-
-
-# a dict key no row gives a value is typed void (NullType)
-_SCALARS = (*_NUMERIC, T.StringType, T.BooleanType, T.NullType)
 
 
 def _is_dict_struct(actual: T.DataType, wanted: T.DataType) -> bool:

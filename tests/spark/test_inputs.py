@@ -149,6 +149,39 @@ def test_strategy_params_written_as_dicts_read_as_maps(spark, tmp_path) -> None:
         conform(nested, "members")
 
 
+def test_strategy_params_as_a_map_of_numbers_read_as_text(spark, tmp_path) -> None:
+    """A map<string,int> (pyarrow's map of a dict column typed so, or Spark's) was refused
+    with "expected map<string,string>", while the same keys as a struct of ints were read:
+    its values read as text too, and a map with other than text keys stays refused."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from tests.support.delta_inputs import read_written
+    from tests.support.outputs import member_rows, queue_rows
+
+    members = pa.Table.from_pandas(member_rows(["A"], clients=2).assign(
+        strategy="CONSISTENT_HASH"), preserve_index=False)
+    members = members.append_column("strategy_params", pa.array(
+        [[("virtual_nodes", 4)], None], pa.map_(pa.string(), pa.int32())))
+    paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
+    write_deltalake(paths["queues"], queue_rows(["A"]))
+    write_deltalake(paths["members"], members)
+    read = read_written(spark, paths, Persisted())
+
+    assert read.rejects.count() == 0
+    got = {r.client_id: (r.strategy_params, r.virtual_nodes)
+           for r in read.members.collect()}
+    assert got == {"c1": ({"virtual_nodes": "4"}, 4), "c2": (None, None)}
+
+    keyed_by_number = spark.createDataFrame(
+        [("s", "c", "g", "id", "AVG", {1: "x"})],
+        "snapshot_id string, cluster string, consumer_group string, client_id string, "
+        "strategy string, strategy_params map<int,string>")
+    with pytest.raises(InputError, match=r"column `strategy_params` is map<int,string>, "
+                                         r"expected map<string,string>"):
+        conform(keyed_by_number, "members")
+
+
 def test_queue_rows_that_cannot_be_used_are_rejected_with_reasons(spark) -> None:
     rows = [
         ("s", "c", "t", "b", 0),        # fine
