@@ -777,7 +777,11 @@ def pass_frames(queues, members, raw_members):
         RATE, pc.cast(queues["in_rate"], pa.decimal128(38, 9), safe=False))
     raw = raw_members.filter(pc.is_in(raw_members["strategy"], pa.array(
         members["strategy"].unique())))
-    extra = {"variant": raw["strategy"]}
+    extra = {"variant": raw["strategy"],
+             # as `jobs.validate.with_strategy_params` types it (the what-if reads it)
+             "pop_share_queue_num": pc.cast(pc.map_lookup(
+                 raw["strategy_params"], pa.scalar("pop_share_queue_num"), "first"),
+                 pa.int32())}
     for name in ("allocation_mode", "message_model", "client_room", "client_addr"):
         if name not in members.column_names:
             extra[name] = (raw[name] if name in raw.column_names
