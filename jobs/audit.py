@@ -61,6 +61,7 @@ from jobs.scope import (
     groups_not_observed,
     groups_without_lag,
     idle_buckets,
+    implausible_capture_times,
     lookalike_columns,
     rack_aware_groups,
 )
@@ -396,7 +397,7 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         times = spread.select(*SNAPSHOT_KEYS, "captured_at")
         spans = spread.collect()
         captured = _capture_times(spans)
-        scope.notes.extend(capture_time_spread(spans))
+        scope.notes.extend([*capture_time_spread(spans), *implausible_capture_times(spans)])
         if scope.not_audited:  # their runs rows say when they were captured too
             scope.not_audited_times = _capture_times(snapshot_times(
                 read.queues.where(F.col("snapshot_id").isin(*scope.not_audited))).collect())

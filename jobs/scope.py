@@ -15,7 +15,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
@@ -147,6 +147,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                  F.count(F.when(F.size(UNREAD_PARAMS) > 0, 1)).alias("unread_rows"))
             .collect())
     unread = [r for r in rows if r.unread_rows]
+    rejected = {(r.table, r.snapshot_id, r.cluster): r.rejected for r in rows if r.rejected}
     usable: dict[str, dict[tuple, int]] = defaultdict(dict)
     clusters: dict[str | None, set] = defaultdict(set)
     for r in rows:
@@ -205,8 +206,15 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                   for table in ("offsets", "observed")
                   for (snapshot, c), n in sorted(usable.get(table, {}).items(), key=_key)
                   if snapshot == s]
-        notes.extend(unused or [Note(None, s, None, "every queues and members row of it was "
-                                                    "rejected: not audited")])
+        # every row of it rejected: say which tables held them (a snapshot only an offsets
+        # row named was said to have had its queues and members rows rejected)
+        counts: dict[str, int] = defaultdict(int)
+        for (table, snapshot, _), n in rejected.items():
+            if snapshot == s:
+                counts[table] += n
+        held = ", ".join(f"{table} {counts[table]}" for table in sorted(counts))
+        notes.extend(unused or [Note(None, s, None, f"every row of it was rejected ({held}; "
+                                                    "see rejects): not audited")])
     for table, given, unknown in (
             ("offsets", inputs.offsets, "lag and duplicate estimates are unknown"),
             ("observed", inputs.observed, "drift is not checked (the drift table has no "
@@ -217,7 +225,11 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
         for key in sorted(set(queues) & set(members), key=lambda k: (k[0] or "", k[1] or "")):
             if key not in present:
                 missing_from.setdefault(table, set()).add(key)
-                notes.append(Note(None, key[0], key[1], f"{table} has no rows for it: {unknown}"))
+                # its rows may all be rejects: "no rows" sent users looking for a lost write
+                n = rejected.get((table, *key), 0)
+                had = (f"no usable rows for it (its {n} row(s) were rejected: see rejects)"
+                       if n else "no rows for it")
+                notes.append(Note(None, key[0], key[1], f"{table} has {had}: {unknown}"))
     asked = list(dict.fromkeys(requested))
     absent = [s for s in asked if s not in clusters]
     notes.extend(Note(None, None, None, f"snapshot {s} is in none of the inputs")
@@ -383,6 +395,23 @@ def capture_time_spread(spans: list[Row]) -> list[Note]:
         for r in sorted(spans, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
         if r.captured_at is not None
         and r.last_captured_at - r.captured_at > CAPTURE_SPREAD]
+
+
+# no Kafka or RocketMQ cluster ran before it: an earlier capture time is one in the wrong
+# unit (epoch seconds or milliseconds written as a finer unit land in January 1970)
+FIRST_PLAUSIBLE_CAPTURE = datetime(2000, 1, 1)
+
+
+def implausible_capture_times(spans: list[Row]) -> list[Note]:
+    """A note per snapshot and cluster captured before FIRST_PLAUSIBLE_CAPTURE. Such a
+    time passes validation (1900 to 9999 are real dates) but orders churn and names the
+    capture in every output, silently wrong."""
+    return [Note(None, r.snapshot_id, r.cluster, (
+        f"its captured_at is {r.captured_at:%Y-%m-%d %H:%M:%S} UTC, before any Kafka or "
+        "RocketMQ cluster ran: likely epoch seconds or milliseconds written as a finer unit "
+        "(they land in January 1970); it orders churn and is shown as given"))
+        for r in sorted(spans, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+        if r.captured_at is not None and r.captured_at < FIRST_PLAUSIBLE_CAPTURE]
 
 
 def idle_buckets(buckets: int | None, subscriptions: int) -> Note | None:

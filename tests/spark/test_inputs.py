@@ -476,6 +476,34 @@ def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
     assert [n.table for n in scope.notes] == ["observed", None]
 
 
+def test_a_snapshot_whose_offsets_rows_were_all_rejected_says_so(spark, tmp_path) -> None:
+    """B's one offsets row (a negative committed offset) is a reject: the warning said
+    "offsets has no rows for it", sending the user looking for rows the capture lost. D,
+    named by one rejected offsets row alone, was said to have had "every queues and
+    members row of it rejected"."""
+    import pandas as pd
+
+    from jobs.scope import find_scope
+    from tests.support.delta_inputs import read_written, write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    offsets = pd.DataFrame([{"snapshot_id": s, "cluster": "c1", "consumer_group": "G",
+                             "topic": "T", "broker_name": "broker-a", "queue_id": 0,
+                             "committed_offset": offset}
+                            for s, offset in (("A", 5), ("B", -7), ("D", -1))])
+    paths = write_inputs(spark, tmp_path, queues=queue_rows(["A", "B", "C"], cluster="c1"),
+                         members=member_rows(["A", "B", "C"], cluster="c1"), offsets=offsets)
+    scope = find_scope(read_written(spark, paths, Persisted()), ())
+
+    assert scope.not_audited == ["D"]
+    assert [n.text() for n in scope.notes] == [
+        "snapshot D: every row of it was rejected (offsets 1; see rejects): not audited",
+        "snapshot B (cluster c1): offsets has no usable rows for it (its 1 row(s) were "
+        "rejected: see rejects): lag and duplicate estimates are unknown",
+        "snapshot C (cluster c1): offsets has no rows for it: lag and duplicate estimates "
+        "are unknown"]
+
+
 def test_member_groups_without_observed_rows_are_named_per_snapshot(spark,
                                                                      tmp_path) -> None:
     """Drift is checked per group with observed rows: in a snapshot that has some, the

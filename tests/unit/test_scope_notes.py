@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.audit import _refuse_requested_absent, prior_line
-from jobs.scope import Scope, groups_without_lag, idle_buckets
+from jobs.scope import Scope, groups_without_lag, idle_buckets, implausible_capture_times
 from rebalance_udfs.spark.report_pass import LagUnknown
 from vocabulary.errors import InputError
 
@@ -76,3 +76,21 @@ def test_far_more_buckets_than_subscriptions_is_a_warning() -> None:
         "still costs a task; leave it unset to size it from the data")
     assert idle_buckets(90, 45) is None and idle_buckets(None, 45) is None
     assert idle_buckets(8, 0) is None
+
+
+def test_a_capture_time_before_2000_is_a_warning_naming_the_likely_unit() -> None:
+    """Epoch seconds written as microseconds (1,764,927,000 µs) is 1970-01-01 00:29:24: a
+    real date, so validation kept it, and it ordered churn and named the capture."""
+    from datetime import datetime
+
+    from pyspark.sql import Row
+
+    spans = [Row(snapshot_id=s, cluster="c", captured_at=at, last_captured_at=at)
+             for s, at in (("s2", datetime(1970, 1, 1, 0, 29, 24)),
+                           ("s1", datetime(2026, 11, 1, 8)), ("s0", None),
+                           ("s3", datetime(1999, 12, 31, 23, 59, 59)))]
+    assert [n.text() for n in implausible_capture_times(spans)] == [
+        f"snapshot {s} (cluster c): its captured_at is {at} UTC, before any Kafka or "
+        "RocketMQ cluster ran: likely epoch seconds or milliseconds written as a finer unit "
+        "(they land in January 1970); it orders churn and is shown as given"
+        for s, at in (("s2", "1970-01-01 00:29:24"), ("s3", "1999-12-31 23:59:59"))]
