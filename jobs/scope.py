@@ -24,6 +24,7 @@ from jobs.read import SUBSCRIPTION, UNREAD_PARAMS
 from rebalance_udfs.spark.report_pass import LagUnknown
 from vocabulary.columns import RACK_AWARE_ASSIGNORS
 from vocabulary.contracts import STRATEGY_PARAM_KEYS
+from vocabulary.words import named
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class Note:
     reason: str
 
     def text(self) -> str:
-        where = f"snapshot {self.snapshot_id}" + (f" (cluster {self.cluster})"
-                                                   if self.cluster is not None else "")
+        where = f"snapshot {named(self.snapshot_id or '')}" + (
+            f" (cluster {named(self.cluster)})" if self.cluster is not None else "")
         return f"{where}: {self.reason}" if self.snapshot_id is not None else self.reason
 
     def reject_row(self) -> tuple:

@@ -1,5 +1,5 @@
-"""How a count reads in the job's words: `1 client`, `16 clients` (a candidate's label,
-the console's lines)."""
+"""How a count or a name reads in the job's words: `1 client`, `16 clients` (a candidate's
+label, the console's lines), and ids quoted where bare they would not read as one."""
 
 from __future__ import annotations
 
@@ -8,3 +8,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and its noun, singular for one (`rebalance_udfs.what_if_lines` applies the same
     rule to a whole Arrow column)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def named(name: str) -> str:
+    """A snapshot, cluster or group id as a message shows it: bare, or quoted (Python's
+    repr) when bare it would not read as one id: empty, or holding a blank or another
+    whitespace or control character (`snapshot a b` read as two words, a tab as a gap)."""
+    if name and name.isprintable() and not any(ch.isspace() for ch in name):
+        return name
+    return repr(name)

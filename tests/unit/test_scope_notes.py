@@ -94,3 +94,14 @@ def test_a_capture_time_before_2000_is_a_warning_naming_the_likely_unit() -> Non
         "RocketMQ cluster ran: likely epoch seconds or milliseconds written as a finer unit "
         "(they land in January 1970); it orders churn and is shown as given"
         for s, at in (("s2", "1970-01-01 00:29:24"), ("s3", "1999-12-31 23:59:59"))]
+
+
+def test_ids_that_would_not_read_as_one_word_are_quoted() -> None:
+    """`snapshot nightly run (cluster eu west)` read as more words than ids; a tab as a
+    gap. Plain ids stay bare, as every other warning shows them."""
+    from jobs.scope import Note
+
+    assert [Note(None, s, c, "x").text() for s, c in (
+        ("s1", "eu"), ("nightly run", "eu west"), ("a\tb", None), ("s1", ""))] == [
+        "snapshot s1 (cluster eu): x", "snapshot 'nightly run' (cluster 'eu west'): x",
+        "snapshot 'a\\tb': x", "snapshot s1 (cluster ''): x"]
