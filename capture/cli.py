@@ -129,19 +129,23 @@ def _snapshot_id(given: str | None, at: datetime) -> str:
     return given or at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _refuse_nothing_read(paths: list[str], snapshot: Snapshot) -> None:
+def _refuse_nothing_read(source: str, snapshot: Snapshot,
+                         nothing: str = "a header without rows, or nothing the importers "
+                                        "read") -> None:
     """A capture is written as a whole snapshot of its cluster, replacing an earlier one of
-    the same id: files that gave no queue, member, offset or holder row (a header without
-    rows, lines all rejected) would replace it by nothing. Refused, naming why."""
+    the same id: a capture that gave no queue, member, offset or holder row (files of a
+    header without rows or lines all rejected; `--group`s whose members the broker does
+    not describe and that committed nothing) would replace it by nothing. Refused, naming
+    `source` and why (`nothing` when no row was rejected either)."""
     from capture.tables import TABLES
 
     if any(snapshot.rows[name] for name in TABLES if name != "rejects"):
         return
     rejected = snapshot.rows["rejects"]
-    why = (f"; {len(rejected)} line(s) rejected, the first: {rejected[0]['reason']}"
-           if rejected else " (a header without rows, or nothing the importers read)")
-    raise CaptureError(f"{', '.join(paths)}: no queue, member, offset or holder row "
-                       f"read{why}. Nothing was written: no earlier capture of snapshot "
+    why = (f"; {len(rejected)} rejected, the first: {rejected[0]['reason']}"
+           if rejected else f" ({nothing})")
+    raise CaptureError(f"{source}: no queue, member, offset or holder row read{why}. "
+                       "Nothing was written: no earlier capture of snapshot "
                        f"{snapshot.snapshot_id} is replaced")
 
 
@@ -163,6 +167,9 @@ def run_capture(args: argparse.Namespace) -> int:
             else {},
             timeout=args.timeout)
         snapshot = capture_kafka(opts)
+        groups = f" (--group {', '.join(opts.groups)})" if opts.groups else ""
+        _refuse_nothing_read(f"{opts.bootstrap_servers}{groups}", snapshot,
+                             "the broker has no topic or group to capture")
     else:
         from capture.importers import import_files
 
@@ -170,7 +177,7 @@ def run_capture(args: argparse.Namespace) -> int:
         snapshot = import_files(args.files, cluster=args.cluster,
                                 snapshot_id=_snapshot_id(args.snapshot, at),
                                 captured_at=at, fmt=args.format)
-        _refuse_nothing_read(args.files, snapshot)
+        _refuse_nothing_read(", ".join(args.files), snapshot)
     written = write_snapshot(args.output, snapshot)
     for warning in snapshot.warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -54,6 +54,29 @@ def test_tansu_like_description_writes_no_invented_rows():
                for w in snap.warnings)
 
 
+def test_a_capture_of_a_group_described_without_metadata_and_no_commit_replaces_nothing():
+    """`capture kafka --group g` of a group whose members the broker describes without
+    metadata (Tansu; undecodable bytes on Kafka) and that committed nothing read one
+    rejects row and nothing else: exit 0 replaced an earlier capture of the snapshot by
+    nothing. The command refuses it as it refuses import files that give no row."""
+    from capture.cli import _refuse_nothing_read
+
+    raw = RawGroup("g", 0, "Stable", "consumer", "", [RawMember("m-1", None, "", "", b"", b"")])
+    described = SimpleNamespace(state="STABLE", partition_assignor="m-1", members=[])
+    snap = Snapshot("s1", "c")
+    _capture_group(snap, "kafka://b:9092", "g", described, raw)
+    with pytest.raises(CaptureError) as refused:
+        _refuse_nothing_read("b:9092 (--group g)", snap, "the broker has no topic or group")
+    assert str(refused.value).startswith(
+        "b:9092 (--group g): no queue, member, offset or holder row read; 1 rejected, the "
+        "first: group g member m-1: the broker returned no member metadata (subscription "
+        "unknown). Nothing")
+    assert str(refused.value).endswith(
+        "Nothing was written: no earlier capture of snapshot s1 is replaced")
+    snap.add("offsets", consumer_group="g", topic="t", queue_id=0, committed_offset=3)
+    _refuse_nothing_read("b:9092 (--group g)", snap)  # one row read: written
+
+
 @pytest.mark.parametrize("bad, why", [
     (b"\x00\x00\x00\x00\x00\x09ab", "undecodable member metadata: m-b"),
     (b"", "the broker returned no member metadata: m-b")])
