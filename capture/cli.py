@@ -13,6 +13,7 @@ import logging
 import math
 import sys
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from capture.errors import CaptureError
@@ -152,7 +153,7 @@ def _refuse_nothing_read(source: str, snapshot: Snapshot,
 def run_capture(args: argparse.Namespace) -> int:
     """Run `capture kafka` or `capture import`; print one line per table written."""
     logging.getLogger("capture.librdkafka").setLevel(logging.CRITICAL)
-    from capture.tables import write_snapshot
+    from capture.tables import LOCK_WAIT_SECONDS, write_snapshot
 
     if args.capture_command == "kafka":
         from capture.kafka_live import KafkaCaptureOptions, capture_kafka, read_client_config
@@ -178,7 +179,9 @@ def run_capture(args: argparse.Namespace) -> int:
                                 snapshot_id=_snapshot_id(args.snapshot, at),
                                 captured_at=at, fmt=args.format)
         _refuse_nothing_read(", ".join(args.files), snapshot)
-    written = write_snapshot(args.output, snapshot)
+    written = write_snapshot(args.output, snapshot, on_wait=partial(
+        print, f"another capture is writing {args.output}: waiting for it to end (at most "
+               f"{LOCK_WAIT_SECONDS / 60:g} minutes)", file=sys.stderr, flush=True))
     for warning in snapshot.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster}")

@@ -8,7 +8,7 @@ and cluster are replaced, every other snapshot and cluster stays.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,18 +111,20 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def write_snapshot(output: str | Path, snapshot: Snapshot) -> dict[str, int]:
+def write_snapshot(output: str | Path, snapshot: Snapshot,
+                   on_wait: Callable[[], None] | None = None) -> dict[str, int]:
     """Write every table of `snapshot` under `output`/<table>, replacing that snapshot's rows
     of its cluster (and only them: one snapshot id may hold several clusters, captured
     one call each). Empty tables are written too, so a re-capture that finds nothing
     clears what an earlier capture of the same snapshot id and cluster wrote. Returns rows
-    per table."""
+    per table. `on_wait` is called once if another capture holds the folder's lock."""
     tables = {name: snapshot.table(name) for name in TABLES}
     _check_existing_tables(output, tables)  # a folder of other tables: refused untouched
     try:
         # one capture at a time per folder: two of the same snapshot and cluster would
         # otherwise interleave table by table (one's queues beside the other's members)
-        with locks.exclusive(Path(output) / CAPTURE_LOCK, wait_seconds=LOCK_WAIT_SECONDS):
+        with locks.exclusive(Path(output) / CAPTURE_LOCK, wait_seconds=LOCK_WAIT_SECONDS,
+                             on_wait=on_wait):
             return _write_tables(output, snapshot, tables)
     except locks.LockTimeout as exc:
         raise CaptureError(f"{exc}: another capture into {output} has been writing for "

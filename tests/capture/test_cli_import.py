@@ -209,3 +209,23 @@ def test_files_that_give_no_row_replace_no_earlier_capture(tmp_path, capsys):
             "or nothing the importers read). Nothing was written: no earlier capture of "
             "snapshot s1 is replaced") in err
     assert len(DeltaTable(str(out / "offsets")).to_pandas()) == len(kept) > 0
+
+
+def test_a_capture_waiting_for_another_says_so(tmp_path, capsys, monkeypatch):
+    """A capture behind another one's `_capture.lock` waited up to 5 minutes without a
+    word (an audit reading the folder says it waits)."""
+    import capture.tables as tables
+    from storage import locks
+
+    monkeypatch.setattr(tables, "LOCK_WAIT_SECONDS", 0.3)
+    out = tmp_path / "in"
+    out.mkdir()
+    args = ["--output", str(out), "--cluster", "prod", "--snapshot", "s1"]
+    with locks.exclusive(out / tables.CAPTURE_LOCK):
+        assert cli("import", str(DATA / "kcg_offsets.txt"), *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"another capture is writing {out}: waiting for it to end (at "
+                          "most 0.005 minutes)\n")
+    assert "stayed locked" in err and "nothing was written" in err
+    assert cli("import", str(DATA / "kcg_offsets.txt"), *args) == 0
+    assert "waiting" not in capsys.readouterr().err
