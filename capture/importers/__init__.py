@@ -121,7 +121,7 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
             continue
         if kind is None:
             raise _unrecognised(path, text)
-        _dispatch(state, path, kind, text, doc)
+        _dispatch(state, path, kind, text, doc, forced=fmt is not None)
     mqadmin.restore_cut_brokers(state)
     mqadmin.resolve_progress_ips(state)
     state.warn_differences()
@@ -152,12 +152,14 @@ JSON_FORMATS = ("mqadmin-topicRoute", "rocketmq-runningInfo-json",
                 *(k for k in FORMATS if k.startswith("dashboard-")))
 
 
-def _dispatch(state: ImportState, path: str, kind: str, text: str, doc: object) -> None:
+def _dispatch(state: ImportState, path: str, kind: str, text: str, doc: object,
+              forced: bool = False) -> None:
     """One file into `state`. Every JSON format is an object: another document (an array,
     a plain value, text) is the wrong file for the format, said before any importer reads
-    it."""
+    it. `forced`: `kind` is the --format given, which a kafka file's headers must match."""
     if kind.startswith("kafka-"):
-        import_kafka_consumer_groups(state, path, text)
+        import_kafka_consumer_groups(state, path, text,
+                                     kind.removeprefix("kafka-") if forced else None)
         return
     if kind in JSON_FORMATS and doc is None:
         first = next((line.strip() for line in text.splitlines() if line.strip()), "")

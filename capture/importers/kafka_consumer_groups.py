@@ -173,8 +173,12 @@ def group_from_name(path: str, kind: str) -> str:
         "of Kafka 2.3 or later, which prints the group")
 
 
-def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> None:
-    """Add one kafka-consumer-groups.sh output file (any of the describe layouts)."""
+def import_kafka_consumer_groups(state: ImportState, path: str, text: str,
+                                 layout: str | None = None) -> None:
+    """Add one kafka-consumer-groups.sh output file (any of the describe layouts; each
+    header says which). `layout` (offsets, members, state: `--format kafka-<layout>`)
+    refuses a header of another: the file was read by its header whatever --format
+    said, so the wrong file was imported without a word."""
     snap = state.snapshot
     cols: list[tuple[str, int]] | None = None
     kind = group = None
@@ -190,6 +194,11 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str) -> No
             indent = len(line) - len(line.lstrip())
             line = line.lstrip()
             cols, kind = _columns(line), kind_here
+            if layout is not None and kind not in (layout, "unknown"):
+                raise CaptureError(
+                    f"{path} line {number}: --format kafka-{layout}, but the header is "
+                    f"kafka-consumer-groups.sh's {kind} layout: give --format kafka-{kind}, "
+                    "or leave --format out (each header says its layout)")
             if kind == "unknown":
                 snap.reject(path, number, "unknown kafka-consumer-groups header", line)
                 cols = None

@@ -229,3 +229,17 @@ def test_a_capture_waiting_for_another_says_so(tmp_path, capsys, monkeypatch):
     assert "stayed locked" in err and "nothing was written" in err
     assert cli("import", str(DATA / "kcg_offsets.txt"), *args) == 0
     assert "waiting" not in capsys.readouterr().err
+
+
+def test_a_kafka_format_forced_on_a_file_of_another_layout_is_refused(tmp_path, capsys):
+    """`--format kafka-members` on an offsets output imported it as offsets (each header
+    says its layout) without a word, though --format forces one for every file."""
+    args = ["--output", str(tmp_path / "in"), "--cluster", "prod"]
+    offsets = DATA / "kcg_offsets.txt"
+    assert cli("import", str(offsets), *args, "--format", "kafka-members") == 2
+    err = capsys.readouterr().err
+    assert (f"{offsets} line 2: --format kafka-members, but the header is "
+            "kafka-consumer-groups.sh's offsets layout: give --format kafka-offsets, or leave "
+            "--format out (each header says its layout)") in err
+    assert not (tmp_path / "in" / "offsets").exists()
+    assert cli("import", str(offsets), *args, "--format", "kafka-offsets") == 0
