@@ -14,6 +14,7 @@ import math
 import sys
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from capture.errors import CaptureError
@@ -34,7 +35,9 @@ def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
                     "of kafka-consumer-groups.sh, mqadmin or rocketmq-dashboard.")
     sub = parser.add_subparsers(dest="capture_command", required=True, metavar="SOURCE")
     kafka = sub.add_parser("kafka", help="live capture from a Kafka cluster")
-    kafka.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
+    # blank (an unset variable): librdkafka said "cannot reach : _TRANSPORT"
+    kafka.add_argument("--bootstrap-servers", type=non_blank, required=True,
+                       metavar="HOST:PORT")
     kafka.add_argument("--output", type=_local_folder, required=True, metavar="DIR",
                        help="folder of the input tables (queues, members, offsets, "
                             "observed, rejects), the audit's --queues ... below it")
@@ -85,6 +88,13 @@ def _local_folder(text: str) -> str:
             f"{text!r} lies in the Delta table at {table}, whose VACUUM would delete the "
             "capture's tables (files its log does not name): capture into a folder of its "
             "own")
+    local = Path(without_file_scheme(text))
+    ancestor = local
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():  # said "[Errno 17] File exists"
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {ancestor} is a file, not a folder; point --output at a folder")
     return without_file_scheme(text)
 
 

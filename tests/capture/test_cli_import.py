@@ -243,3 +243,24 @@ def test_a_kafka_format_forced_on_a_file_of_another_layout_is_refused(tmp_path, 
             "--format out (each header says its layout)") in err
     assert not (tmp_path / "in" / "offsets").exists()
     assert cli("import", str(offsets), *args, "--format", "kafka-offsets") == 0
+
+
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_an_output_that_is_or_lies_under_a_file_is_a_usage_error(tmp_path, capsys, under):
+    """It said "[Errno 17] File exists" after reading the files."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    out = afile / under if under else afile
+    with pytest.raises(SystemExit) as exit_:
+        cli("import", str(DATA / "kcg_offsets.txt"), "--cluster", "c", "--output", str(out))
+    assert exit_.value.code == 2
+    assert (f"argument --output: '{out}': {afile} is a file, not a folder; point --output at "
+            "a folder") in capsys.readouterr().err
+
+
+def test_blank_bootstrap_servers_are_a_usage_error(tmp_path, capsys):
+    """An unset variable: librdkafka said "cannot reach : _TRANSPORT"."""
+    with pytest.raises(SystemExit) as exit_:
+        cli("kafka", "--bootstrap-servers", "", "--output", str(tmp_path / "o"))
+    assert exit_.value.code == 2
+    assert "argument --bootstrap-servers: must not be blank" in capsys.readouterr().err
