@@ -104,7 +104,7 @@ def _split(line: str, cols: list[tuple[str, int]], rest_from: str | None = None,
     rest = rest_from is not None and names[-1] == rest_from
     row = _by_position(line, cols)
     if row is None:
-        return _by_whitespace(line, names, rest)
+        return _by_whitespace(line, names, rest, [n for n in blank_ok if n in names])
     values: dict[str, str] = {}
     for name in names:  # None: the line ends before the column (after any overflow)
         value = row[name]
@@ -129,14 +129,20 @@ def _rest_is_last(names: list[str], tokens: list[str]) -> bool:
             and tokens[last - 1].startswith("/"))
 
 
-def _by_whitespace(line: str, names: list[str], rest: bool) -> dict[str, str]:
+def _by_whitespace(line: str, names: list[str], rest: bool,
+                   blank_ok: list[str] | None = None) -> dict[str, str]:
     """A line not laid out under the header, split at whitespace (`_split`). Words beyond
     the columns belong to the last (`rest`) only where they can be no other's
-    (`_rest_is_last`); else a value's words cannot be placed."""
+    (`_rest_is_last`); else a value's words cannot be placed. A line one word short may
+    have lost a column the tool leaves blank (`blank_ok`): the reason says so, as
+    "line ends before" alone read as a cut line whose values were all there."""
     tokens = line.split()
     if len(tokens) < len(names):
+        lost = (f"; or its blank {' or '.join(blank_ok)} was lost with the spacing (tabs, "
+                "spaces collapsed by a copy): save the tool's output as it prints it"
+                if blank_ok else "")
         raise ValueError(f"line ends before column {names[len(tokens)]} "
-                         f"({len(tokens)} of {len(names)} values)")
+                         f"({len(tokens)} of {len(names)} values){lost}")
     last = len(names) - 1
     if len(tokens) > len(names) and not (rest and _rest_is_last(names, tokens)):
         raise ValueError(f"{len(tokens)} words for the {len(names)} columns "
@@ -309,6 +315,15 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
     """One member. GROUP-INSTANCE-ID is blank for a dynamic member when another member is
     static. The whole row is checked before it changes the state."""
     row = _split(line, cols, "ASSIGNMENT", blank_ok=("GROUP-INSTANCE-ID",))
+    instance = row.get("GROUP-INSTANCE-ID", "")
+    if "/" in instance and "/" not in row["HOST"]:
+        # the tool prints HOST as /address: here a blank GROUP-INSTANCE-ID was lost with
+        # the spacing and every later column read one to the left (a client.id's words
+        # filling the gap), which no count of the words can tell
+        raise ValueError(f"GROUP-INSTANCE-ID reads {instance} and HOST {row['HOST']}: the "
+                         "tool prints the host as /address, so a blank GROUP-INSTANCE-ID "
+                         "was lost with the spacing (tabs, spaces collapsed by a copy) and "
+                         "the columns after it moved; save the tool's output as it prints it")
     member_id = row["CONSUMER-ID"]
     count = whole_number(row["#PARTITIONS"], "#PARTITIONS")
     value = row.get("ASSIGNMENT", row.get("CURRENT-ASSIGNMENT"))
@@ -319,7 +334,6 @@ def _members_row(state: ImportState, path: str, number: int, line: str,
     group = state.kafka_group(row.get("GROUP", group_name))
     member = group.member(member_id)
     member.host = row["HOST"].lstrip("/") or None
-    instance = row.get("GROUP-INSTANCE-ID", "")
     member.instance_id = instance if instance not in ("", MISSING) else member.instance_id
     member.client_name = row["CLIENT-ID"] if row["CLIENT-ID"] != MISSING else None
     if layout == "3.8":

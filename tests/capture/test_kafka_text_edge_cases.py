@@ -111,6 +111,27 @@ def test_a_blank_group_instance_id_keeps_the_columns_in_place(tmp_path):
                              (INST_B, "10.0.0.12", "consumer-2")}
 
 
+def test_a_blank_group_instance_id_lost_with_the_spacing_is_said_not_misread(tmp_path):
+    """STATIC's lines with spaces collapsed: the dynamic member's blank
+    GROUP-INSTANCE-ID is gone. With a client.id of two words the count of words still
+    matched, and `/10.0.0.11` was read as its instance id, `x` as its host, `1` as its
+    client.id; with a client.id of one word and one partition the reason said only that the
+    line was cut."""
+    collapsed = [" ".join(line.split()) for line in STATIC]
+    spaced = collapsed[1].replace(" consumer-1 ", " x 1 ")
+    one_word = f"orders-range {M1} /10.0.0.11 consumer-1 1 orders(0)"
+    snap = run(write(tmp_path, "members.txt", collapsed[0], spaced, one_word, collapsed[2]))
+    assert [(line, reason) for line, reason, _ in rejects(snap)] == [
+        (2, "unreadable members row: GROUP-INSTANCE-ID reads /10.0.0.11 and HOST x: the tool "
+            "prints the host as /address, so a blank GROUP-INSTANCE-ID was lost with the "
+            "spacing (tabs, spaces collapsed by a copy) and the columns after it moved; save "
+            "the tool's output as it prints it"),
+        (3, "unreadable members row: line ends before column ASSIGNMENT (6 of 7 values); or "
+            "its blank GROUP-INSTANCE-ID was lost with the spacing (tabs, spaces collapsed by "
+            "a copy): save the tool's output as it prints it")]
+    assert members(snap) == {(INST_B, "10.0.0.12", "consumer-2")}
+
+
 def test_lines_not_laid_out_under_the_header_are_split_at_whitespace(tmp_path):
     # rows with tabs under a space-padded header, and an offset wider than its 15-character
     # column (the tool then shifts the rest of the line): both read by whitespace
