@@ -409,7 +409,10 @@ def _drift_sentence() -> Column:
                   "holds queues.")))
         .otherwise(F.lit(
             "likely cause: the clients allocate with a different strategy than the one "
-            "declared (check allocateMessageQueueStrategy / partition.assignment.strategy)."))
+            "declared (check allocateMessageQueueStrategy / partition.assignment.strategy), "
+            "or some subscribe other topics than the members table says (a capture that "
+            "cannot read each member's subscription, such as kafka-consumer-groups output, "
+            "gives every member all of its group's topics)."))
     )
     return F.concat(
         n("drift_queues"), F.lit(" queue(s) are held differently from the recomputed "
