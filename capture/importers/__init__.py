@@ -25,7 +25,7 @@ from capture.importers.detect import (
 )
 from capture.importers.kafka_consumer_groups import import_kafka_consumer_groups
 from capture.importers.rocketmq_json import JsonError, loads
-from capture.importers.state import ImportState
+from capture.importers.state import ImportState, KafkaGroup
 from capture.static_members import static_order_warning
 from capture.tables import Snapshot
 
@@ -214,6 +214,17 @@ def _build_kafka(state: ImportState) -> None:
         for (topic, p), offset in sorted(g.committed.items()):
             snap.add("offsets", consumer_group=name, topic=topic, broker_name=None, queue_id=p,
                      committed_offset=offset, consumed_offset=None)
+        if g.unread_members:
+            # as the live capture does: the audit recomputes a group over the members it
+            # is given, so one left out would move its partitions (drift that is not there)
+            snap.warn(f"group {name}: {len(g.unread_members)} members line(s) could not be "
+                      f"read ({', '.join(g.unread_members[:3])}"
+                      f"{', ...' if len(g.unread_members) > 3 else ''}; see rejects): none "
+                      "of its members is written, as a group without one of its members "
+                      "would be audited as a smaller group; its offsets and the holders "
+                      "read are")
+            _kafka_holders(state, name, g)
+            continue
         topics = sorted({t for t, _ in g.partitions})
         strategy = min(g.strategies, default=None)
         if len(g.strategies) > 1:
@@ -231,7 +242,6 @@ def _build_kafka(state: ImportState) -> None:
         if strategy is not None and (warning := static_order_warning(name, instances,
                                                                      strategy)):
             snap.warn(warning)
-        holders: dict[tuple[str, int], list[str]] = {}
         for member_id in sorted(g.members):
             m = g.members[member_id]
             for topic in topics or [None]:
@@ -239,18 +249,25 @@ def _build_kafka(state: ImportState) -> None:
                          strategy=strategy, message_model=None, client_room=None,
                          client_addr=m.host, strategy_params=None, client_name=m.client_name,
                          client_host=m.host)
-            for key in m.assigned:
-                holders.setdefault(key, []).append(member_id)
-        # a Kafka partition has one owner per generation: two names are two readings a
-        # rebalance fell between (the --offsets and the --members output taken apart)
-        for (topic, p), named in sorted(holders.items()):
-            snap.add("observed", consumer_group=name, topic=topic, broker_name=None,
-                     queue_id=p, client_id=_first_holder(state, name,
-                                                         f"partition {topic}-{p}", named),
-                     source="kafka-consumer-groups")
+        _kafka_holders(state, name, g)
     for (topic, p), end in sorted(queues.items()):
         snap.add("queues", captured_at=at, topic=topic, broker_name=None, queue_id=p,
                  readable=True, broker_room=None, max_offset=end, in_rate=None)
+
+
+def _kafka_holders(state: ImportState, name: str, g: KafkaGroup) -> None:
+    """The group's `observed` rows: who the files say holds each partition. A Kafka
+    partition has one owner per generation: two names are two readings a rebalance fell
+    between (the --offsets and the --members output taken apart)."""
+    holders: dict[tuple[str, int], list[str]] = {}
+    for member_id in sorted(g.members):
+        for key in g.members[member_id].assigned:
+            holders.setdefault(key, []).append(member_id)
+    for (topic, p), named in sorted(holders.items()):
+        state.snapshot.add("observed", consumer_group=name, topic=topic, broker_name=None,
+                           queue_id=p, client_id=_first_holder(state, name,
+                                                               f"partition {topic}-{p}", named),
+                           source="kafka-consumer-groups")
 
 
 def _build_rocketmq(state: ImportState) -> None:

@@ -231,6 +231,15 @@ def import_kafka_consumer_groups(state: ImportState, path: str, text: str,
                 _state_row(state, path, number, line, cols, group)
         except (ValueError, KeyError) as exc:
             snap.reject(path, number, f"unreadable {kind} row: {exc}", line)
+            if kind == "members":  # a member left out: its group is written whole or not
+                name = _group_of(line, cols) if group is None else group
+                state.kafka_group(name).unread_members.append(f"{path} line {number}")
+
+
+def _group_of(line: str, cols: list[tuple[str, int]]) -> str:
+    """The GROUP of a row that cannot be read: by position, else its first word."""
+    row = _by_position(line, cols)
+    return (row or {}).get("GROUP") or line.split()[0]
 
 
 def _offsets_row(state: ImportState, path: str, number: int, line: str,

@@ -38,6 +38,8 @@ class KafkaGroup:
     log_end: dict[tuple[str, int], int] = field(default_factory=dict)
     partitions: set[tuple[str, int]] = field(default_factory=set)
     strategies: set[str] = field(default_factory=set)  # every assignor a --state file named
+    # members-layout lines of the group that could not be read ("<file> line <n>")
+    unread_members: list[str] = field(default_factory=list)
 
     def member(self, member_id: str) -> KafkaMember:
         return self.members.setdefault(member_id, KafkaMember())

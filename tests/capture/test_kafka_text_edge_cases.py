@@ -129,7 +129,7 @@ def test_a_blank_group_instance_id_lost_with_the_spacing_is_said_not_misread(tmp
         (3, "unreadable members row: line ends before column ASSIGNMENT (6 of 7 values); or "
             "its blank GROUP-INSTANCE-ID was lost with the spacing (tabs, spaces collapsed by "
             "a copy): save the tool's output as it prints it")]
-    assert members(snap) == {(INST_B, "10.0.0.12", "consumer-2")}
+    assert members(snap) == set()  # the group is not written without those two members
 
 
 def test_lines_not_laid_out_under_the_header_are_split_at_whitespace(tmp_path):
@@ -159,7 +159,9 @@ def test_a_file_all_in_tabs_reads_as_the_tool_prints_it(tmp_path):
 def test_a_rejected_row_creates_no_member(tmp_path):
     snap = run(str(DATA / "kcg_members_3.7_damaged.txt"))
     assert [line for line, _, _ in rejects(snap)] == [2, 6, 7]
-    assert set(frame(snap, "members").client_id) == {M1, M2}
+    # consumer-3's and consumer-4's lines are rejects: not members, and their group is not
+    # written without them (`test_a_group_with_an_unread_member_line_is_written_whole_or_not`)
+    assert frame(snap, "members").empty
     bad = offsets_line("g1", "orders", "two", 1, 2, 1, "consumer-9-x", "/10.0.0.19",
                        "consumer-9")
     snap = run(write(tmp_path, "offsets.txt", HEADER, ROW0, bad))
@@ -516,22 +518,28 @@ def test_a_group_with_static_members_is_said_to_order_them_otherwise(tmp_path, s
     assert frame(snap, "members").strategy_params.isna().all()
 
 
-def test_a_static_member_beside_a_rejected_dynamic_line_is_not_called_the_only_kind(
-        tmp_path):
-    """The dynamic member's line is a rejects row (its partition count is not a number):
-    the group is not said to have "only static members", only that none dynamic was
-    read."""
+def test_a_group_with_an_unread_member_line_is_written_whole_or_not(tmp_path):
+    """The dynamic member's line is a rejects row (its partition count is not a number).
+    The static member alone was written: the audit recomputed range over one member,
+    which moved every partition (drift that is not there), and the group was said to
+    have only static members. As the live capture does, its members and holders are not
+    written, with a warning naming the line; its offsets, partitions and the holders
+    read are."""
     broken = STATIC[1].replace("3          ", "three      ", 1)
-    snap = run(write(tmp_path, "members.txt", STATIC[0], broken, STATIC[2]),
-               state_file(tmp_path, "range"))
+    path = write(tmp_path, "members.txt", STATIC[0], broken, STATIC[2])
+    offsets = write(tmp_path, "offsets.txt", HEADER,
+                    offsets_line("orders-range", "orders", 2, 5, 9, 4, INST_B, "/10.0.0.12",
+                                 "consumer-2"))
+    snap = run(path, offsets, state_file(tmp_path, "range"))
     assert len(rejects(snap)) == 1
-    said = [w for w in snap.warnings if "static" in w]
-    assert said == [
-        f"group orders-range has 1 static member(s) ({INST_B} as inst-b) and no dynamic "
-        "one read; Kafka's range assignor orders static members first, by "
-        "group.instance.id, then the others by member id, while the audit recomputes the "
-        "assignment ordering every member by member id: this group's drift may be that "
-        "ordering, not its clients"]
+    assert frame(snap, "members").empty
+    assert committed(snap) == {("orders-range", "orders", 2): 5}
+    assert observed(snap) == {("orders", 2): INST_B, ("payments", 1): INST_B}
+    assert not [w for w in snap.warnings if "static" in w]
+    assert (f"group orders-range: 1 members line(s) could not be read ({path} line 2; see "
+            "rejects): none of its members is written, as a group without one of its "
+            "members would be audited as a smaller group; its offsets and the holders read "
+            "are") in snap.warnings
 
 
 def test_static_members_under_other_assignors_or_none_are_not_said(tmp_path):
