@@ -548,13 +548,13 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
            counts: dict, times: DataFrame, captured: dict, baselines: dict,
            prior: Prior, landed: Callable[[], None]) -> list[WriteResult]:
     def still_current() -> None:
-        now = sorted({s for s, _ in prior_keys(ctx.store, ctx.output, captured,
-                                                 scope.audited)})
-        if now != prior.snapshots:
+        landed = prior.landed_since(prior_keys(ctx.store, ctx.output, captured,
+                                               scope.audited))
+        if landed:
             raise StalePrior(
                 f"while this run computed, another run published snapshot(s) "
-                f"{', '.join(sorted(set(now) - set(prior.snapshots))) or '(removed)'} "
-                "before this run's first one; churn must be compared with them")
+                f"{', '.join(landed)} before this run's first one; churn must be compared "
+                "with them")
 
     still_current()
     # the not-audited snapshots are none of the audited ones: their keys never meet

@@ -474,6 +474,55 @@ def test_an_earlier_snapshot_landing_after_this_runs_commits_recomputes_and_land
     assert set(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == {"B"}
 
 
+class _Died(Exception):
+    """A run's end at a hook point, as a crash ends it."""
+
+
+def test_an_earlier_snapshot_another_run_takes_apart_leaves_this_run_to_land(
+        spark, tmp_path) -> None:
+    """Y audits A again and dies after retracting A's `runs` row, while X computes B
+    against A's complete rows. X took A's absence for a snapshot published meanwhile: it
+    computed B's churn again against nothing, and, had A landed again before X's turn, it
+    exited 2 with B's rows written and its `runs` row gone (probe X: a complete snapshot
+    made incomplete). Now X lands with the churn it computed against the A it read; A's
+    next run names B."""
+    paths, out = _output_holding_a(spark, tmp_path)
+    log: list[str] = []
+
+    def dies(point: str) -> None:
+        if point == "retracted":
+            raise _Died
+
+    def y_takes_a_apart() -> None:
+        with pytest.raises(_Died):
+            audit(spark, paths, out, "Y", snapshots=("A",), hook=dies)
+
+    audit(spark, paths, out, "X", snapshots=("B",),
+          hook=_once_at("reports", log, y_takes_a_apart))
+    assert log
+    assert assert_one_complete_run(out, "B") == "X"
+    assert complete_run(out, "A") is None  # Y died: A waits for its next run
+    churn = table(out, "rebalance_churn")
+    assert set(churn.loc[churn["snapshot_id"] == "B", "previous_snapshot_id"]) == {"A"}
+
+
+def test_an_earlier_snapshot_audited_again_meanwhile_recomputes_churn(spark, tmp_path,
+                                                                      caplog) -> None:
+    """Y audits A again and lands while X computes B: the rows X compared B with are
+    replaced. X compared only which snapshots were there, so it landed B's churn against
+    rows no longer in the output, and no run said so (Y's landing came first)."""
+    paths, out = _output_holding_a(spark, tmp_path)
+    log: list[str] = []
+    with caplog.at_level("WARNING", logger="rebalance_audit"):
+        audit(spark, paths, out, "X", snapshots=("B",), hook=_once_at(
+            "reports", log, lambda: audit(spark, paths, out, "Y", snapshots=("A",))))
+    assert log
+    assert ("another run published snapshot(s) A before this run's first one; churn must "
+            "be compared with them: computing again") in caplog.text
+    assert (assert_one_complete_run(out, "A"), assert_one_complete_run(out, "B")) == ("Y",
+                                                                                     "X")
+
+
 def test_a_later_snapshot_landing_meanwhile_is_named_when_this_run_lands(spark,
                                                                          tmp_path) -> None:
     """Y publishes C while X computes B (between A and C): Y's churn of C compares with A,
