@@ -161,8 +161,7 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
         path = f"{output}/{result.table}"
         others = store.changes_after(path, result.version, partitions)
         if others:
-            raise ConflictError(result.table, path, partitions,
-                                sorted({c.run_id for c in others if c.run_id}))
+            raise ConflictError.of_commits(result.table, path, partitions, others, run_id)
     with publish_turn(output):
         still_current()
         hook("verified")

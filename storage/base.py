@@ -17,8 +17,12 @@ PARTITION_COLUMN = "snapshot_id"
 class ConflictError(TableError):
     """Another writer changed the partitions this run replaces after the run read them."""
 
-    def __init__(self, table: str, path: str, partitions: list, others: list[str]) -> None:
-        who = (f"run {', '.join(sorted(others))}" if others else "another writer")
+    def __init__(self, table: str, path: str, partitions: list, others: list[str],
+                 run_id: str | None = None) -> None:
+        # a run given this run's --run-id: "run X wrote ..." read as this run itself
+        names = [f"{n} (another run given this run's --run-id)" if n == run_id else n
+                 for n in sorted(others)]
+        who = (f"run {', '.join(names)}" if names else "another writer")
         shown = ", ".join("(null)" if p is None else str(p) for p in sorted(
             partitions, key=lambda p: (p is not None, str(p))))
         super().__init__(
@@ -27,6 +31,16 @@ class ConflictError(TableError):
             "re-run to audit them again once the other run has finished."
         )
         self.table, self.path, self.partitions, self.others = table, path, partitions, others
+
+    @classmethod
+    def of_commits(cls, table: str, path: str, partitions: list, commits: list,
+                   run_id: str | None = None) -> ConflictError:
+        """The conflict of `commits` (another writer's, after this run's baseline) with the
+        `partitions` this run replaces: naming the partitions they touched, not all this
+        run's (a run of s1 and s2 was said to have written s2 and s3), and their runs."""
+        touched = [p for p in partitions if any(p in c.partitions for c in commits)]
+        return cls(table, path, touched or partitions,
+                   sorted({c.run_id for c in commits if c.run_id}), run_id)
 
 
 def unreadable_file(name: str, path: str, detail: str) -> TableError:

@@ -153,8 +153,7 @@ class NativeStore:
         if replace is not None and since is not None:
             conflicts = self.changes_after(path, since.version, replace)
             if conflicts:
-                raise ConflictError(name, path, replace,
-                                    sorted({c.run_id for c in conflicts if c.run_id}))
+                raise ConflictError.of_commits(name, path, replace, conflicts, run_id)
         try:
             if df is None:
                 if replace is not None and self.exists(path):

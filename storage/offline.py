@@ -367,8 +367,7 @@ class OfflineStore:
             baseline = since.version if since is not None else current
             conflicts = self.changes_after(path, baseline, replace)
             if conflicts:
-                raise ConflictError(name, path, replace,
-                                    sorted({c.run_id for c in conflicts if c.run_id}))
+                raise ConflictError.of_commits(name, path, replace, conflicts, run_id)
         adds = _move_into_table(staging, root, partition_by) if staging.is_dir() else []
         properties = CommitProperties(max_commit_retries=0,
                                       custom_metadata={delta_log.RUN_ID_KEY: run_id or ""})
