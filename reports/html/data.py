@@ -405,6 +405,13 @@ def _one(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
 def complete_runs(output: str) -> pd.DataFrame:
     """The COMPLETE `runs` rows; NoOutputError when the output has none."""
     if not has_table(output, RUNS):
+        written = [name for name in REQUIRED_COLUMNS if name != RUNS
+                   and has_table(output, name)]
+        if written:  # the first run into the root died before its `runs` commit
+            raise NoOutputError(
+                f"{output}: an audit output without its '{RUNS}' table ({', '.join(written)} "
+                "written): the first run into it ended before publishing any snapshot "
+                "(killed, or failed); run the audit again, and its snapshots are shown")
         raise NoOutputError(f"{output}: no output tables here (no '{RUNS}' Delta table); "
                             "point --output at the output root of an audit run")
     _check_columns(output, [RUNS])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,6 +120,20 @@ def test_no_output_tables_is_a_user_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no output tables" in err and str(tmp_path) in err
     assert not (tmp_path / "report.html").exists()
+
+
+def test_a_root_whose_first_run_died_before_publishing_says_so(tmp_path, capsys):
+    """Probe X: a first run killed after some table commits, before `runs`, left a root
+    the page called "no output tables here ... point --output at the output root of an
+    audit run": it is one."""
+    out = frames.write_outputs(str(tmp_path / "died"))
+    shutil.rmtree(Path(out) / "runs")
+    assert main(["report", "--output", out]) == 2
+    err = capsys.readouterr().err
+    assert (f"{out}: an audit output without its 'runs' table (group_balance, "
+            "consumer_load, rebalance_churn") in err
+    assert ("the first run into it ended before publishing any snapshot (killed, or "
+            "failed); run the audit again, and its snapshots are shown") in err
 
 
 def test_unknown_snapshot_is_a_user_error(output, capsys):
