@@ -349,7 +349,12 @@ def overview(data: ReportData) -> str:
     right = (charts.to_div(charts.churn_timeline(data.churn, data.churn_window),
                            "churn-chart")
              if not data.churn.empty and "queues_moved" in data.churn.columns
-             else "<p>No churn rows: a cluster needs two audited snapshots.</p>")
+             # two complete snapshots may have none: one audited before the snapshot
+             # that precedes it compares with nothing until it is audited again (probe X)
+             else "<p>No churn rows: churn compares a snapshot with the one before it in "
+                  "the output when the snapshot is audited, so a cluster needs two, and one "
+                  "audited before its predecessor has none until it is audited again (the "
+                  "predecessor's run names it in its warnings).</p>")
     return (f'<div class="overview"><div><h2 id="skew">Distribution of skew</h2>{left}</div>'
             f'<div><h2 id="churn">Churn timeline</h2>{right}</div></div>')
 

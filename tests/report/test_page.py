@@ -111,6 +111,8 @@ def test_empty_outputs_render_a_page_saying_so():
     assert "No group has findings" in page
     assert "No group has a skew figure" in page
     assert "No churn rows" in page
+    # two complete snapshots may have none (probe X): "a cluster needs two" alone was false
+    assert "one audited before its predecessor has none until it is audited again" in page
 
 
 def test_plotly_js_is_inlined_once_and_nothing_is_fetched():
