@@ -180,7 +180,9 @@ def run_capture(args: argparse.Namespace) -> int:
         snapshot = capture_kafka(opts)
         groups = f" (--group {', '.join(opts.groups)})" if opts.groups else ""
         _refuse_nothing_read(f"{opts.bootstrap_servers}{groups}", snapshot,
-                             "the broker has no topic or group to capture")
+                             "no consumer group listed has a committed offset or a member "
+                             "whose subscription the broker describes: a capture takes a "
+                             "group's topics from those")
     else:
         from capture.importers import import_files
 
