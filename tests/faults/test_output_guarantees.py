@@ -409,7 +409,8 @@ def test_a_run_overwritten_by_one_of_the_same_run_id_publishes_nothing(spark, in
             with pytest.raises(RuntimeError, match="Y killed"):
                 audit(spark, more, out, "nightly", hook=crash)
 
-    with pytest.raises(ConflictError, match=r"run nightly wrote snapshot\(s\) A, C of the "
+    with pytest.raises(ConflictError, match=r"run nightly \(another run given this run's "
+                                            r"--run-id\) wrote snapshot\(s\) A, C of the "
                                             r"assignments table"):
         audit(spark, inputs["full"], out, "nightly", hook=y_runs_meanwhile)
     assert complete_run(out, "A") is None and complete_run(out, "C") is None
