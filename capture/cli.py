@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from capture.errors import CaptureError
-from storage.paths import delta_table_holding, is_local, without_file_scheme
+from storage.paths import (
+    delta_table_holding,
+    existing_ancestor,
+    is_local,
+    without_file_scheme,
+)
 from vocabulary.arguments import non_blank, path, snapshot_id
 from vocabulary.columns import FIRST_CAPTURE_YEAR
 
@@ -88,10 +93,7 @@ def _local_folder(text: str) -> str:
             f"{text!r} lies in the Delta table at {table}, whose VACUUM would delete the "
             "capture's tables (files its log does not name): capture into a folder of its "
             "own")
-    local = Path(without_file_scheme(text))
-    ancestor = local
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
+    ancestor = existing_ancestor(Path(without_file_scheme(text)))
     if ancestor.exists() and not ancestor.is_dir():  # said "[Errno 17] File exists"
         raise argparse.ArgumentTypeError(
             f"{text!r}: {ancestor} is a file, not a folder; point --output at a folder")

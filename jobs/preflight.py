@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from storage.base import TableError
 from storage.paths import (
     delta_table_holding,
+    existing_ancestor,
     is_bare,
     is_local,
     lies_within,
@@ -48,9 +49,7 @@ def check_output_root(output: str) -> None:
     if not is_local(output):
         return
     root = Path(without_file_scheme(output)).absolute()
-    ancestor = root
-    while not ancestor.exists():
-        ancestor = ancestor.parent
+    ancestor = existing_ancestor(root)
     if not ancestor.is_dir():
         raise TableError(f"output root {output}: {ancestor} is a file, not a folder; point "
                          "--output at a folder")

@@ -5,10 +5,20 @@ without starting a JVM."""
 from __future__ import annotations
 
 import posixpath
+from pathlib import Path
 from urllib.parse import urlsplit
 
 # schemes that name the same store by another connector: one place for `place_of`
 SAME_STORE = {"s3a": "s3", "s3n": "s3", "abfss": "abfs", "wasbs": "wasb"}
+
+
+def existing_ancestor(path: Path) -> Path:
+    """`path` itself when it exists, else its nearest parent that does (the root, or a
+    relative path's `.` when even that is gone): where a folder to be made would hang
+    from, and what may stand in its way as a file."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def is_local(location: str) -> bool:
