@@ -250,8 +250,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                  missing_from=missing_from, requested=asked, absent=absent,
                  members_rejected=members_rejected, queues_rejected=queues_rejected,
                  partial=partial, unread_params=[
-                     _unread_params_note(r) for r in sorted(
-                         unread, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+                     _unread_params_note(r) for r in sorted(unread, key=_row_order)
                      if r.snapshot_id in audited])
 
 
@@ -262,6 +261,11 @@ def _sorted_values(mapping: dict) -> dict:
 def _key(item) -> tuple:
     (s, c), _ = item
     return (s or "", c or "")
+
+
+def _row_order(row: Row) -> tuple:
+    """A row of a snapshot and cluster in the notes' order: by snapshot, then cluster."""
+    return (row.snapshot_id or "", row.cluster or "")
 
 
 def _named_per_snapshot(rows: DataFrame, name: Column, say: Callable[[Row, str], str],
@@ -278,7 +282,7 @@ def _named_per_snapshot(rows: DataFrame, name: Column, say: Callable[[Row, str],
                   *[figure.alias(alias) for alias, figure in figures.items()])
              .collect())
     notes = []
-    for r in sorted(found, key=lambda r: (r.snapshot_id or "", r.cluster or "")):
+    for r in sorted(found, key=_row_order):
         more = f" and {r.n - len(r.first)} more" if r.n > len(r.first) else ""
         notes.append(Note(None, r.snapshot_id, r.cluster, say(r, joiner.join(r.first) + more)))
     return notes
@@ -393,7 +397,7 @@ def capture_time_spread(spans: list[Row]) -> list[Note]:
         f"{r.last_captured_at:%Y-%m-%d %H:%M:%S} UTC, more than "
         f"{CAPTURE_SPREAD.seconds // 60} minutes apart: the earliest orders it for churn "
         "and is the one the outputs show; a snapshot id should name one capture"))
-        for r in sorted(spans, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+        for r in sorted(spans, key=_row_order)
         if r.captured_at is not None
         and r.last_captured_at - r.captured_at > CAPTURE_SPREAD]
 
@@ -411,7 +415,7 @@ def implausible_capture_times(spans: list[Row]) -> list[Note]:
         f"its captured_at is {r.captured_at:%Y-%m-%d %H:%M:%S} UTC, before any Kafka or "
         "RocketMQ cluster ran: likely epoch seconds or milliseconds written as a finer unit "
         "(they land in January 1970); it orders churn and is shown as given"))
-        for r in sorted(spans, key=lambda r: (r.snapshot_id or "", r.cluster or ""))
+        for r in sorted(spans, key=_row_order)
         if r.captured_at is not None and r.captured_at < FIRST_PLAUSIBLE_CAPTURE]
 
 
