@@ -116,29 +116,35 @@ def test_tables_pandas_wrote_with_all_null_columns_are_audited(spark, tmp_path) 
     assert read.members.count() == 2
 
 
+def _params_read(spark, tmp_path, members) -> dict:
+    """client_id -> (strategy_params, virtual_nodes) of `members` (a pandas frame or Arrow
+    table, written as given beside queues of snapshot A) read and validated as a run reads
+    them; no row may be rejected."""
+    from deltalake import write_deltalake
+
+    from tests.support.delta_inputs import read_written
+    from tests.support.outputs import queue_rows
+
+    paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
+    write_deltalake(paths["queues"], queue_rows(["A"]))
+    write_deltalake(paths["members"], members)
+    read = read_written(spark, paths, Persisted())
+    assert read.rejects.count() == 0
+    return {r.client_id: (r.strategy_params, r.virtual_nodes) for r in read.members.collect()}
+
+
 def test_strategy_params_written_as_dicts_read_as_maps(spark, tmp_path) -> None:
     """pandas and pyarrow write a column of dicts as a struct with a field per key any row
     has: read as the map each row's dict spells (its keys with a value; numbers as text),
     through the Delta log and files as a run reads them. A nested struct stays refused."""
-    from deltalake import write_deltalake
-
-    from tests.support.delta_inputs import read_written
-    from tests.support.outputs import member_rows, queue_rows
+    from tests.support.outputs import member_rows
 
     members = member_rows(["A"], clients=3).assign(
         strategy=["CONSISTENT_HASH", "CONSISTENT_HASH", "AVG"],
         strategy_params=[{"virtual_nodes": 4, "never": None}, {"rooms": 2, "never": None},
                          None])
-    paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
-    write_deltalake(paths["queues"], queue_rows(["A"]))
-    write_deltalake(paths["members"], members)
-    read = read_written(spark, paths, Persisted())
-
-    assert read.rejects.count() == 0
-    got = {r.client_id: (r.strategy_params, r.virtual_nodes)
-           for r in read.members.collect()}
-    assert got == {"c1": ({"virtual_nodes": "4"}, 4), "c2": ({"rooms": "2"}, None),
-                   "c3": (None, None)}
+    assert _params_read(spark, tmp_path, members) == {
+        "c1": ({"virtual_nodes": "4"}, 4), "c2": ({"rooms": "2"}, None), "c3": (None, None)}
 
     nested = spark.createDataFrame(
         [("s", "c", "g", "id", "AVG", (("x",),))],
@@ -154,24 +160,15 @@ def test_strategy_params_as_a_map_of_numbers_read_as_text(spark, tmp_path) -> No
     with "expected map<string,string>", while the same keys as a struct of ints were read:
     its values read as text too, and a map with other than text keys stays refused."""
     import pyarrow as pa
-    from deltalake import write_deltalake
 
-    from tests.support.delta_inputs import read_written
-    from tests.support.outputs import member_rows, queue_rows
+    from tests.support.outputs import member_rows
 
     members = pa.Table.from_pandas(member_rows(["A"], clients=2).assign(
         strategy="CONSISTENT_HASH"), preserve_index=False)
     members = members.append_column("strategy_params", pa.array(
         [[("virtual_nodes", 4)], None], pa.map_(pa.string(), pa.int32())))
-    paths = {"queues": str(tmp_path / "queues"), "members": str(tmp_path / "members")}
-    write_deltalake(paths["queues"], queue_rows(["A"]))
-    write_deltalake(paths["members"], members)
-    read = read_written(spark, paths, Persisted())
-
-    assert read.rejects.count() == 0
-    got = {r.client_id: (r.strategy_params, r.virtual_nodes)
-           for r in read.members.collect()}
-    assert got == {"c1": ({"virtual_nodes": "4"}, 4), "c2": (None, None)}
+    assert _params_read(spark, tmp_path, members) == {"c1": ({"virtual_nodes": "4"}, 4),
+                                                       "c2": (None, None)}
 
     keyed_by_number = spark.createDataFrame(
         [("s", "c", "g", "id", "AVG", {1: "x"})],
