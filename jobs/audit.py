@@ -58,12 +58,12 @@ from jobs.scope import (
     capture_time_spread,
     config_queues_not_readable,
     find_scope,
+    groups_assigned_by_rack,
     groups_not_observed,
     groups_without_lag,
     idle_buckets,
     implausible_capture_times,
     lookalike_columns,
-    rack_aware_groups,
 )
 from jobs.session import build_session, launched_by_spark_submit
 from jobs.sizing import partitions_for, waves_for
@@ -72,6 +72,8 @@ from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
+    LAG_UNKNOWN,
+    RACK_AWARE,
     UNMATCHED_OFFSETS,
     assignment_rows,
     pass_counts,
@@ -94,7 +96,7 @@ from reports.rebalance_churn import churn_history
 from storage.base import unreadable_file
 from storage.delta import DeltaStore, Store, WriteResult
 from storage.paths import is_local, without_file_scheme
-from vocabulary.columns import RACK_AWARE_ASSIGNORS, SNAPSHOT_KEYS, STICKY_STRATEGIES
+from vocabulary.columns import SNAPSHOT_KEYS, STICKY_STRATEGIES
 from vocabulary.contracts import OUTPUT_TABLES, REJECTS_SCHEMA
 from vocabulary.errors import InputError, TableError
 
@@ -289,7 +291,7 @@ def _audit(ctx: _Run) -> RunResult:
             with ctx.steps.step("read", "read prior", point=None) as line:
                 prior = read_prior(ctx.store, ctx.output, captured, scope.audited)
                 line.detail = prior_line(prior.snapshots, bool(scope.requested))
-            tables, counts, lag_unknown, unmatched = _assign_and_report(
+            tables, counts, named, unmatched = _assign_and_report(
                 ctx, inputs, times, prior, has_sticky, existing, attempt_persist, scope)
             with ctx.steps.step("reports", "report rejects") as line:
                 run_rejects = rejects if unmatched is None else rejects.unionByName(
@@ -303,8 +305,9 @@ def _audit(ctx: _Run) -> RunResult:
                     line.detail = (f"{len(stale)} of {len(followers)} later snapshot(s) "
                                    "follow rows this run changes")
             with ctx.steps.step("write", "published") as line:
-                late = [*stale, *groups_without_lag(lag_unknown,
-                                                    scope.missing_from.get("offsets", set()))]
+                late = [*stale, *groups_without_lag(named[LAG_UNKNOWN],
+                                                    scope.missing_from.get("offsets", set())),
+                        *groups_assigned_by_rack(named[RACK_AWARE])]
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
@@ -412,18 +415,15 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         if inputs.observed is not None:
             scope.notes.extend(groups_not_observed(inputs.members, inputs.observed))
         # one job over the members: is any group on a sticky assignor, any member on
-        # CONFIG, any Kafka member on a rack-aware assignor with a rack
+        # CONFIG (the Kafka groups their clients would assign by rack are found by the
+        # pass, `rebalance_udfs.racks`: nine jobs here cost about a second at 1M)
         runs = inputs.members.select(*[F.max(cond.cast("int")).alias(name) for name, cond in (
             ("sticky", F.col("strategy").isin(*STICKY_STRATEGIES)),
             ("config", (F.col("strategy") == "CONFIG") & F.col("config_queues").isNotNull()),
-            ("racks", F.col("strategy").isin(*RACK_AWARE_ASSIGNORS)
-             & F.col("client_room").isNotNull()),
         )]).first()
         has_sticky = bool(runs.sticky)
         if runs.config:
             scope.notes.extend(config_queues_not_readable(inputs.members, inputs.queues))
-        if runs.racks:
-            scope.notes.extend(rack_aware_groups(inputs.members, inputs.queues))
         scope.notes.extend(outdated_followers(
             held, captured, churn_previous(ctx.store, ctx.output, held, captured)))
         for text in (n.text() for n in scope.notes):
@@ -500,7 +500,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         # bucket, not the assignment rows too; stored by the scan that counts the tables
         # (one scan of the packed rows, not two: 10M, 4.9 + 3.0 s)
         side = persist(side_rows(packed), eager=False)
-        counts, lag_unknown = pass_counts(side)
+        counts, named = pass_counts(side)
         pass_rows = {name: sum(c.values()) for name, c in counts.items()}
         counts["rebalance_churn"] = counts.pop("churn")
         compared = counts.pop(COMPARISON)  # counted only if written (below)
@@ -541,7 +541,7 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
                 tables[name] = _stamp(persist(reports[name]), ctx.run_id)
                 counts[name] = count_rows(tables[name])
             line.detail = row_counts({name: sum(counts[name].values())})
-    return tables, counts, lag_unknown, unmatched
+    return tables, counts, named, unmatched
 
 
 def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataFrame,

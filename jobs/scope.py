@@ -21,8 +21,7 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from jobs.read import SUBSCRIPTION, UNREAD_PARAMS
-from rebalance_udfs.spark.report_pass import LagUnknown
-from vocabulary.columns import RACK_AWARE_ASSIGNORS
+from rebalance_udfs.spark.report_pass import NamedGroups
 from vocabulary.contracts import STRATEGY_PARAM_KEYS
 from vocabulary.words import named
 
@@ -340,47 +339,19 @@ def config_queues_not_readable(members: DataFrame, queues: DataFrame) -> list[No
         named=3, joiner="; ", members=F.countDistinct("consumer_group", "client_id"))
 
 
-def rack_aware_groups(members: DataFrame, queues: DataFrame) -> list[Note]:
+def groups_assigned_by_rack(found: dict[tuple[str | None, str | None], NamedGroups]
+                            ) -> list[Note]:
     """A note per snapshot and cluster whose Kafka groups Kafka 3.5+ clients would assign
-    by rack (KIP-881; `capture.kafka_racks`), which the audit does not recompute: members
-    on `range` or a sticky assignor with a `client_room` (client.rack) where some
-    partition's `broker_room` is, and the partitions of those topics on more than one
-    rack or some on none (`range` per topic over its subscribers, the sticky assignors
-    once over the group's topics). One job, asked only when such a member exists; the
-    queues are filtered to those groups' topics through a broadcast."""
-    keys = ["snapshot_id", "cluster"]
-    kafka = members.where(F.col("strategy").isin(*RACK_AWARE_ASSIGNORS)
-                          & F.col("topic").isNotNull())
-    racked = kafka.where(F.col("client_room").isNotNull()).select(
-        *keys, "consumer_group").distinct()
-    subs = kafka.join(F.broadcast(racked), [*keys, "consumer_group"], "left_semi")
-    topic_racks = (queues.where(F.coalesce(F.col("readable"), F.lit(True)))
-                   .join(F.broadcast(subs.select(*keys, "topic").distinct()),
-                         [*keys, "topic"], "left_semi")
-                   .groupBy(*keys, "topic").agg(
-                       F.collect_set("broker_room").alias("racks"),
-                       F.max(F.col("broker_room").isNull().cast("int")).alias("unracked")))
-    per_topic = subs.join(topic_racks, [*keys, "topic"])
-    by_topic = per_topic.where(F.col("strategy") == "range").groupBy(
-        *keys, "consumer_group", "topic").agg(
-        F.collect_set("client_room").alias("member_racks"),
-        F.first("racks").alias("racks"), F.first("unracked").alias("unracked"))
-    by_group = per_topic.where(F.col("strategy") != "range").groupBy(
-        *keys, "consumer_group").agg(
-        F.collect_set("client_room").alias("member_racks"),
-        F.array_distinct(F.flatten(F.collect_list("racks"))).alias("racks"),
-        F.max("unracked").alias("unracked"))
-    by_rack = ((F.size(F.array_intersect("member_racks", "racks")) > 0)
-               & ((F.size("racks") > 1) | (F.col("unracked") == 1)))
-    groups = (by_topic.where(by_rack).select(*keys, "consumer_group")
-              .unionByName(by_group.where(by_rack).select(*keys, "consumer_group"))
-              .distinct())
-    return _named_per_snapshot(groups, F.col("consumer_group"), lambda r, listed: (
-        f"{r.n} Kafka group(s) ({listed}) have members with a client_room (client.rack) "
-        "where some partition's broker_room is, over partitions on more than one rack: "
-        "Kafka 3.5+ clients assign range and the sticky assignors by rack there (KIP-881), "
-        "which the audit does not recompute, so their assignments, churn and drift may "
-        "differ from the clients'"))
+    by rack (KIP-881; `capture.kafka_racks`), which the audit does not recompute: `found`
+    by the assign-and-report pass (`rebalance_udfs.racks`), where every group's member
+    and queue rows already are."""
+    return [Note(None, s, c, (
+        f"{n.groups} Kafka group(s) ({_listed(n)}) have members with a client_room "
+        "(client.rack) where some partition's broker_room is, over partitions on more than "
+        "one rack: Kafka 3.5+ clients assign range and the sticky assignors by rack there "
+        "(KIP-881), which the audit does not recompute, so their assignments, churn and "
+        "drift may differ from the clients'"))
+        for (s, c), n in sorted(found.items(), key=_key) if n.groups]
 
 
 # queues rows of one snapshot stamped further apart than this are two captures, not one
@@ -447,7 +418,7 @@ def lookalike_columns(lookalikes: tuple[tuple[str, str, str], ...]) -> list[Note
         for table, found in by_table.items()]
 
 
-def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],
+def groups_without_lag(unknown: dict[tuple[str | None, str | None], NamedGroups],
                        named: set[tuple[str, str | None]]) -> list[Note]:
     """A note per snapshot and cluster with `unknown` groups (found by the assign-and-
     report pass when the run has offsets) that have queues and no known lag: offsets holds
@@ -463,6 +434,6 @@ def groups_without_lag(unknown: dict[tuple[str | None, str | None], LagUnknown],
         for (s, c), u in sorted(unknown.items(), key=_key) if u.groups and (s, c) not in named]
 
 
-def _listed(unknown: LagUnknown) -> str:
-    more = unknown.groups - len(unknown.first)
-    return ", ".join(unknown.first) + (f" and {more} more" if more > 0 else "")
+def _listed(named: NamedGroups) -> str:
+    more = named.groups - len(named.first)
+    return ", ".join(named.first) + (f" and {more} more" if more > 0 else "")

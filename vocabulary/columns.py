@@ -47,7 +47,7 @@ KAFKA_STRATEGIES = ("range", "roundrobin", *STICKY_STRATEGIES)
 # topic on its own (range does each topic)
 POOLED_ASSIGNORS = ("roundrobin", *STICKY_STRATEGIES)
 # the Kafka assignors that assign by rack since Kafka 3.5 (KIP-881), which the audit does
-# not recompute (`capture.kafka_racks`, `jobs.scope.rack_aware_groups`)
+# not recompute (`capture.kafka_racks`, `rebalance_udfs.racks`)
 RACK_AWARE_ASSIGNORS = ("range", *STICKY_STRATEGIES)
 
 # --- which groups get what-if candidates (reports.what_if) -----------------------------------

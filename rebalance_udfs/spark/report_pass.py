@@ -14,10 +14,11 @@ into rows. Padding every row with the other tables' columns, as one struct per t
 would, costs more than the tables themselves (a what-if row would carry about 300 bytes
 of null consumer_load and group_balance columns). A last stream per bucket holds every
 table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records them, and
-no table has to be materialized to be counted. With offsets it also counts the groups
-whose lag stays unknown (LAG_UNKNOWN) and names the first few (LAG_NAMED): the run warns
-about them; and the offsets rows no queue row took (UNMATCHED_OFFSETS) are one more
-stream, which the run writes to `rejects`.
+no table has to be materialized to be counted. It also counts the groups the run warns
+about and names the first few of them (`NAMED_KINDS`): with offsets, those whose lag
+stays unknown (LAG_UNKNOWN); and the Kafka groups whose clients would assign by rack
+(RACK_AWARE, `rebalance_udfs.racks`). The offsets rows no queue row took
+(UNMATCHED_OFFSETS) are one more stream, which the run writes to `rejects`.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
 (`_chained`, `rebalance_udfs.spark.sticky.chain_claims`): the bucket already holds every
@@ -49,6 +50,7 @@ from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from rebalance_udfs.claim_facts import lag_of
 from rebalance_udfs.comparison import ROWS_SCHEMA as COMPARISON_ROWS
 from rebalance_udfs.exact import take
+from rebalance_udfs.racks import rack_aware_groups
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
@@ -85,9 +87,12 @@ COMPARISON, COUNTS = "strategy_comparison", "counts"
 # the offsets rows no queue row took (`rebalance_udfs.spark.arrow.split_offsets`): rows of
 # `rejects`, not a table of their own
 UNMATCHED_OFFSETS = "unmatched_offsets"
-# counted beside the tables when the pass has offsets: groups with queues and no known lag,
-# and the first NAMED of them by name per (snapshot, cluster), one counts row each
+# groups counted beside the tables, and the first NAMED of them by name per (snapshot,
+# cluster), one counts row each: when the pass has offsets, the groups with queues and no
+# known lag; always, the Kafka groups whose clients would assign by rack
 LAG_UNKNOWN, LAG_NAMED, NAMED = "lag_unknown_groups", "lag_unknown_named", 5
+RACK_AWARE, RACK_NAMED = "rack_aware_groups", "rack_aware_named"
+NAMED_KINDS = {LAG_NAMED: LAG_UNKNOWN, RACK_NAMED: RACK_AWARE}
 CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS,
                                                  UNMATCHED_OFFSETS], start=1)}
 COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
@@ -116,28 +121,32 @@ Counts = dict[Key, int]
 
 
 @dataclass(frozen=True)
-class LagUnknown:
-    """The groups of a snapshot and cluster with queues and no known lag: how many, and
-    the first `NAMED` of them by name."""
+class NamedGroups:
+    """The groups of a snapshot and cluster the run warns about (with queues and no known
+    lag; assigned by rack by their clients): how many, and the first `NAMED` by name."""
 
     groups: int
     first: list[str]
 
 
 # ------------------------------------------------------------------------ packing tables
-def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = False
-         ) -> pa.Table:
+def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = False,
+         racked: pa.Table | None = None) -> pa.Table:
     """Assignment rows (ASSIGNED_ARROW_SCHEMA) and the other tables of a bucket as
     PACKED_SCHEMA rows: a table with rows becomes one row holding its IPC stream (its
     assignment columns hold placeholders where they are declared not null), and a last
-    one holds the rows of each (COUNTS), and, when `lag_expected` (the pass has offsets),
-    its groups whose lag is unknown (LAG_UNKNOWN, `lag_unknown`) and the first of them
-    (LAG_NAMED, `first_named`)."""
+    one holds the rows of each (COUNTS), with, when `lag_expected` (the pass has
+    offsets), its groups whose lag is unknown (LAG_UNKNOWN, `lag_unknown`) and the first
+    of them (LAG_NAMED, `first_named`), and its `racked` groups (RACK_AWARE,
+    `rebalance_udfs.racks.rack_aware_groups`) and the first of them (RACK_NAMED)."""
     counted = {"assignments": assigned, **tables}
-    named = None
+    named = {}
     if lag_expected and "group_balance" in tables:
         counted[LAG_UNKNOWN] = lag_unknown(tables["group_balance"])
-        named = first_named(counted[LAG_UNKNOWN])
+        named[LAG_NAMED] = first_named(counted[LAG_UNKNOWN])
+    if racked is not None and racked.num_rows:
+        counted[RACK_AWARE] = racked
+        named[RACK_NAMED] = first_named(racked)
     tables = {**tables, COUNTS: _counts(counted, named)}
     codes, blobs = [], []
     for name, table in tables.items():
@@ -183,9 +192,10 @@ def first_named(groups: pa.Table, n: int = NAMED) -> pa.Table:
                      "consumer_group": pc.list_flatten(first)})
 
 
-def _counts(tables: dict[str, pa.Table], named: pa.Table | None = None) -> pa.Table:
+def _counts(tables: dict[str, pa.Table], named: dict[str, pa.Table] | None = None
+            ) -> pa.Table:
     """Rows per (table, snapshot_id, cluster) of `tables`, and a row (rows 1) per group of
-    `named` (LAG_NAMED, `first_named`)."""
+    each `named` table (`first_named`), under its name (LAG_NAMED, RACK_NAMED)."""
     parts = []
     for name, table in tables.items():
         if table.num_rows:
@@ -196,12 +206,13 @@ def _counts(tables: dict[str, pa.Table], named: pa.Table | None = None) -> pa.Ta
                                    "cluster": n.column("cluster"),
                                    "rows": n.column("count_all"),
                                    "consumer_group": pa.nulls(n.num_rows, pa.string())}))
-    if named is not None and named.num_rows:
-        parts.append(pa.table({"table": pa.array([LAG_NAMED] * named.num_rows, pa.string()),
-                               "snapshot_id": named.column("snapshot_id"),
-                               "cluster": named.column("cluster"),
-                               "rows": pa.array([1] * named.num_rows, pa.int64()),
-                               "consumer_group": named.column("consumer_group")}))
+    for kind, groups in (named or {}).items():
+        if groups.num_rows:
+            parts.append(pa.table({"table": pa.array([kind] * groups.num_rows, pa.string()),
+                                   "snapshot_id": groups.column("snapshot_id"),
+                                   "cluster": groups.column("cluster"),
+                                   "rows": pa.array([1] * groups.num_rows, pa.int64()),
+                                   "consumer_group": groups.column("consumer_group")}))
     schema = pa.schema([pa.field("table", pa.string(), False), ("snapshot_id", pa.string()),
                         ("cluster", pa.string()), pa.field("rows", pa.int64(), False),
                         ("consumer_group", pa.string())])
@@ -246,24 +257,26 @@ def unpack(packed: DataFrame, name: str, tasks: int | None = None) -> DataFrame:
     return blobs.mapInArrow(_read_streams, SPARK_SCHEMAS[name])
 
 
-def pass_counts(packed: DataFrame) -> tuple[dict[str, Counts], dict[Key, LagUnknown]]:
+def pass_counts(packed: DataFrame
+                ) -> tuple[dict[str, Counts], dict[str, dict[Key, NamedGroups]]]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
-    included, and the groups whose lag stays unknown (only when the pass had offsets):
-    a few rows per bucket to the driver."""
+    included, and the groups of each of NAMED_KINDS (LAG_UNKNOWN: only when the pass had
+    offsets; RACK_AWARE): a few rows per bucket to the driver."""
+    kinds = list(NAMED_KINDS.values())
     out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON,
-                                                    UNMATCHED_OFFSETS, LAG_UNKNOWN)}
-    named: dict[Key, list[str]] = {}
+                                                    UNMATCHED_OFFSETS, *kinds)}
+    named: dict[str, dict[Key, list[str]]] = {kind: {} for kind in kinds}
     cores = packed.sparkSession.sparkContext.defaultParallelism
     totals = unpack(packed, COUNTS, cores).groupBy(
         "table", "snapshot_id", "cluster", "consumer_group").agg(F.sum("rows").alias("rows"))
     for r in totals.collect():
-        if r.table == LAG_NAMED:
-            named.setdefault((r.snapshot_id, r.cluster), []).append(r.consumer_group)
+        if r.table in NAMED_KINDS:
+            named[NAMED_KINDS[r.table]].setdefault((r.snapshot_id, r.cluster), []).append(
+                r.consumer_group)
         else:
             out[r.table][(r.snapshot_id, r.cluster)] = int(r.rows)
-    unknown = {key: LagUnknown(n, sorted(named.get(key, []))[:NAMED])
-               for key, n in out.pop(LAG_UNKNOWN).items()}
-    return out, unknown
+    return out, {kind: {key: NamedGroups(n, sorted(named[kind].get(key, []))[:NAMED])
+                        for key, n in out.pop(kind).items()} for kind in kinds}
 
 
 def _read_streams(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -304,6 +317,7 @@ def _reported(what_if: str, history: History | None, assign: Assign,
         has_offsets = OFFSET_ROW in queues.column_names
         queues, unmatched = split_offsets(queues)
         frame = kernel_member_frame(members)
+        racked = rack_aware_groups(queues, members)
         assigned, rows = assign(queues, frame, prior_rows)
         if prior_rows is not None:
             prior_rows = prior_rows.select(PRIOR_ROW_COLUMNS)
@@ -312,7 +326,7 @@ def _reported(what_if: str, history: History | None, assign: Assign,
         if comparison is not None:
             tables[COMPARISON] = bucket_comparison(queues, frame, members, comparison)
         tables[UNMATCHED_OFFSETS] = unmatched
-        return pack(assigned, tables, lag_expected=has_offsets)
+        return pack(assigned, tables, lag_expected=has_offsets, racked=racked)
     return body
 
 

@@ -82,6 +82,27 @@ def test_groups_kafka_would_assign_by_rack_are_a_warning(spark, tmp_path) -> Non
         "their assignments, churn and drift may differ from the clients'"], said
 
 
+def test_groups_assigned_by_rack_are_counted_over_buckets(spark, tmp_path) -> None:
+    """The pass finds them bucket by bucket (`rebalance_udfs.racks`): seven racked range
+    groups of s1 in three buckets are one note, counted whole and named in order, the first
+    five; s2's one group a note of its own."""
+    queues = pd.DataFrame([{"snapshot_id": s, "cluster": "c", "topic": "T",
+                            "broker_name": None, "queue_id": q, "readable": True,
+                            "broker_room": f"r{q}"} for s in ("s1", "s2") for q in range(2)])
+    members = pd.DataFrame([{"snapshot_id": s, "cluster": "c", "consumer_group": g,
+                             "client_id": "a", "topic": "T", "strategy": "range",
+                             "client_room": "r1"}
+                            for s, groups in (("s1", [f"G{i}" for i in range(7)]), ("s2", ["H"]))
+                            for g in groups])
+    paths = write_inputs(spark, Path(tmp_path) / "in", queues=queues, members=members)
+    result = run(AuditConfig(queues=paths["queues"], members=paths["members"],
+                             output=str(tmp_path / "out"), engine="offline", what_if="off",
+                             buckets=3), spark=spark)
+    said = [w.split(" have members")[0] for w in result.warnings if "KIP-881" in w]
+    assert said == ["snapshot s1 (cluster c): 7 Kafka group(s) (G0, G1, G2, G3, G4 and 2 more)",
+                    "snapshot s2 (cluster c): 1 Kafka group(s) (H)"], said
+
+
 def test_columns_that_look_like_the_contracts_are_a_warning(spark, tmp_path) -> None:
     """`is_readable` (2 of 4 false) and `maxOffset` in queues, `messageModel`
     (BROADCASTING) in members: extra columns are ignored and the contract's are null

@@ -20,6 +20,8 @@ from rebalance_udfs.spark.report_pass import (
     COUNTS,
     LAG_NAMED,
     LAG_UNKNOWN,
+    RACK_AWARE,
+    RACK_NAMED,
     TABLE,
     _read_streams,
     first_named,
@@ -243,6 +245,30 @@ def test_groups_with_queues_and_no_known_lag_are_counted_when_offsets_are_expect
     assert counted(True)[LAG_UNKNOWN, None] == 1
     assert counted(True)[LAG_NAMED, "g2"] == 1
     assert not {t for t, _ in counted(False)} & {LAG_UNKNOWN, LAG_NAMED}
+
+
+def test_groups_assigned_by_rack_are_counted_and_named_with_the_tables() -> None:
+    """The bucket's Kafka groups their clients would assign by rack (`rebalance_udfs.racks`)
+    ride in the counts stream: how many per snapshot and cluster, and the first by name;
+    a bucket without any adds no row."""
+    assigned = pa.table({f.name: pa.array([], f.type) for f in ASSIGNED_ARROW_SCHEMA},
+                        schema=ASSIGNED_ARROW_SCHEMA)
+    racked = pa.table({"snapshot_id": ["s1"] * 7, "cluster": ["c"] * 7,
+                       "consumer_group": [f"g{i}" for i in (6, 5, 4, 3, 2, 1, 0)]})
+
+    def counted(racked: pa.Table | None) -> list[tuple]:
+        packed = pack(assigned, {}, racked=racked)
+        blob = packed.filter(pc.equal(packed.column(TABLE), CODES[COUNTS]))
+        if not blob.num_rows:  # nothing to count: no stream
+            return []
+        counts = pa.Table.from_batches(list(_read_streams(iter(
+            blob.select(["_blob"]).to_batches()))))
+        return sorted((r["table"], r["consumer_group"] or "", r["rows"])
+                      for r in counts.to_pylist())
+
+    assert counted(racked) == [(RACK_AWARE, "", 7),
+                               *((RACK_NAMED, f"g{i}", 1) for i in range(5))]
+    assert counted(racked.slice(0, 0)) == counted(None) == []
 
 
 def test_the_first_groups_by_name_are_named_per_snapshot_and_cluster() -> None:

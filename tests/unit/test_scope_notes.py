@@ -6,14 +6,14 @@ import pytest
 
 from jobs.audit import _refuse_requested_absent, prior_line
 from jobs.scope import Scope, groups_without_lag, idle_buckets, implausible_capture_times
-from rebalance_udfs.spark.report_pass import LagUnknown
+from rebalance_udfs.spark.report_pass import NamedGroups
 from vocabulary.errors import InputError
 
 
 def test_groups_without_lag_are_one_note_per_snapshot_and_cluster_naming_the_first() -> None:
-    counts = {("s2", "eu"): LagUnknown(7, ["A", "B", "C", "D", "E"]),
-              ("s1", "us"): LagUnknown(1, ["G"]), ("s1", "eu"): LagUnknown(0, []),
-              ("s3", None): LagUnknown(2, ["G", "H"]), ("s4", "eu"): LagUnknown(5, ["X"])}
+    counts = {("s2", "eu"): NamedGroups(7, ["A", "B", "C", "D", "E"]),
+              ("s1", "us"): NamedGroups(1, ["G"]), ("s1", "eu"): NamedGroups(0, []),
+              ("s3", None): NamedGroups(2, ["G", "H"]), ("s4", "eu"): NamedGroups(5, ["X"])}
     notes = groups_without_lag(counts, {("s4", "eu")})  # offsets has no rows of s4 at all
     assert [(n.snapshot_id, n.cluster, n.table) for n in notes] == [
         ("s1", "us", None), ("s2", "eu", None), ("s3", None, None)]
