@@ -48,7 +48,7 @@ from jobs.preflight import (
     check_root_apart,
     check_tables,
 )
-from jobs.prior import Prior, prior_keys, read_prior
+from jobs.prior import Prior, prior_keys, read_prior, unfinished_predecessors
 from jobs.progress import Hook, Steps, row_counts
 from jobs.read import InputPaths, Inputs, input_rows, read_inputs
 from jobs.report import compute_reports, member_snapshots, simulates_more
@@ -290,6 +290,7 @@ def _audit(ctx: _Run) -> RunResult:
         try:
             with ctx.steps.step("read", "read prior", point=None) as line:
                 prior = read_prior(ctx.store, ctx.output, captured, scope.audited)
+                skipped = unfinished_predecessors(ctx.store, ctx.output, prior.held, captured)
                 line.detail = prior_line(prior.snapshots, bool(scope.requested))
             tables, counts, named, unmatched = _assign_and_report(
                 ctx, inputs, times, prior, has_sticky, existing, attempt_persist, scope)
@@ -305,7 +306,7 @@ def _audit(ctx: _Run) -> RunResult:
                     line.detail = (f"{len(stale)} of {len(followers)} later snapshot(s) "
                                    "follow rows this run changes")
             with ctx.steps.step("write", "published") as line:
-                late = [*stale, *groups_without_lag(named[LAG_UNKNOWN],
+                late = [*skipped, *stale, *groups_without_lag(named[LAG_UNKNOWN],
                                                     scope.missing_from.get("offsets", set())),
                         *groups_assigned_by_rack(named[RACK_AWARE])]
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,

@@ -313,6 +313,44 @@ def _fingerprints(rows: DataFrame, columns: list[str], with_run: bool = False) -
     return {tuple(r[k] for k in keys): (r["n"], r["h"]) for r in found}
 
 
+def unfinished_before(unfinished: dict[Key, datetime | None], held: Held,
+                      run: dict[Key, datetime | None]) -> list[Note]:
+    """A note per (snapshot, cluster) of this run (`run`, with capture times) that comes
+    right after one the output holds rows of without a complete run (`unfinished`: a run
+    of it retracted its `runs` rows and was killed, or is writing it now), in its
+    cluster's churn order over this run's snapshots, the complete ones (`held`) and
+    those. Churn compares with complete snapshots only, so the run compares that one
+    with the complete snapshot before (or none), and said only "no earlier snapshot"."""
+    ordered: dict[str | None, list[tuple[tuple, str, str]]] = defaultdict(list)
+    for (snapshot, cluster), at in run.items():
+        ordered[cluster].append((_order(snapshot, at), snapshot, "run"))
+    current = {s for s, _ in run}
+    for kind, entries in (("held", {k: r.captured_at for k, r in held.items()}),
+                          ("unfinished", unfinished)):
+        for (snapshot, cluster), at in entries.items():
+            if snapshot not in current and cluster in ordered:
+                ordered[cluster].append((_order(snapshot, at), snapshot, kind))
+    notes = []
+    for cluster, entries in sorted(ordered.items(), key=lambda e: (e[0] is not None, e[0] or "")):
+        entries.sort()
+        for i, (_, snapshot, kind) in enumerate(entries):
+            if kind != "run" or i == 0 or entries[i - 1][2] != "unfinished":
+                continue
+            gone = entries[i - 1][1]
+            before = next((s for _, s, k in reversed(entries[:i - 1]) if k != "unfinished"),
+                          None)
+            compared = (f"snapshot {before}" if before is not None
+                        else "no earlier snapshot (it gets no churn rows)")
+            notes.append(Note(None, snapshot, cluster, (
+                f"the output holds rows of snapshot {gone}, captured before it, that no "
+                f"complete run names (a run of {gone} was killed, or is writing it now): "
+                f"its churn, and the sticky assignors' previous assignment, compare with "
+                f"{compared}, not with {gone}. If that run lands, it names this snapshot "
+                f"for another audit; if it was killed, audit {gone} again (--snapshot "
+                f"{gone}), then this one (--snapshot {snapshot})")))
+    return notes
+
+
 def previous_keys(held: Held, captured: dict[Key, datetime | None],
                   current: list[str]) -> list[tuple[str, str | None]]:
     """The snapshots `held` (complete in the output) that come just before one of this

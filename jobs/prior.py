@@ -5,14 +5,15 @@ compare against, read from the output instead of recomputed."""
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import reduce
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.held import Held, HeldRun, Key, held_of, previous_keys
+from jobs.held import Held, HeldRun, Key, held_of, previous_keys, unfinished_before
+from jobs.scope import Note
 from jobs.write import complete_runs
 from storage.delta import Store
 
@@ -29,6 +30,8 @@ class Prior:
     # (snapshot_id, run_id) of every complete snapshot when these rows were read: a
     # previous snapshot found later that is none of them landed meanwhile (`landed_since`)
     complete: frozenset[tuple[str, str | None]] = frozenset()
+    # the complete snapshots (`runs`) these rows were chosen from
+    held: Held = field(default_factory=dict)
 
     def landed_since(self, keys: list[tuple[str, str | None]]) -> list[str]:
         """The snapshots of `keys` (`prior_keys` now) that were not complete when this
@@ -64,6 +67,26 @@ def prior_keys(store: Store, output: str, captured: dict[Key, datetime | None],
     return previous_keys(_held(store, output), captured, current)
 
 
+def unfinished_predecessors(store: Store, output: str, held: Held,
+                            captured: dict[Key, datetime | None]) -> list[Note]:
+    """`jobs.held.unfinished_before` of the snapshots assignments holds rows of that
+    `held` (the complete ones) does not name: a look at its log (no data read), and only
+    when there are such snapshots, one read of their partitions' keys and capture times.
+    Assignments is the table a run writes first."""
+    path = f"{output}/assignments"
+    if not captured or not store.exists(path):
+        return []
+    gone = (store.snapshots_in(path, "assignments") - {s for s, _ in held}
+            - {s for s, _ in captured})
+    if not gone:
+        return []
+    rows = (store.read(path, "assignments", snapshots=sorted(gone))
+            .groupBy("snapshot_id", "cluster").agg(F.min("captured_at").alias("captured_at"))
+            .collect())
+    return unfinished_before({(r.snapshot_id, r.cluster): r.captured_at for r in rows},
+                             held, captured)
+
+
 def read_prior(store: Store, output: str, captured: dict[Key, datetime | None],
                current: list[str]) -> Prior:
     """The previous complete snapshots' assignment and load rows (each of the run `runs`
@@ -72,7 +95,7 @@ def read_prior(store: Store, output: str, captured: dict[Key, datetime | None],
     keys = previous_keys(held, captured, current)
     complete = frozenset((s, run.run_id) for (s, _), run in held.items())
     if not keys:
-        return Prior([], complete=complete)
+        return Prior([], complete=complete, held=held)
     ids = sorted({s for s, _ in keys})
     named = reduce(operator.or_, [(F.col("snapshot_id") == s) & F.col("run_id").eqNullSafe(r)
                                   for s, r in keys])
@@ -80,4 +103,4 @@ def read_prior(store: Store, output: str, captured: dict[Key, datetime | None],
     def rows(name: str) -> DataFrame:
         return store.read(f"{output}/{name}", name, snapshots=ids).where(named)
 
-    return Prior(ids, rows("assignments"), rows("consumer_load"), complete)
+    return Prior(ids, rows("assignments"), rows("consumer_load"), complete, held)

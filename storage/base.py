@@ -4,6 +4,7 @@ contract every writer of an output table follows."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -86,3 +87,18 @@ def filter_snapshots(df: DataFrame, snapshots: list | None) -> DataFrame:
     if snapshots is None or PARTITION_COLUMN not in df.columns:
         return df
     return df.where(snapshot_filter(snapshots))
+
+
+# the folder Spark and Delta write the rows of a null partition value into
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+def snapshot_of_file(path: str) -> str | None:
+    """The snapshot_id of a data file of a table partitioned by it, from its folder
+    (`snapshot_id=<escaped value>/`), as Spark and Delta name them; None for the null
+    partition or a file in no such folder."""
+    for part in reversed(path.split("/")[:-1]):
+        if part.startswith(f"{PARTITION_COLUMN}="):
+            value = unquote(part.split("=", 1)[1])
+            return None if value == NULL_PARTITION else value
+    return None

@@ -19,6 +19,7 @@ from storage.base import (
     TableState,
     WriteResult,
     filter_snapshots,
+    snapshot_of_file,
 )
 from storage.delta_log import Commit
 from vocabulary.errors import first_line
@@ -121,6 +122,12 @@ class NativeStore:
             return None
         size = detail["sizeInBytes"] if detail is not None else None
         return None if size is None else int(size) // BYTES_PER_ROW
+
+    def snapshots_in(self, path: str, name: str) -> set[str]:
+        """The snapshot_id values the table's current data files hold, from their folders
+        as Delta's log lists them (no data file read)."""
+        files = self.read(path, name).inputFiles()
+        return {s for s in map(snapshot_of_file, files) if s is not None}
 
     def read(self, path: str, name: str, snapshots: list[str] | None = None) -> DataFrame:
         """The table's rows as of its version now: without `versionAsOf` Delta resolves

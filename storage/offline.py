@@ -206,6 +206,15 @@ class OfflineStore:
             raise TableError(f"{name} table at {path} could not be opened as Delta: "
                              f"{first_line(exc)}") from exc
 
+    def snapshots_in(self, path: str, name: str) -> set[str]:
+        """The snapshot_id values the table's current data files hold, from its log's add
+        actions (no Spark job, no data file read)."""
+        adds = pa.table(self._open(path, name).get_add_actions(flatten=True))
+        column = f"partition.{PARTITION_COLUMN}"
+        if column not in adds.column_names:
+            return set()
+        return {s for s in adds.column(column).to_pylist() if s is not None}
+
     def _readable(self, path: str, name: str) -> tuple[Any, StructType]:
         """The delta-rs table at `path` and its Spark schema, refused when it is not a
         Delta table or uses a feature this engine cannot read."""

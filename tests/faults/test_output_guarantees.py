@@ -507,6 +507,33 @@ def test_an_earlier_snapshot_another_run_takes_apart_leaves_this_run_to_land(
     assert set(churn.loc[churn["snapshot_id"] == "B", "previous_snapshot_id"]) == {"A"}
 
 
+def test_a_snapshot_right_after_one_whose_run_died_names_it(spark, tmp_path) -> None:
+    """Y audits A again and dies after retracting A's `runs` row; then B is audited. Churn
+    compares with complete snapshots only, so B got no churn rows, and the run said only
+    "no earlier snapshot in the output" (probe X, stop 98: "dk"). It names A now, and
+    what to do. C, right after B, is no such snapshot."""
+    paths, out = _output_holding_a(spark, tmp_path)
+
+    def dies(point: str) -> None:
+        if point == "retracted":
+            raise _Died
+
+    with pytest.raises(_Died):
+        audit(spark, paths, out, "Y", snapshots=("A",), hook=dies)
+    result = audit(spark, paths, out, "X", snapshots=("B",))
+    assert [w for w in result.warnings if "no complete run" in w] == [
+        "snapshot B (cluster c): the output holds rows of snapshot A, captured before it, "
+        "that no complete run names (a run of A was killed, or is writing it now): its "
+        "churn, and the sticky assignors' previous assignment, compare with no earlier "
+        "snapshot (it gets no churn rows), not with A. If that run lands, it names this "
+        "snapshot for another audit; if it was killed, audit A again (--snapshot A), then "
+        "this one (--snapshot B)"], result.warnings
+    churn = table(out, "rebalance_churn")
+    assert churn.loc[churn["snapshot_id"] == "B"].empty
+    assert not [w for w in audit(spark, paths, out, "Z", snapshots=("C",)).warnings
+                if "no complete run" in w]
+
+
 def test_an_earlier_snapshot_audited_again_meanwhile_recomputes_churn(spark, tmp_path,
                                                                       caplog) -> None:
     """Y audits A again and lands while X computes B: the rows X compared B with are

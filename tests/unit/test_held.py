@@ -13,6 +13,7 @@ from jobs.held import (
     previous_keys,
     published_meanwhile,
     replaced_by_none,
+    unfinished_before,
 )
 from jobs.scope import Scope
 
@@ -176,3 +177,43 @@ def test_a_held_snapshot_between_two_of_the_runs_is_a_previous_one_too():
     # each gap its own: C2 follows C, F follows E
     assert previous_keys(held, {("A", "c"): at(0), ("C2", "c"): at(25), ("F", "c"): at(50)},
                          ["A", "C2", "F"]) == [("C", "r3"), ("E", "r4")]
+
+
+def skipped(unfinished: dict, held: dict, run: dict) -> list[tuple]:
+    """(snapshot, cluster, the snapshot named unfinished, what churn compares with)."""
+    return [(n.snapshot_id, n.cluster, n.reason.split("rows of snapshot ")[1].split(",")[0],
+             n.reason.split("compare with ")[1].split(", not")[0])
+            for n in unfinished_before(unfinished, held_at(held), run)]
+
+
+def test_a_snapshot_right_after_an_unfinished_one_is_named_with_what_it_compares():
+    """The output holds rows of B without a complete run (a run of B killed after
+    retracting its `runs` row): C, audited now, comes right after B and compares with A."""
+    held = {("A", "c"): at(0)}
+    assert skipped({("B", "c"): at(10)}, held, {("C", "c"): at(20)}) == [
+        ("C", "c", "B", "snapshot A")]
+    # nothing complete before B: C gets no churn rows
+    assert skipped({("B", "c"): at(10)}, {}, {("C", "c"): at(20)}) == [
+        ("C", "c", "B", "no earlier snapshot (it gets no churn rows)")]
+    # B between two of the run's own snapshots: the later compares with the earlier
+    assert skipped({("B", "c"): at(10)}, held, {("A2", "c"): at(5), ("C", "c"): at(20)}) == [
+        ("C", "c", "B", "snapshot A2")]
+
+
+def test_an_unfinished_snapshot_not_right_before_one_of_the_run_is_no_word():
+    """After the run's snapshot (another run writing a later one now), before a complete
+    one that precedes the run's, in another cluster, or one this run audits again."""
+    held = {("A", "c"): at(0), ("B", "c"): at(10)}
+    run = {("C", "c"): at(20)}
+    assert skipped({("D", "c"): at(30)}, held, run) == []
+    assert skipped({("A0", "c"): at(5)}, held, run) == []
+    assert skipped({("B2", "d"): at(15)}, held, run) == []
+    assert skipped({("C", "c"): at(15)}, held, run) == []
+
+
+def test_unknown_capture_times_come_first_as_churn_orders_them():
+    """An unfinished snapshot without captured_at orders first: right before the run's
+    earliest one when nothing complete has no time either."""
+    assert skipped({("B", "c"): None}, {("A", "c"): at(0)}, {("C", "c"): at(20)}) == []
+    assert skipped({("B", "c"): None}, {}, {("C", "c"): None, ("D", "c"): at(20)}) == [
+        ("C", "c", "B", "no earlier snapshot (it gets no churn rows)")]
