@@ -306,8 +306,9 @@ def _audit(ctx: _Run) -> RunResult:
                     line.detail = (f"{len(stale)} of {len(followers)} later snapshot(s) "
                                    "follow rows this run changes")
             with ctx.steps.step("write", "published") as line:
-                late = [*skipped, *stale, *groups_without_lag(named[LAG_UNKNOWN],
-                                                    scope.missing_from.get("offsets", set())),
+                late = [*skipped, *stale,
+                        *groups_without_lag(named[LAG_UNKNOWN],
+                                            scope.missing_from.get("offsets", set())),
                         *groups_assigned_by_rack(named[RACK_AWARE])]
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,

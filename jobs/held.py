@@ -319,8 +319,9 @@ def unfinished_before(unfinished: dict[Key, datetime | None], held: Held,
     right after one the output holds rows of without a complete run (`unfinished`: a run
     of it retracted its `runs` rows and was killed, or is writing it now), in its
     cluster's churn order over this run's snapshots, the complete ones (`held`) and
-    those. Churn compares with complete snapshots only, so the run compares that one
-    with the complete snapshot before (or none), and said only "no earlier snapshot"."""
+    those. Churn compares with complete snapshots only: that one compares with the
+    complete snapshot before (or none), which the run's progress line alone would not
+    tell apart from an output without the unfinished one."""
     ordered: dict[str | None, list[tuple[tuple, str, str]]] = defaultdict(list)
     for (snapshot, cluster), at in run.items():
         ordered[cluster].append((_order(snapshot, at), snapshot, "run"))
