@@ -29,7 +29,8 @@ class ConflictError(TableError):
         super().__init__(
             f"{who} wrote snapshot(s) {shown} of the {table} table at {path} while this run "
             "was computing them. Nothing of this run is published for them (no `runs` row); "
-            "re-run to audit them again once the other run has finished."
+            "re-run to audit them again once the other run has finished, or at once if it "
+            "was killed (its snapshots then have no `runs` row either)."
         )
         self.table, self.path, self.partitions, self.others = table, path, partitions, others
 

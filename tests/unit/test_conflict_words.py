@@ -23,3 +23,14 @@ def test_a_run_given_this_runs_run_id_is_said_to_be_another() -> None:
     assert str(error).startswith(
         "run SAME (another run given this run's --run-id) wrote snapshot(s) (null) of the "
         "assignments table")
+
+
+def test_the_loser_is_told_what_to_do_if_the_other_run_died() -> None:
+    """Probe X: "re-run ... once the other run has finished" left the loser waiting for a
+    run that had been killed (its snapshots left without a `runs` row)."""
+    error = ConflictError.of_commits("assignments", "/out/assignments", ["s1"],
+                                     [Commit(2, frozenset({"s1"}), "r1")], "r2")
+    assert str(error).endswith(
+        "Nothing of this run is published for them (no `runs` row); re-run to audit them "
+        "again once the other run has finished, or at once if it was killed (its snapshots "
+        "then have no `runs` row either).")
