@@ -45,7 +45,12 @@ def check_output_place(config) -> None:
 
 def check_output_root(output: str) -> None:
     """A local output root must be (or become) a folder this process can write in. Remote
-    roots (s3a://, abfss://, hdfs://) are left to the native engine's first access."""
+    roots (s3a://, abfss://, hdfs://) are left to the native engine's first access.
+
+    A root that does not exist yet is not made here: its nearest existing folder must
+    take a file, and the run's first write makes it. A run refused later (a typo'd
+    `--snapshot`, an input error) then leaves no empty folder where it said "nothing
+    written"."""
     if not is_local(output):
         return
     root = Path(without_file_scheme(output)).absolute()
@@ -54,12 +59,8 @@ def check_output_root(output: str) -> None:
         raise TableError(f"output root {output}: {ancestor} is a file, not a folder; point "
                          "--output at a folder")
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=root, prefix="._write_check"):
+        with tempfile.NamedTemporaryFile(dir=ancestor, prefix="._write_check"):
             pass
-    except FileExistsError as exc:
-        raise TableError(f"output root {output} is a file, not a folder; point --output at "
-                         "a folder") from exc
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if not os.access(ancestor, os.W_OK):

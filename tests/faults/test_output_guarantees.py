@@ -109,6 +109,8 @@ def test_snapshots_in_no_input_are_exit_2_unless_one_of_them_is_there(spark, inp
     with pytest.raises(InputError, match=r"--snapshot Z, Y: no row of them in any input"):
         audit(spark, inputs["full"], out, "typo", snapshots=("Z", "Y", "Z"))
     assert table(out, "assignments").empty and table(out, "runs").empty
+    # "nothing written": not even the output root's folder (it was left empty)
+    assert not out.exists()
     result = audit(spark, inputs["full"], out, "some", snapshots=("A", "Z"))
     assert result.snapshots == ["A"]
     assert "snapshot Z is in none of the inputs" in result.warnings
