@@ -111,6 +111,23 @@ def _checkpoint_paths(file: Path) -> Iterable[str]:
                     yield unquote(entry["path"])
 
 
+def add_actions(table: object) -> pa.Table:
+    """A delta-rs table's current add actions, a row per data file, partition values in
+    `partition.<column>` columns (delta-rs' flattened form)."""
+    return pa.table(table.get_add_actions(flatten=True))  # type: ignore[attr-defined]
+
+
+def partition_values_held(table: object, column: str) -> set:
+    """The non-null values of partition column `column` that a delta-rs table's current
+    data files hold, from its log alone (no data file read); empty when the table is not
+    partitioned by `column` or holds no file."""
+    adds = add_actions(table)
+    name = f"partition.{column}"
+    if name not in adds.column_names:
+        return set()
+    return {v for v in adds.column(name).to_pylist() if v is not None}
+
+
 class VectorCount(NamedTuple):
     """Rows deleted through deletion vectors, and the data files whose vectors delete them."""
 

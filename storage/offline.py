@@ -95,7 +95,7 @@ def _file_records(path: str, snapshots: list[str] | None) -> pa.ChunkedArray | N
     from deltalake import DeltaTable
 
     try:
-        adds = pa.table(DeltaTable(local_path(path)).get_add_actions(flatten=True))
+        adds = delta_log.add_actions(DeltaTable(local_path(path)))
     except Exception:  # not a (local) Delta table: the run itself says what is wrong
         return None
     if snapshots is not None and f"partition.{PARTITION_COLUMN}" in adds.column_names:
@@ -209,11 +209,7 @@ class OfflineStore:
     def snapshots_in(self, path: str, name: str) -> set[str]:
         """The snapshot_id values the table's current data files hold, from its log's add
         actions (no Spark job, no data file read)."""
-        adds = pa.table(self._open(path, name).get_add_actions(flatten=True))
-        column = f"partition.{PARTITION_COLUMN}"
-        if column not in adds.column_names:
-            return set()
-        return {s for s in adds.column(column).to_pylist() if s is not None}
+        return delta_log.partition_values_held(self._open(path, name), PARTITION_COLUMN)
 
     def _readable(self, path: str, name: str) -> tuple[Any, StructType]:
         """The delta-rs table at `path` and its Spark schema, refused when it is not a
@@ -234,7 +230,7 @@ class OfflineStore:
         table, schema = self._readable(path, name)
         partition_cols = list(table.metadata().partition_columns)
         data_schema = StructType([f for f in schema.fields if f.name not in partition_cols])
-        adds = pa.table(table.get_add_actions(flatten=True))
+        adds = delta_log.add_actions(table)
         pruned = snapshots is not None and PARTITION_COLUMN in partition_cols
         chosen = _of_snapshots(adds, snapshots) if pruned else adds
         actions = chosen.to_pandas()
@@ -295,7 +291,7 @@ class OfflineStore:
                    columns: list[str], schema: StructType) -> list[Row]:
         wanted = StructType([schema[c] for c in columns])
         partition_cols = set(table.metadata().partition_columns)
-        adds = pa.table(table.get_add_actions(flatten=True))
+        adds = delta_log.add_actions(table)
         values: dict[str, list] = {c: [] for c in columns}
         for i, file in enumerate(adds.column("path").to_pylist()):
             local = os.path.join(location, unquote(file))
@@ -447,7 +443,7 @@ def _removes(table, partitions: list) -> list:
     """A remove action for every file of the given snapshot_id partitions (None = null)."""
     from deltalake.transaction import RemoveAction
 
-    files = pa.table(table.get_add_actions(flatten=True)).to_pandas()
+    files = delta_log.add_actions(table).to_pandas()
     column = f"partition.{PARTITION_COLUMN}"
     if files.empty or column not in files:
         return []

@@ -45,6 +45,7 @@ from reports.html.select import (
     severity,
     skew_counts,
 )
+from storage.delta_log import partition_values_held
 from vocabulary.errors import NoOutputError, first_line
 from vocabulary.severity import SEVERITY_WEIGHTS
 
@@ -597,10 +598,7 @@ def unfinished_snapshots(output: str, all_runs: pd.DataFrame) -> list[str]:
         if not has_table(output, name):
             continue
         with _reading(output, name):
-            adds = pa.table(_open(output, name).get_add_actions(flatten=True))
-        if "partition.snapshot_id" in adds.column_names:
-            held.update(s for s in adds.column("partition.snapshot_id").to_pylist()
-                        if s is not None)
+            held |= partition_values_held(_open(output, name), "snapshot_id")
     return sorted(held - set(all_runs["snapshot_id"]))
 
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pa_fs
 
-from storage.delta_log import VectorCount, deletion_vector_count
+from storage.delta_log import VectorCount, add_actions, deletion_vector_count
 
 
 class RowsDeletedByVectors(Exception):
@@ -61,7 +61,7 @@ def _dataset_of_files(table: object, root: str) -> ds.FileSystemDataset:
     partition expression holds the log's partition values, over the table's schema."""
     schema = pa.schema(table.schema().to_arrow())  # type: ignore[attr-defined]
     partition_columns = list(table.metadata().partition_columns)  # type: ignore[attr-defined]
-    adds = pa.table(table.get_add_actions(flatten=True))  # type: ignore[attr-defined]
+    adds = add_actions(table)
     file_format = ds.ParquetFileFormat(
         default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=False))
     filesystem = pa_fs.LocalFileSystem(use_mmap=True)
