@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from jobs.read import SUBSCRIPTION, UNREAD_PARAMS
 from rebalance_udfs.spark.report_pass import NamedGroups
 from vocabulary.contracts import STRATEGY_PARAM_KEYS
-from vocabulary.words import named
+from vocabulary.words import listed, named
 
 
 @dataclass(frozen=True)
@@ -122,12 +122,11 @@ def _unread_params_note(row) -> Note:
     """The warning for a snapshot and cluster whose members rows hold strategy_params keys
     no strategy reads: a misspelt key ran the strategy with its default, silently."""
     keys = sorted({k for keys in row.unread_params for k in keys})
-    named = ", ".join(
-        k + (f" (is it {near[0]}?)" if (near := difflib.get_close_matches(
-            k, STRATEGY_PARAM_KEYS, n=1, cutoff=0.6)) else "") for k in keys[:10])
+    named = listed([k + (f" (is it {near[0]}?)" if (near := difflib.get_close_matches(
+        k, STRATEGY_PARAM_KEYS, n=1, cutoff=0.6)) else "") for k in keys[:10]], len(keys))
     return Note(None, row.snapshot_id, row.cluster, (
         f"strategy_params of {row.unread_rows} members row(s) hold key(s) no strategy reads: "
-        f"{named}{f' and {len(keys) - 10} more' if len(keys) > 10 else ''}; their values are "
+        f"{named}; their values are "
         f"not used (the keys read: {', '.join(STRATEGY_PARAM_KEYS)})"))
 
 
@@ -282,8 +281,7 @@ def _named_per_snapshot(rows: DataFrame, name: Column, say: Callable[[Row, str],
              .collect())
     notes = []
     for r in sorted(found, key=_row_order):
-        more = f" and {r.n - len(r.first)} more" if r.n > len(r.first) else ""
-        notes.append(Note(None, r.snapshot_id, r.cluster, say(r, joiner.join(r.first) + more)))
+        notes.append(Note(None, r.snapshot_id, r.cluster, say(r, listed(r.first, r.n, joiner))))
     return notes
 
 
@@ -435,5 +433,4 @@ def groups_without_lag(unknown: dict[tuple[str | None, str | None], NamedGroups]
 
 
 def _listed(named: NamedGroups) -> str:
-    more = named.groups - len(named.first)
-    return ", ".join(named.first) + (f" and {more} more" if more > 0 else "")
+    return listed(named.first, named.groups)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from vocabulary.words import counted
+from vocabulary.words import counted, listed
 
 if TYPE_CHECKING:
     from reports.attention import FindingCounts
@@ -89,7 +89,7 @@ def _members_left_out(result, w: Callable[[str], object]) -> None:
     """The groups whose members rows were rejected: audited without them (the figures
     leave those clients out, findings or none) or, with none left, not at all; and those
     whose topics' queues rows were (the figures leave those queues out)."""
-    for listed, heading, words in (
+    for shown, heading, words in (
             (result.members_short, "audited without some of their members rows, which were "
              "rejected: the figures leave those clients out",
              lambda g: g["rejected"].replace(" of this group", "", 1)),
@@ -99,11 +99,11 @@ def _members_left_out(result, w: Callable[[str], object]) -> None:
             (result.queues_short, "whose topics lost queues rows, which were rejected: the "
              "figures leave those queues out",
              lambda g: g["rejected"])):
-        if not listed.total:
+        if not shown.total:
             continue
-        first = f" (the first {len(listed.first)})" if listed.total > len(listed.first) else ""
-        w(f"\n{counted(listed.total, 'group')} {heading}{first}:\n")
-        for g in listed.first:
+        first = f" (the first {len(shown.first)})" if shown.total > len(shown.first) else ""
+        w(f"\n{counted(shown.total, 'group')} {heading}{first}:\n")
+        for g in shown.first:
             w(f"  {_group(g)} @ {_snapshots(g)}: {words(g)}\n")
 
 
@@ -119,9 +119,8 @@ def _snapshots(group: dict) -> str:
     more."""
     if "snapshot_id" in group:
         return str(group["snapshot_id"])
-    listed = group["snapshots"]
-    more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
-    return ", ".join(listed[:3]) + more
+    snapshots = group["snapshots"]
+    return listed(snapshots[:3], len(snapshots))
 
 
 def _finding_counts(counts: FindingCounts | None, shown: int,

@@ -1,13 +1,23 @@
 """How a count or a name reads in the job's words: `1 client`, `16 clients` (a candidate's
-label, the console's lines), and ids quoted where bare they would not read as one."""
+label, the console's lines), a list cut to its first few (`a, b and 3 more`), and ids
+quoted where bare they would not read as one."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and its noun, singular for one (`rebalance_udfs.what_if_lines` applies the same
     rule to a whole Arrow column)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def listed(first: Sequence[str], total: int, joiner: str = ", ") -> str:
+    """The first few of `total` names, joined, then how many more there are: a message
+    names a few and counts the rest (`a, b and 3 more`)."""
+    more = total - len(first)
+    return joiner.join(first) + (f" and {more} more" if more > 0 else "")
 
 
 def named(name: str) -> str:

@@ -46,6 +46,14 @@ def test_a_count_of_one_reads_in_the_singular() -> None:
         "1 client", "16 clients", "0 queues", "1 queue moves"]
 
 
+def test_a_cut_list_counts_what_it_leaves_out() -> None:
+    from vocabulary.words import listed
+
+    assert [listed(["a", "b"], 2), listed(["a", "b"], 5), listed([], 3),
+            listed(["a", "b"], 4, "; ")] == ["a, b", "a, b and 3 more", " and 3 more",
+                                              "a; b and 2 more"]
+
+
 def test_an_errors_first_line_is_what_a_message_quotes() -> None:
     """Storage and the page quote a reader's error by its first line: no JVM stack, no
     page-long line, the error's type when it says nothing."""
