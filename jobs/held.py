@@ -33,6 +33,7 @@ from jobs.write import complete_runs
 from rebalance_udfs.churn_link import CLIENT_ROW_COLUMNS
 from rebalance_udfs.churn_link import ROW_COLUMNS as PRIOR_ROW_COLUMNS
 from storage.delta import Store
+from vocabulary.words import listed
 
 Key = tuple[str, str | None]  # (snapshot_id, cluster)
 
@@ -134,10 +135,9 @@ def _lost(label: str, lost: dict[Key, int], had: str, option: str, now: str) -> 
     """One note for what the output's complete runs of `lost`'s snapshots had (`had`,
     with {n} their total) and this run, lacking `option`, replaces by none (`now`)."""
     keys = sorted(lost, key=_by_name)
-    named = ", ".join(_named(key) for key in keys[:5])
-    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    named = listed([_named(key) for key in keys[:5]], len(keys))
     return Note(None, None, None, (
-        f"{label}: the output's complete runs of {named}{more} "
+        f"{label}: the output's complete runs of {named} "
         f"{had.format(n=sum(lost.values()))}; this run has no {option}, so {now} "
         f"(pass {option} to keep them)"))
 
@@ -322,24 +322,17 @@ def unfinished_before(unfinished: dict[Key, datetime | None], held: Held,
     those. Churn compares with complete snapshots only: that one compares with the
     complete snapshot before (or none), which the run's progress line alone would not
     tell apart from an output without the unfinished one."""
-    ordered: dict[str | None, list[tuple[tuple, str, str]]] = defaultdict(list)
-    for (snapshot, cluster), at in run.items():
-        ordered[cluster].append((_order(snapshot, at), snapshot, "run"))
-    current = {s for s, _ in run}
-    for kind, entries in (("held", {k: r.captured_at for k, r in held.items()}),
-                          ("unfinished", unfinished)):
-        for (snapshot, cluster), at in entries.items():
-            if snapshot not in current and cluster in ordered:
-                ordered[cluster].append((_order(snapshot, at), snapshot, kind))
+    orders = _churn_orders(run, {s for s, _ in run}, {
+        "held": {key: (r.captured_at, r.run_id) for key, r in held.items()},
+        "unfinished": {key: (at, None) for key, at in unfinished.items()}})
     notes = []
-    for cluster, entries in sorted(ordered.items(), key=lambda e: (e[0] is not None, e[0] or "")):
-        entries.sort()
-        for i, (_, snapshot, kind) in enumerate(entries):
-            if kind != "run" or i == 0 or entries[i - 1][2] != "unfinished":
+    for cluster, entries in sorted(orders.items(), key=lambda e: (e[0] is not None, e[0] or "")):
+        for i, entry in enumerate(entries):
+            if entry.kind != "run" or i == 0 or entries[i - 1].kind != "unfinished":
                 continue
-            gone = entries[i - 1][1]
-            before = next((s for _, s, k in reversed(entries[:i - 1]) if k != "unfinished"),
-                          None)
+            snapshot, gone = entry.snapshot, entries[i - 1].snapshot
+            before = next((e.snapshot for e in reversed(entries[:i - 1])
+                           if e.kind != "unfinished"), None)
             compared = (f"snapshot {before}" if before is not None
                         else "no earlier snapshot (it gets no churn rows)")
             notes.append(Note(None, snapshot, cluster, (
@@ -361,19 +354,39 @@ def previous_keys(held: Held, captured: dict[Key, datetime | None],
     s3 with s2 in the output compares s3 with s2, as a run of all three does, not with
     s1). Snapshots of `current` (this run's) are not held ones, whatever their old
     capture time."""
-    ordered: dict[str | None, list[tuple[tuple, str | None, bool]]] = {}
-    for (snapshot, cluster), at in captured.items():
-        ordered.setdefault(cluster, []).append((_order(snapshot, at), None, True))
-    for (snapshot, cluster), run in held.items():
-        if snapshot not in current and cluster in ordered:
-            ordered[cluster].append((_order(snapshot, run.captured_at), run.run_id, False))
-    keys = set()
-    for snapshots in ordered.values():
-        snapshots.sort(key=lambda item: item[0])
-        for (order, run_id, in_run), (_, _, next_in_run) in pairwise(snapshots):
-            if next_in_run and not in_run:
-                keys.add((order[2], run_id))
-    return sorted(keys)
+    orders = _churn_orders(captured, set(current), {
+        "held": {key: (r.captured_at, r.run_id) for key, r in held.items()}})
+    return sorted({(one.snapshot, one.run_id) for entries in orders.values()
+                   for one, following in pairwise(entries)
+                   if following.kind == "run" and one.kind != "run"})
+
+
+class _Placed(NamedTuple):
+    """A snapshot in its cluster's churn order."""
+
+    order: tuple  # `_order`'s
+    snapshot: str
+    kind: str  # "run" (this run's), or which of the output's it is
+    run_id: str | None = None
+
+
+def _churn_orders(run: dict[Key, datetime | None], current: set[str],
+                  output: dict[str, dict[Key, tuple[datetime | None, str | None]]]
+                  ) -> dict[str | None, list[_Placed]]:
+    """Per cluster of `run` (this run's snapshots and clusters, with capture times): its
+    snapshots and the output's of that cluster (`output`: per kind, each one's capture
+    time and run id) in churn order (`_order`). The output's snapshots of `current` (this
+    run's) are left out, whatever their old capture time: this run replaces them."""
+    ordered: dict[str | None, list[_Placed]] = defaultdict(list)
+    for (snapshot, cluster), at in run.items():
+        ordered[cluster].append(_Placed(_order(snapshot, at), snapshot, "run"))
+    for kind, entries in output.items():
+        for (snapshot, cluster), (at, run_id) in entries.items():
+            if snapshot not in current and cluster in ordered:
+                ordered[cluster].append(_Placed(_order(snapshot, at), snapshot, kind, run_id))
+    for entries in ordered.values():
+        entries.sort()
+    return dict(ordered)
 
 
 def _order(snapshot: str, at: datetime | None) -> tuple:
