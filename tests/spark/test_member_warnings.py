@@ -13,6 +13,7 @@ from jobs.audit import run
 from jobs.config import AuditConfig
 from tests.support.delta_inputs import write_inputs
 from tests.support.outputs import table
+from tests.support.rack_cases import RACK_GROUPS, TOPIC_RACKS
 
 
 def _warnings(spark, tmp_path, queues: pd.DataFrame, members: pd.DataFrame,
@@ -52,27 +53,18 @@ def test_a_config_list_naming_no_readable_queue_is_a_warning(spark, tmp_path) ->
 def test_groups_kafka_would_assign_by_rack_are_a_warning(spark, tmp_path) -> None:
     """The inputs can describe one rack per partition (broker_room) and the members'
     client.rack (client_room); the audit recomputed such groups without racks and said
-    nothing. Kafka's rule (`capture.kafka_racks`): a member's rack where some
-    partition is, over partitions on more than one rack; range per topic, the sticky
-    assignors over the group's topics; roundrobin never."""
-    racks = {"T": ["r1", "r2"], "U": ["r1", "r1"], "V": ["r2", "r2"], "W": ["r1", "r1"]}
+    nothing. Kafka's rule (`capture.kafka_racks`), over the cases of
+    `tests.support.rack_cases`."""
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
                             "broker_name": None, "queue_id": q, "readable": True,
                             "broker_room": room}
-                           for t, rooms in racks.items() for q, room in enumerate(rooms)])
-    groups = {  # group: (strategy, [(client, rack, topics)])
-        "by-rack-range": ("range", [("a", "r1", "T"), ("b", "r2", "T")]),
-        "one-rack-range": ("range", [("a", "r1", "W"), ("b", "r1", "W")]),
-        "by-rack-sticky": ("cooperative-sticky", [("a", "r1", "U"), ("a", "r1", "V"),
-                                                  ("b", "r2", "U"), ("b", "r2", "V")]),
-        "roundrobin": ("roundrobin", [("a", "r1", "T"), ("b", "r2", "T")]),
-        "other-racks": ("range", [("a", "r7", "T"), ("b", "r8", "T")]),
-        "no-racks": ("range", [("a", None, "T"), ("b", None, "T")]),
-    }
+                           for t, rooms in TOPIC_RACKS.items()
+                           for q, room in enumerate(rooms)])
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
                              "client_id": c, "topic": t, "strategy": strategy,
                              "client_room": room}
-                            for g, (strategy, rows) in groups.items() for c, room, t in rows])
+                            for g, (strategy, rows) in RACK_GROUPS.items()
+                            for c, room, t in rows])
     said, _ = _warnings(spark, tmp_path, queues, members, "KIP-881")
     assert said == [
         "snapshot s1 (cluster c): 2 Kafka group(s) (by-rack-range, by-rack-sticky) have "

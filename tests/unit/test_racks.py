@@ -6,10 +6,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from rebalance_udfs.racks import rack_aware_groups
+from tests.support.rack_cases import BY_RACK, RACK_GROUPS, TOPIC_RACKS
 
 # partition racks per topic (None: a partition on no rack)
-TOPICS = {"T": ["r1", "r2"], "U": ["r1", "r1"], "V": ["r2", "r2"], "W": ["r1", "r1"],
-          "X": ["r1", None]}
+TOPICS = {**TOPIC_RACKS, "X": ["r1", None]}
 
 
 def _queues(groups: dict) -> pa.Table:
@@ -39,20 +39,11 @@ def _found(groups: dict) -> list[str]:
 
 
 def test_range_per_topic_and_the_sticky_assignors_over_the_groups_topics() -> None:
-    """The cases of the audit's own warning test (`tests/spark/test_member_warnings.py`),
-    plus a partition on no rack: Kafka's rule, range per topic, the sticky assignors over
-    all of the group's topics, roundrobin never."""
-    groups = {  # group: (strategy, [(client, rack, topic)])
-        "by-rack-range": ("range", [("a", "r1", "T"), ("b", "r2", "T")]),
-        "one-rack-range": ("range", [("a", "r1", "W"), ("b", "r1", "W")]),
-        "by-rack-sticky": ("cooperative-sticky", [("a", "r1", "U"), ("a", "r1", "V"),
-                                                  ("b", "r2", "U"), ("b", "r2", "V")]),
-        "roundrobin": ("roundrobin", [("a", "r1", "T"), ("b", "r2", "T")]),
-        "other-racks": ("range", [("a", "r7", "T"), ("b", "r8", "T")]),
-        "no-racks": ("range", [("a", None, "T"), ("b", None, "T")]),
-        "unracked-partition": ("range", [("a", "r1", "X")]),
-    }
-    assert _found(groups) == ["by-rack-range", "by-rack-sticky", "unracked-partition"]
+    """The cases of the audit's own warning test (`tests.support.rack_cases`), plus a
+    partition on no rack: Kafka's rule, range per topic, the sticky assignors over all of
+    the group's topics, roundrobin never."""
+    groups = {**RACK_GROUPS, "unracked-partition": ("range", [("a", "r1", "X")])}
+    assert _found(groups) == [*BY_RACK, "unracked-partition"]
 
 
 def test_range_judges_each_topic_alone_where_sticky_pools_them() -> None:
