@@ -129,6 +129,9 @@ class RunResult:
     churn: list[dict] = field(default_factory=list)
     writes: list[WriteResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # the (snapshot_id, cluster) each warning is about, (None, None) for none: a page
+    # showing a snapshot lists what later runs said of it (`reports.html.run_warnings`)
+    warned_about: list[tuple[str | None, str | None]] = field(default_factory=list)
     not_audited: list[str] = field(default_factory=list)
     cleaned: list[str] = field(default_factory=list)
     report: str | None = None  # report.html, when it could be written
@@ -343,7 +346,9 @@ def _audit(ctx: _Run) -> RunResult:
     tables_written = {name: f"{ctx.output}/{name}" for name in [*tables, "rejects", RUNS]}
     return RunResult(ctx.run_id, ctx.output, ctx.store.engine, scope.audited, tables_written,
                      ctx.steps.timings, totals, worst, churn_top, writes,
-                     [n.text() for n in scope.notes], scope.not_audited, cleaned,
+                     [n.text() for n in scope.notes],
+                     [(n.snapshot_id, n.cluster) for n in scope.notes], scope.not_audited,
+                     cleaned,
                      finding_counts=findings, members_short=short, members_gone=gone,
                      queues_short=queues_short)
 
@@ -586,7 +591,10 @@ def _record_warnings(output: str, result: RunResult) -> None:
     root = without_file_scheme(output)
     try:
         if result.snapshots:
-            run_warnings.save(root, result.run_id, result.warnings)
+            # a result built without its keys (none given) records none
+            about = (result.warned_about
+                     if len(result.warned_about) == len(result.warnings) else None)
+            run_warnings.save(root, result.run_id, result.warnings, about)
     except Exception as exc:
         log.warning("warning: the run's warnings are not kept for report.html: %s: %s",
                     type(exc).__name__, exc)

@@ -15,7 +15,8 @@ def write_report(output: str, html_path: str | None = None,
                  snapshots: Sequence[str] | None = None,
                  groups: Sequence[str] | None = None, top: int | None = None) -> str:
     """Render `output`'s tables to `html_path` (default OUTPUT/report.html); its path.
-    The warnings the shown runs recorded (`run_warnings`) are listed near its top.
+    The warnings the shown runs recorded (`run_warnings`) are listed near its top, and
+    those later runs gave about the shown snapshots beside them.
 
     Raises NoOutputError when `output` holds no complete run. Written to a temporary
     file first, then renamed: a reader never sees half a page."""

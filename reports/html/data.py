@@ -22,7 +22,7 @@ import ctypes
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from reports.html.delta_files import RowsDeletedByVectors, files_dataset
-from reports.html.run_warnings import RunWarnings
+from reports.html.run_warnings import RunWarnings, load_about
 from reports.html.run_warnings import load as load_warnings
 from reports.html.select import (
     DEFAULT_TOP,
@@ -559,11 +559,30 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
         rejects=reject_counts(output, shown, runs),
-        warnings=load_warnings(output, runs["run_id"]),
+        warnings=replace(load_warnings(output, runs["run_id"]),
+                         about_shown=load_about(output, later_runs(all_runs, runs))),
         unfinished=unfinished_snapshots(output, all_runs),
         churn_window=churn_window(all_runs),
         newer=newer_snapshots(all_runs, runs),
     )
+
+
+def later_runs(all_runs: pd.DataFrame, shown: pd.DataFrame
+               ) -> dict[str, set[tuple[str | None, str | None]]]:
+    """Per complete run that landed after a shown (snapshot, cluster)'s own run, those
+    shown pairs: what it may have warned about them (a backfill names the snapshot right
+    after the one it adds) still holds, since they were not audited again after it
+    (`run_warnings.load_about`). The shown runs, whose every warning the page lists
+    already, and a run or pair without its finished_at are left out."""
+    ended = (all_runs[~all_runs["run_id"].isin(shown["run_id"])]
+             .dropna(subset=["run_id", "finished_at"])
+             .groupby("run_id")["finished_at"].max())
+    wanted: dict[str, set[tuple[str | None, str | None]]] = {}
+    for row in shown.dropna(subset=["finished_at"]).itertuples(index=False):
+        cluster = None if pd.isna(row.cluster) else row.cluster
+        for run_id in ended.index[ended > row.finished_at]:
+            wanted.setdefault(run_id, set()).add((row.snapshot_id, cluster))
+    return wanted
 
 
 def newer_snapshots(all_runs: pd.DataFrame, shown: pd.DataFrame

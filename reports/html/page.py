@@ -589,6 +589,26 @@ def warnings_section(warnings: RunWarnings) -> str:
             "printed them too</p>" + not_known)
 
 
+def warnings_about_section(warnings: RunWarnings) -> str:
+    """What runs that landed after a shown snapshot's own run said about it: a backfill
+    names the snapshot right after the one it adds, whose churn (and the sticky
+    assignors' start) compare with the wrong snapshot until it is audited again. The
+    page of that snapshot must say so, not only the backfill's log."""
+    total = warnings.count_about()
+    if not total:
+        return ""
+    texts = [f"run {run_id}: {text}" for run_id, run_texts in warnings.about_shown.items()
+             for text in run_texts]
+    items = "".join(f"<li>{esc(text)}</li>" for text in texts[:WARNINGS_SHOWN])
+    more = (f"{total - WARNINGS_SHOWN} more in those runs' logs "
+            f"and in {FOLDER}/ under the output root; "
+            if total > WARNINGS_SHOWN else "")
+    return (f'<h2 id="warnings-about">Warnings later runs gave about the shown snapshot(s) '
+            f'({total})</h2><div class="rec"><ul>{items}</ul></div><p class="muted">{more}'
+            "these runs audited other snapshots after the shown ones were audited; what "
+            "they say holds until the shown snapshot is audited again</p>")
+
+
 def _with_counts(data: ReportData) -> ReportData:
     """`data` with its skew counts and findings overview counted from its group_balance
     rows where `load()` did not count them over every shown group (a ReportData built by
@@ -614,6 +634,8 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     body = [header(data, generated)]
     body.append('<nav>' + ('<a href="#warnings">warnings</a>' if data.warnings.count()
                            else "")
+                + ('<a href="#warnings-about">later runs\' warnings</a>'
+                   if data.warnings.count_about() else "")
                 + '<a href="#skew">skew</a><a href="#churn">churn</a>'
                 + ('<a href="#rebalances">largest rebalances</a>'
                    if data.top_rebalances is not None and not data.top_rebalances.empty
@@ -626,6 +648,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                 + ('<a href="#rejects">rejected input rows</a>' if data.rejects is not None
                    and not data.rejects.empty else "") + "</nav>")
     body.append(warnings_section(data.warnings))
+    body.append(warnings_about_section(data.warnings))
     body.append(unfinished_section(data.unfinished))
     body.append(newer_section(data.newer, data.output))
     body.append(overview(data))

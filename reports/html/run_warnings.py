@@ -6,6 +6,12 @@ stays unknown, rows a left-out option removed, a later snapshot to audit again. 
 table has a place for them (the tables are a fixed contract), so each run writes
 `OUTPUT/_warnings/<run_id>.json` once it has landed; a page reads the files of the runs
 whose snapshots it shows. A file goes when no snapshot names its run any more.
+
+A run can warn about a snapshot it did not audit: a backfill names the snapshot already
+in the output right after the one it adds, whose churn now compares with the wrong one
+until it is audited again. The file says which snapshot and cluster each warning is
+about (`about`), and a page showing that snapshot lists the warning too, from any run
+that landed after the shown snapshot's (`load_about`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
+
+Key = tuple[str | None, str | None]  # (snapshot_id, cluster) a warning is about
 
 FOLDER = "_warnings"
 SUFFIX = ".json"
@@ -32,9 +40,15 @@ class RunWarnings:
     by_run: dict[str, list[str]] = field(default_factory=dict)
     unrecorded: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    # what runs that landed after a shown snapshot's run said about it, by run id
+    # (`load_about`)
+    about_shown: dict[str, list[str]] = field(default_factory=dict)
 
     def count(self) -> int:
         return sum(len(texts) for texts in self.by_run.values())
+
+    def count_about(self) -> int:
+        return sum(len(texts) for texts in self.about_shown.values())
 
 
 def _path(output: str, run_id: str) -> str:
@@ -43,13 +57,20 @@ def _path(output: str, run_id: str) -> str:
     return os.path.join(output, FOLDER, quote(run_id, safe="") + SUFFIX)
 
 
-def save(output: str, run_id: str, warnings: Sequence[str]) -> str:
-    """Write the run's warnings (none is a record too); the file's path. Raises OSError."""
+def save(output: str, run_id: str, warnings: Sequence[str],
+         about: Sequence[Key] | None = None) -> str:
+    """Write the run's warnings (none is a record too), with the (snapshot_id, cluster)
+    each is about when given (`about`, one per warning; (None, None): no snapshot); the
+    file's path. Raises OSError."""
     from reports.html import write_atomically
 
+    record: dict = {"run_id": run_id, "warnings": list(warnings)}
+    if about is not None:
+        if len(about) != len(warnings):
+            raise ValueError(f"{len(about)} 'about' keys for {len(warnings)} warnings")
+        record["about"] = [list(key) for key in about]
     path = _path(output, run_id)
-    write_atomically(path, json.dumps({"run_id": run_id, "warnings": list(warnings)},
-                                      indent=1, ensure_ascii=False))
+    write_atomically(path, json.dumps(record, indent=1, ensure_ascii=False))
     return path
 
 
@@ -72,6 +93,30 @@ def load(output: str, run_ids: Iterable[str]) -> RunWarnings:
             found.by_run[run_id] = [str(t) for t in texts]
         else:
             found.unreadable.append(run_id)
+    return found
+
+
+def load_about(output: str, wanted: dict[str, set[Key]]) -> dict[str, list[str]]:
+    """Per run of `wanted`, the warnings its file says are about one of the (snapshot_id,
+    cluster) keys wanted of it, in the run's order; runs with none are left out. A file
+    missing, unreadable or without `about` (a run from before files kept it) gives none:
+    these are extra words beside the shown runs' own, whose gaps `load` names."""
+    found: dict[str, list[str]] = {}
+    for run_id in sorted(wanted):
+        try:
+            with open(_path(output, run_id), encoding="utf-8") as f:
+                record = json.load(f)
+            texts, about = record["warnings"], record["about"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if not (isinstance(texts, list) and isinstance(about, list)
+                and len(texts) == len(about)):
+            continue
+        kept = [str(text) for text, key in zip(texts, about, strict=True)
+                if isinstance(key, list) and len(key) == 2
+                and (key[0], key[1]) in wanted[run_id]]
+        if kept:
+            found[run_id] = kept
     return found
 
 

@@ -21,6 +21,8 @@ import pytest
 from jobs.audit import StalePrior, run
 from jobs.cli import main
 from jobs.config import AuditConfig
+from reports.html.data import load as load_page
+from reports.html.page import esc, render
 from storage.base import ConflictError
 from tests.support.delta_inputs import write_inputs
 from tests.support.outputs import (
@@ -263,13 +265,20 @@ def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark
         result.warnings
     churn = table(out, "rebalance_churn")
     assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["A"]
+    # the page of the cluster's latest snapshot, C, says so too: not only the backfill's
+    # log, and not the page the backfill wrote (of B)
+    shown = load_page(str(out)).warnings
+    assert (shown.by_run, shown.about_shown) == ({"ac": []}, {"b": stale}), shown
+    assert esc(f"run b: {stale[0]}") in render(load_page(str(out)))
     result = audit(spark, paths, out, "c", snapshots=("C",))  # as the warning says
     assert not [w for w in result.warnings if "compares with" in w]
     churn = table(out, "rebalance_churn")
     assert list(churn.loc[churn["snapshot_id"] == "C", "previous_snapshot_id"]) == ["B"]
+    assert load_page(str(out)).warnings.about_shown == {}  # C audited again: it holds no more
     # a re-run of a snapshot already held changes no later one's previous: no warning
     assert not [w for w in audit(spark, paths, out, "b2", snapshots=("B",)).warnings
                 if "compares with" in w]
+    assert load_page(str(out)).warnings.about_shown == {}
 
 
 def a_corrected(spark, tmp_path: Path) -> tuple:

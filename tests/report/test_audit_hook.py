@@ -162,3 +162,43 @@ def test_a_damaged_warnings_file_is_said_unreadable_not_a_failed_page(tmp_path):
     assert found.by_run == {"ok": []}
     assert found.unreadable == ["deep", "half", "list", "text"]
     assert found.unrecorded == []
+
+
+def test_warnings_about_a_snapshot_are_found_by_snapshot_and_cluster(tmp_path):
+    """`load_about` keeps a run's warnings about the (snapshot, cluster) keys wanted of it,
+    in its order; a file from before runs kept `about`, a damaged or a missing one gives
+    none (the shown runs' own gaps are `load`'s to name)."""
+    from reports.html import run_warnings
+
+    out = str(tmp_path)
+    run_warnings.save(out, "b", ["snapshot C (cluster c): x", "lag is unknown",
+                                 "snapshot C: y", "snapshot C (cluster c): z"],
+                      [("C", "c"), (None, None), ("C", None), ("C", "c")])
+    run_warnings.save(out, "old", ["snapshot C (cluster c): x"])  # no `about`
+    (tmp_path / "_warnings" / "cut.json").write_text('{"warnings": ["a"], "about": [')
+    wanted = {"b": {("C", "c")}, "old": {("C", "c")}, "cut": {("C", "c")},
+              "never": {("C", "c")}}
+    assert run_warnings.load_about(out, wanted) == {
+        "b": ["snapshot C (cluster c): x", "snapshot C (cluster c): z"]}
+    assert run_warnings.load_about(out, {"b": {("C", None)}}) == {"b": ["snapshot C: y"]}
+    assert run_warnings.load_about(out, {"b": {("A", "c")}}) == {}
+    with pytest.raises(ValueError, match="1 'about' keys for 2 warnings"):
+        run_warnings.save(out, "bad", ["a", "b"], [("C", "c")])
+
+
+def test_later_runs_are_those_that_landed_after_a_shown_snapshot_s_run():
+    """Only a run that finished after a shown pair's run can still be right about it; a
+    shown run is listed in full already, and a pair without finish time is left out."""
+    import pandas as pd
+
+    from reports.html.data import later_runs
+
+    t = pd.Timestamp("2026-12-01T00:00:00Z")
+    all_runs = pd.DataFrame([
+        {"snapshot_id": s, "cluster": c, "run_id": r, "finished_at": t + pd.Timedelta(hours=h)}
+        for s, c, r, h in (("A", "c", "ac", 1), ("C", "c", "ac", 1), ("B", "c", "b", 2),
+                           ("D", None, "d", 0), ("E", "c", "e", 3), ("F", "x", "f", 5))])
+    all_runs.loc[all_runs["run_id"] == "e", "finished_at"] = pd.NaT
+    shown = all_runs[all_runs["snapshot_id"].isin(["C", "D", "F"])]
+    # ac landed after D's run too, but it is C's, a shown run; e has no finish time
+    assert later_runs(all_runs, shown) == {"b": {("C", "c"), ("D", None)}}

@@ -220,6 +220,25 @@ def test_a_run_whose_warnings_record_cannot_be_read_is_named_apart():
     assert "No record" not in page
 
 
+def test_what_later_runs_said_of_the_shown_snapshots_has_a_section_of_its_own():
+    """A backfill's warning about the snapshot right after it, shown on that snapshot's
+    page: named by run, escaped, linked, cut at WARNINGS_SHOWN."""
+    said = "snapshot s2 (cluster c1): its churn compares with <s0> until it is audited again"
+    page = body(render(data(warnings=RunWarnings({"run-1": []}, about_shown={"b": [said]}))))
+    section = page.split('id="warnings-about"')[1].split("</h2>", 1)
+    assert section[0].endswith("Warnings later runs gave about the shown snapshot(s) (1)")
+    assert ("<li>run b: snapshot s2 (cluster c1): its churn compares with &lt;s0&gt; until it "
+            "is audited again</li>") in section[1]
+    assert 'href="#warnings-about"' in page and 'id="warnings"' not in page
+    assert page.index('id="warnings-about"') < page.index('id="skew"')
+    page = body(render(data()))
+    assert 'warnings-about' not in page
+    many = {"b": [f"snapshot s2: {i}" for i in range(WARNINGS_SHOWN + 2)]}
+    page = body(render(data(warnings=RunWarnings(about_shown=many))))
+    assert page.count("<li>run b: snapshot s2") == WARNINGS_SHOWN
+    assert f"({WARNINGS_SHOWN + 2})</h2>" in page and "2 more in those runs' logs" in page
+
+
 def test_the_skew_axis_reaches_five_and_counts_are_whole():
     """One balanced group was a block filling the axis with a tick at 0.5 groups."""
     from reports.html.charts import skew_histogram
