@@ -284,10 +284,9 @@ def _audit(ctx: _Run) -> RunResult:
         baselines = {name: ctx.store.state(f"{ctx.output}/{name}") for name in names}
         line.detail = f"{len(cleaned)} leftover(s) removed" if cleaned else "ok"
     paths = _input_paths(ctx)
-    inputs, scope, rejects, times, captured, has_sticky, held = _read_and_validate(ctx, paths)
+    (inputs, scope, rejects, times, captured, has_sticky, held,
+     followers) = _read_and_validate(ctx, paths)
     existing = tuple(n for n in OPTIONAL_TABLES if baselines[n].version is not None)
-    # the snapshots this run replaces that a later one in the output still follows
-    followers = followers_of_replaced(held, captured)
     for attempt in range(1, PRIOR_ATTEMPTS + 1):
         attempt_persist = Persisted()
         try:
@@ -381,7 +380,9 @@ def _input_paths(ctx: _Run) -> InputPaths:
 def _read_and_validate(ctx: _Run, paths: InputPaths):
     """The usable rows of the audited snapshots, the scope, this run's rejects, the
     snapshots' capture times (as a frame, and collected: a few rows per snapshot and
-    cluster) and whether any group runs a sticky assignor."""
+    cluster), whether any group runs a sticky assignor, the output's complete runs
+    (`held`) and the snapshots this run replaces that a later one in the output still
+    follows (`jobs.held.followers_of_replaced`)."""
     with ctx.steps.step("size", "read", point=None) as line:
         counted = input_rows(ctx.store, paths, ctx.config.snapshots)
         total = sum(n for n in counted.values() if n) or None
@@ -431,13 +432,15 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
         has_sticky = bool(runs.sticky)
         if runs.config:
             scope.notes.extend(config_queues_not_readable(inputs.members, inputs.queues))
-        scope.notes.extend(outdated_followers(
-            held, captured, churn_previous(ctx.store, ctx.output, held, captured)))
+        compared = churn_previous(ctx.store, ctx.output, held, captured)
+        scope.notes.extend(outdated_followers(held, captured, compared))
+        # the snapshots this run replaces that a later one in the output still follows
+        followers = followers_of_replaced(held, captured, compared)
         for text in (n.text() for n in scope.notes):
             log.warning("warning: %s", text)
         rejects = _rejects(ctx.spark, read, scope.notes, ctx.run_id)
         line.detail = scope.summary()
-    return inputs, scope, rejects, times, captured, has_sticky, held
+    return inputs, scope, rejects, times, captured, has_sticky, held, followers
 
 
 def _refuse_requested_absent(scope: Scope) -> None:

@@ -170,6 +170,9 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None],
     notes = []
     for snapshot, cluster, was, now in _followers(held, run):
         if was == now:
+            if (snapshot, cluster) in (compared or {}) and compared[(snapshot, cluster)] != now:
+                notes.append(Note(None, snapshot, cluster, _still_behind(snapshot, now, compared[
+                    (snapshot, cluster)])))
             continue
         actual = (compared or {}).get((snapshot, cluster), was)
         if actual == now:
@@ -185,6 +188,16 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None],
                       f"again (--snapshot {snapshot})")
         notes.append(Note(None, snapshot, cluster, reason))
     return notes
+
+
+def _still_behind(snapshot: str, now: str | None, actual: str | None) -> str:
+    """The note for a snapshot already in the output that follows `now`, which this run
+    audits again, but whose churn compares with another (`actual`): it was audited before
+    `now` was added before it (a backfill), and no run of it since."""
+    return (f"already in the output, it follows snapshot {now}, which this run audits "
+            f"again, but its churn compares with {_compared(actual)}: it was audited "
+            f"before {now} was added before it, and stays so until it is audited again "
+            f"(--snapshot {snapshot})")
 
 
 def _why_now(now: str | None, was: str | None, cluster: str | None,
@@ -207,14 +220,18 @@ def _compared(previous: str | None) -> str:
 
 def churn_previous(store: Store, output: str, held: Held,
                    run: dict[Key, datetime | None]) -> dict[Key, str | None]:
-    """Of the snapshots `outdated_followers` names, the previous snapshot their complete
-    run's churn rows name. `held` (the complete `runs` rows) names another when a run of
-    that previous snapshot was killed after it retracted its `runs` row: the follower
-    still compares with its rows. One small read of those snapshots' churn partitions,
-    only in a run that adds a snapshot before one already in the output (a backfill, a
-    snapshot audited again after a killed run); the scheduled run pays nothing."""
+    """Of the snapshots already in the output whose previous snapshot this run changes or
+    audits again, the previous snapshot their complete run's churn rows name. `held` (the
+    complete `runs` rows) names another when a run of that previous snapshot was killed
+    after it retracted its `runs` row, or when the follower was audited before a backfill
+    put that one before it: the follower still compares with what it was audited
+    against. A follower whose complete run wrote no churn row and some group_balance rows
+    compared with none (None). One small read of those snapshots' churn partitions, only
+    in a run that adds a snapshot before one already in the output (a backfill, a
+    snapshot audited again after a killed run) or audits again one that a later snapshot
+    follows; the scheduled run pays nothing."""
     keys = {(s, c): held[(s, c)].run_id for s, c, was, now in _followers(held, run)
-            if was != now}
+            if was != now or (now is not None and (now, c) in run)}
     path = f"{output}/rebalance_churn"
     if not keys or not store.exists(path):
         return {}
@@ -222,19 +239,26 @@ def churn_previous(store: Store, output: str, held: Held,
             .where(F.col("run_id").isin(sorted({r for r in keys.values() if r})))
             .select("snapshot_id", "cluster", "run_id", "previous_snapshot_id")
             .distinct().collect())
-    return {(r.snapshot_id, r.cluster): r.previous_snapshot_id for r in rows
-            if keys.get((r.snapshot_id, r.cluster)) == r.run_id}
+    found = {(r.snapshot_id, r.cluster): r.previous_snapshot_id for r in rows
+             if keys.get((r.snapshot_id, r.cluster)) == r.run_id}
+    none = {key: None for key in keys if key not in found
+            and not held[key].rows.get("rebalance_churn") and held[key].rows.get("group_balance")}
+    return {**none, **found}
 
 
-def followers_of_replaced(held: Held, run: dict[Key, datetime | None]) -> dict[Key, Key]:
+def followers_of_replaced(held: Held, run: dict[Key, datetime | None],
+                          compared: dict[Key, str | None] | None = None) -> dict[Key, Key]:
     """Per (snapshot, cluster) this run replaces (the output holds a complete run of it)
     and that stays the previous of the next one already in the output, which this run
     leaves alone: that next one. Its churn compares with the rows this run replaces
-    (`replaced_rows_changed` says whether they differ)."""
+    (`replaced_rows_changed` says whether they differ), unless its churn rows name
+    another previous snapshot (`compared`, `churn_previous`), which `outdated_followers`
+    says instead."""
     return {(now, cluster): (snapshot, cluster)
             for snapshot, cluster, was, now in _followers(held, run)
             if was == now and now is not None and (now, cluster) in run
-            and (now, cluster) in held}
+            and (now, cluster) in held
+            and (compared or {}).get((snapshot, cluster), now) == now}
 
 
 def _followers(held: Held, run: dict[Key, datetime | None]

@@ -270,6 +270,16 @@ def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark
     shown = load_page(str(out)).warnings
     assert (shown.by_run, shown.about_shown) == ({"ac": []}, {"b": stale}), shown
     assert esc(f"run b: {stale[0]}") in render(load_page(str(out)))
+    # B audited again before C: C's previous stays B, yet its churn still compares with
+    # A; that run said nothing, and the backfill's word went with its run
+    result = audit(spark, paths, out, "b1", snapshots=("B",))
+    behind = [w for w in result.warnings if w.startswith("snapshot C (cluster c)")]
+    assert behind == [
+        "snapshot C (cluster c): already in the output, it follows snapshot B, which this "
+        "run audits again, but its churn compares with snapshot A (and its sticky "
+        "assignors started from A's assignment): it was audited before B was added before "
+        "it, and stays so until it is audited again (--snapshot C)"], result.warnings
+    assert load_page(str(out)).warnings.about_shown == {"b1": behind}
     result = audit(spark, paths, out, "c", snapshots=("C",))  # as the warning says
     assert not [w for w in result.warnings if "compares with" in w]
     churn = table(out, "rebalance_churn")
@@ -279,6 +289,26 @@ def test_a_backfilled_snapshot_names_the_later_one_whose_churn_it_outdates(spark
     assert not [w for w in audit(spark, paths, out, "b2", snapshots=("B",)).warnings
                 if "compares with" in w]
     assert load_page(str(out)).warnings.about_shown == {}
+
+
+def test_a_snapshot_audited_before_its_predecessor_is_named_when_that_one_is_run_again(
+        spark, tmp_path) -> None:
+    """C audited alone (no churn rows), then B backfilled before it (which names C), then
+    B audited again: C still compares with nothing, and the second run of B says so."""
+    paths = write_inputs(spark, tmp_path / "in", queues=queue_rows(["B", "C"]),
+                         members=member_rows(["B", "C"]))
+    out = tmp_path / "out"
+    audit(spark, paths, out, "c", snapshots=("C",))
+    audit(spark, paths, out, "b", snapshots=("B",))
+    result = audit(spark, paths, out, "b1", snapshots=("B",))
+    assert [w for w in result.warnings if w.startswith("snapshot C ")] == [
+        "snapshot C (cluster c): already in the output, it follows snapshot B, which this "
+        "run audits again, but its churn compares with no earlier snapshot (and its sticky "
+        "assignors with no previous assignment): it was audited before B was added before "
+        "it, and stays so until it is audited again (--snapshot C)"], result.warnings
+    audit(spark, paths, out, "c1", snapshots=("C",))
+    assert not [w for w in audit(spark, paths, out, "b2", snapshots=("B",)).warnings
+                if w.startswith("snapshot C ")]
 
 
 def a_corrected(spark, tmp_path: Path) -> tuple:

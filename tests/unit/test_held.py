@@ -75,6 +75,27 @@ def test_a_replaced_snapshot_is_paired_with_the_held_one_that_still_follows_it()
         {k: r.captured_at for k, r in held.items()}, {("C", "c"): at(35)})] == ["D"]
 
 
+def test_a_follower_whose_churn_compares_with_another_is_named_when_its_previous_reruns():
+    """C follows B; B audited again changes C's place in nothing, but C's churn rows name
+    A (audited before B was backfilled) or none: said, and C is no follower whose churn
+    compares with B's replaced rows. Rows naming B, or none read: no word."""
+    held = held_at({("A", "c"): at(0), ("B", "c"): at(10), ("C", "c"): at(20)})
+    run = {("B", "c"): at(10)}
+    for compared, said in (("A", "snapshot A (and its sticky assignors started from A's "
+                                 "assignment)"),
+                           (None, "no earlier snapshot (and its sticky assignors with no "
+                                  "previous assignment)")):
+        [note] = outdated_followers(held, run, {("C", "c"): compared})
+        assert (note.snapshot_id, note.cluster, note.reason) == ("C", "c", (
+            "already in the output, it follows snapshot B, which this run audits again, but "
+            f"its churn compares with {said}: it was audited before B was added before it, "
+            "and stays so until it is audited again (--snapshot C)"))
+        assert followers_of_replaced(held, run, {("C", "c"): compared}) == {}
+    assert outdated_followers(held, run, {("C", "c"): "B"}) == []
+    assert outdated_followers(held, run) == []
+    assert followers_of_replaced(held, run, {("C", "c"): "B"}) == {("B", "c"): ("C", "c")}
+
+
 def test_unknown_capture_times_come_first_then_snapshot_ids():
     held = {("A", "c"): None, ("C", "c"): None}
     assert [s for s, _, _ in followers(held, {("B", "c"): None})] == ["C"]
