@@ -165,16 +165,21 @@ def outdated_followers(held: Held, run: dict[Key, datetime | None],
                        compared: dict[Key, str | None] | None = None) -> list[Note]:
     """A note for each snapshot already in the output whose previous snapshot (by
     captured_at, then snapshot_id, per cluster) this run changes by adding one before
-    it; the run itself does not touch it. `compared`: the previous snapshot each one's
-    churn rows name (`churn_previous`), where `held` alone would name another."""
+    it, or whose churn rows name another snapshot than the one before it that this run
+    audits again; the run itself does not touch it. `compared`: the previous snapshot
+    each one's churn rows name (`churn_previous`), where `held` alone would name
+    another."""
     notes = []
+    compared = compared or {}
     for snapshot, cluster, was, now in _followers(held, run):
+        actual = compared.get((snapshot, cluster), was)
         if was == now:
-            if (snapshot, cluster) in (compared or {}) and compared[(snapshot, cluster)] != now:
-                notes.append(Note(None, snapshot, cluster, _still_behind(snapshot, now, compared[
-                    (snapshot, cluster)])))
+            if actual != now:
+                notes.append(Note(None, snapshot, cluster,
+                                  _still_behind(snapshot, now, actual)))
             continue
-        actual = (compared or {}).get((snapshot, cluster), was)
+        if actual == now and (now is None or (now, cluster) not in run):
+            continue  # its churn already compares with its new previous, which stays
         if actual == now:
             # `runs` no longer names it: a run of it died after retracting its row
             reason = (f"already in the output, its churn compares with snapshot {now} as "

@@ -96,6 +96,18 @@ def test_a_follower_whose_churn_compares_with_another_is_named_when_its_previous
     assert followers_of_replaced(held, run, {("C", "c"): "B"}) == {("B", "c"): ("C", "c")}
 
 
+def test_a_follower_whose_churn_already_matches_its_new_place_is_no_word():
+    """C was audited alone (no churn rows); A, backfilled before it, is audited again after
+    it: C follows nothing again, as its churn does. Or C's churn names X, held and left
+    alone, which A's move makes its previous again."""
+    held = held_at({("A", "c"): at(10), ("C", "c"): at(20)})
+    assert outdated_followers(held, {("A", "c"): at(30)}, {("C", "c"): None}) == []
+    held = held_at({("X", "c"): at(0), ("A", "c"): at(10), ("C", "c"): at(20)})
+    assert outdated_followers(held, {("A", "c"): at(30)}, {("C", "c"): "X"}) == []
+    # without the churn rows read, `held` alone says C's previous changes
+    assert [n.snapshot_id for n in outdated_followers(held, {("A", "c"): at(30)})] == ["C"]
+
+
 def test_unknown_capture_times_come_first_then_snapshot_ids():
     held = {("A", "c"): None, ("C", "c"): None}
     assert [s for s, _, _ in followers(held, {("B", "c"): None})] == ["C"]
