@@ -112,8 +112,10 @@ def load_about(output: str, wanted: dict[str, set[Key]]) -> dict[str, list[str]]
         if not (isinstance(texts, list) and isinstance(about, list)
                 and len(texts) == len(about)):
             continue
+        # a key of a damaged file may hold anything JSON does (a list is no set member)
         kept = [str(text) for text, key in zip(texts, about, strict=True)
                 if isinstance(key, list) and len(key) == 2
+                and all(k is None or isinstance(k, str) for k in key)
                 and (key[0], key[1]) in wanted[run_id]]
         if kept:
             found[run_id] = kept

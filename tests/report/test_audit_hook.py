@@ -176,8 +176,11 @@ def test_warnings_about_a_snapshot_are_found_by_snapshot_and_cluster(tmp_path):
                       [("C", "c"), (None, None), ("C", None), ("C", "c")])
     run_warnings.save(out, "old", ["snapshot C (cluster c): x"])  # no `about`
     (tmp_path / "_warnings" / "cut.json").write_text('{"warnings": ["a"], "about": [')
+    # keys a hand-edit damaged: a list where a name stands is no set member (TypeError)
+    (tmp_path / "_warnings" / "odd.json").write_text(
+        '{"warnings": ["a", "b", "c"], "about": [[["C"], "c"], ["C", {}], "C"]}')
     wanted = {"b": {("C", "c")}, "old": {("C", "c")}, "cut": {("C", "c")},
-              "never": {("C", "c")}}
+              "odd": {("C", "c")}, "never": {("C", "c")}}
     assert run_warnings.load_about(out, wanted) == {
         "b": ["snapshot C (cluster c): x", "snapshot C (cluster c): z"]}
     assert run_warnings.load_about(out, {"b": {("C", None)}}) == {"b": ["snapshot C: y"]}
