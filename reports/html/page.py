@@ -578,15 +578,22 @@ def warnings_section(warnings: RunWarnings) -> str:
     if not total:
         return not_known
     several = sum(1 for texts in warnings.by_run.values() if texts) > 1
-    texts = [f"run {run_id}: {text}" if several else text
-             for run_id, run_texts in warnings.by_run.items() for text in run_texts]
-    items = "".join(f"<li>{esc(text)}</li>" for text in texts[:WARNINGS_SHOWN])
-    more = (f"{total - WARNINGS_SHOWN} more in the run's log "
-            f"and in {FOLDER}/ under the output root; "
-            if total > WARNINGS_SHOWN else "")
+    items, more = _warning_items(warnings.by_run, several, "the run's log")
     return (f'<h2 id="warnings">Warnings of the shown run(s) ({total})</h2>'
             f'<div class="rec"><ul>{items}</ul></div><p class="muted">{more}each run '
             "printed them too</p>" + not_known)
+
+
+def _warning_items(by_run: dict[str, list[str]], named: bool, logs: str) -> tuple[str, str]:
+    """The first WARNINGS_SHOWN warnings of `by_run` as escaped list items (each prefixed
+    with its run when `named`), and what says where the rest are (`logs`), or ""."""
+    texts = [f"run {run_id}: {text}" if named else text
+             for run_id, run_texts in by_run.items() for text in run_texts]
+    items = "".join(f"<li>{esc(text)}</li>" for text in texts[:WARNINGS_SHOWN])
+    more = (f"{len(texts) - WARNINGS_SHOWN} more in {logs} "
+            f"and in {FOLDER}/ under the output root; "
+            if len(texts) > WARNINGS_SHOWN else "")
+    return items, more
 
 
 def warnings_about_section(warnings: RunWarnings) -> str:
@@ -597,12 +604,7 @@ def warnings_about_section(warnings: RunWarnings) -> str:
     total = warnings.count_about()
     if not total:
         return ""
-    texts = [f"run {run_id}: {text}" for run_id, run_texts in warnings.about_shown.items()
-             for text in run_texts]
-    items = "".join(f"<li>{esc(text)}</li>" for text in texts[:WARNINGS_SHOWN])
-    more = (f"{total - WARNINGS_SHOWN} more in those runs' logs "
-            f"and in {FOLDER}/ under the output root; "
-            if total > WARNINGS_SHOWN else "")
+    items, more = _warning_items(warnings.about_shown, True, "those runs' logs")
     return (f'<h2 id="warnings-about">Warnings later runs gave about the shown snapshot(s) '
             f'({total})</h2><div class="rec"><ul>{items}</ul></div><p class="muted">{more}'
             "these runs audited other snapshots after the shown ones were audited; what "
