@@ -12,6 +12,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${REBALANCE_AUDIT_VENV:-$ROOT/.venv}"
+# the job's usage lines and errors name this command (jobs.cli.program_name)
+export REBALANCE_AUDIT_PROG="${REBALANCE_AUDIT_PROG:-spark-submit.sh}"
 
 usage() {
   cat <<'EOF'

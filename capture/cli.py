@@ -31,10 +31,13 @@ if TYPE_CHECKING:
     from capture.tables import Snapshot
 
 
-def add_capture_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add the `capture` job (sub-commands `kafka` and `import`) to a sub-parser set."""
+def add_capture_parser(subparsers: argparse._SubParsersAction,
+                       prog: str | None = None) -> argparse.ArgumentParser:
+    """Add the `capture` job (sub-commands `kafka` and `import`) to a sub-parser set;
+    `prog` names it when it is the command itself (`python -m capture.cli`)."""
+    named = {"prog": prog} if prog else {}
     parser = subparsers.add_parser(
-        "capture", help="capture a cluster's consumer groups into the input tables",
+        "capture", **named, help="capture a cluster's consumer groups into the input tables",
         description="Write queues, members, offsets, observed and rejects Delta tables "
                     "(one snapshot per call) from a live Kafka cluster or from the output "
                     "of kafka-consumer-groups.sh, mqadmin or rocketmq-dashboard.")

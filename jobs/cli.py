@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -21,6 +22,11 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_USER = 0, 2
 _GIVEN = "_values_given"  # the namespace's record of the single-value flags given
+# set by spark-submit.sh (a wrapper of the user's may set its own name): the command's name
+# in usage lines and errors, which `sys.argv[0]` cannot give (the launcher runs
+# `python -m jobs.cli` and `spark-submit jobs/cli.py` itself)
+PROG_ENV = "REBALANCE_AUDIT_PROG"
+CAPTURE_MODULE = "python -m capture.cli"  # enters one level down, at `capture`
 
 
 class _GivenOnce(argparse._StoreAction):
@@ -48,9 +54,27 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "store", _GivenOnce)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def program_name(argv0: str | None = None) -> str:
+    """The command as the user typed it, for usage lines and argparse's errors: they said
+    `spark-submit.sh` under `python -m jobs.cli`, `python -m capture.cli` and the
+    `rebalance-audit` script too, a command those users had not run."""
+    if named := os.environ.get(PROG_ENV, "").strip():
+        return named
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    entry = os.path.normpath(argv0 or "").split(os.sep)
+    if entry[-1:] == ["rebalance-audit"]:
+        return "rebalance-audit"
+    if entry[-2:] == ["jobs", "cli.py"]:
+        return "python -m jobs.cli"
+    if entry[-2:] == ["capture", "cli.py"]:
+        return CAPTURE_MODULE
+    return "spark-submit.sh"  # the README's command; also in-process callers (tests)
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    prog = program_name() if prog is None else prog
     parser = _Parser(
-        prog="spark-submit.sh",
+        prog=prog,
         description="Recompute RocketMQ / Kafka consumer-group assignments exactly as the "
                     "clients do and write assignment, load, balance and rejects reports as "
                     "Delta tables.",
@@ -114,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run id stamped on every row (default: UTC time + random suffix)")
     from capture.cli import add_capture_parser
 
-    add_capture_parser(sub)
+    add_capture_parser(sub, prog=prog if prog == CAPTURE_MODULE else None)
     from reports.html.command import add_report_parser
 
     add_report_parser(sub)

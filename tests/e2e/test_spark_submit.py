@@ -423,6 +423,45 @@ def test_a_flag_the_job_lacks_is_the_jobs_usage_error(argv: list[str], said: str
     assert said in err
 
 
+@pytest.mark.parametrize(("entry", "argv", "said"), [
+    (["-m", "jobs.cli"], ["audit", "--zzz"],
+     "python -m jobs.cli audit: error: unrecognized arguments: --zzz"),
+    (["-m", "capture.cli"], ["import", "f", "--cluster", "c", "--output", "o", "--formt=x"],
+     "python -m capture.cli import: error: unrecognized arguments: --formt=x"),
+    (["-m", "capture.cli"], [],
+     "python -m capture.cli: error: the following arguments are required: SOURCE"),
+])
+def test_usage_names_the_command_the_user_ran(entry: list[str], argv: list[str],
+                                              said: str) -> None:
+    """The usage line and errors said `spark-submit.sh` under `python -m jobs.cli` and
+    `python -m capture.cli` too (`capture.cli` as `spark-submit.sh capture`): a command
+    those users had not run. No JVM: argparse answers first."""
+    env = {k: v for k, v in os.environ.items() if k != "REBALANCE_AUDIT_PROG"}
+    proc = subprocess.run([sys.executable, *entry, *argv], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=env)
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    assert "spark-submit.sh" not in proc.stderr
+
+
+@pytest.mark.parametrize(("argv0", "named"), [
+    ("/opt/venv/bin/rebalance-audit", "rebalance-audit"),
+    (str(ROOT / "jobs" / "cli.py"), "python -m jobs.cli"),
+    (str(ROOT / "capture" / "cli.py"), "python -m capture.cli"),
+    ("/usr/bin/pytest", "spark-submit.sh"),
+    ("", "spark-submit.sh"),
+])
+def test_program_name_follows_the_entry_point(argv0: str, named: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs.cli import PROG_ENV, program_name
+
+    monkeypatch.delenv(PROG_ENV, raising=False)
+    assert program_name(argv0) == named
+    # spark-submit.sh names itself (it runs `python -m jobs.cli` and `spark-submit
+    # jobs/cli.py`, which argv[0] cannot tell from the user's own); a wrapper may too
+    monkeypatch.setenv(PROG_ENV, "nightly-audit.sh")
+    assert program_name(argv0) == "nightly-audit.sh"
+
+
 @pytest.mark.parametrize(("argv", "said"), [
     (["audit", "--output", "{tmp}/prod", "--buckets", "4", "--output={tmp}/scratch"],
      "spark-submit.sh audit: error: argument --output: given twice (--output {tmp}/prod, "
