@@ -594,10 +594,7 @@ def _record_warnings(output: str, result: RunResult) -> None:
     root = without_file_scheme(output)
     try:
         if result.snapshots:
-            # a result built without its keys (none given) records none
-            about = (result.warned_about
-                     if len(result.warned_about) == len(result.warnings) else None)
-            run_warnings.save(root, result.run_id, result.warnings, about)
+            run_warnings.save(root, result.run_id, result.warnings, result.warned_about)
     except Exception as exc:
         log.warning("warning: the run's warnings are not kept for report.html: %s: %s",
                     type(exc).__name__, exc)

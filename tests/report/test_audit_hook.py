@@ -29,7 +29,8 @@ def stubbed(monkeypatch, caplog):
             snapshots: tuple[str, ...] = ("s2",)):
         monkeypatch.setattr(audit, "_audit", lambda *_: audit.RunResult(
             "run-1", output, "offline", list(snapshots),
-            {"group_balance": f"{output}/group_balance"}, warnings=list(warnings or [])))
+            {"group_balance": f"{output}/group_balance"}, warnings=list(warnings or []),
+            warned_about=[(None, None)] * len(warnings or [])))
         result = audit.run(load_config(None, output=output), spark=spark)
         logs.extend(r.getMessage() for r in caplog.records)
         return result
