@@ -630,15 +630,29 @@ def _stamp(df: DataFrame, run_id: str) -> DataFrame:
 
 
 def _rejects(spark: SparkSession, inputs: Inputs, notes: list[Note], run_id: str) -> DataFrame:
-    """Row rejects of the inputs (materialized by `read_inputs`) plus one row per missing
-    input of a snapshot (written in as many tasks as their rows need: `jobs.write`)."""
+    """Row rejects of the inputs (materialized by `read_inputs`), the usable rows the run
+    leaves out (a snapshot or cluster missing from another input: `Note.unused`), and a
+    row per note of a table (written in as many tasks as their rows need: `jobs.write`)."""
     rows = [n.reject_row() for n in notes if n.table is not None]
     rejects = inputs.rejects.select(*REJECTS_SCHEMA.fieldNames())
     if rows:
         rejects = rejects.unionByName(spark.createDataFrame(rows, REJECTS_SCHEMA))
+    for table in dict.fromkeys(n.unused for n in notes if n.unused is not None):
+        rejects = rejects.unionByName(_unused_rows(spark, getattr(inputs, table), table, [
+            (n.snapshot_id, n.cluster, n.reason) for n in notes if n.unused == table]))
     # a row rejected for its snapshot id is kept in the null partition (`validate`)
     return _stamp(rejects.withColumn("snapshot_id", writable_snapshot_id(
         F.col("snapshot_id"))), run_id)
+
+
+def _unused_rows(spark: SparkSession, rows: DataFrame, table: str,
+                 keys: list[tuple[str, str | None, str]]) -> DataFrame:
+    """`table`'s usable rows of these (snapshot_id, cluster, reason)s as rejects, each with
+    its key's reason (a few keys: broadcast, no shuffle of the rows)."""
+    wanted = spark.createDataFrame(keys, "_snapshot string, _cluster string, _reason string")
+    left_out = rows.join(F.broadcast(wanted), (F.col("snapshot_id") == F.col("_snapshot"))
+                         & F.col("cluster").eqNullSafe(F.col("_cluster")))
+    return reject_rows(left_out, table, F.col("_reason"))
 
 
 def _capture_times(rows: list[Row]) -> dict:

@@ -2,10 +2,11 @@
 
 A snapshot is audited when both queues and members hold usable rows for it; only audited
 snapshots are replaced in the output tables. A snapshot present in one input and absent
-from another is a warning and a `rejects` row naming what is missing, never a deletion of
-earlier good output. One small aggregate answers all of it: the key columns of every row
-read from the files, less the rejects. The same aggregate estimates how many (group,
-topic) the members subscribe, which sizes the assignment's join (`jobs.sizing`).
+from another is a warning, and each row the run cannot use for it a `rejects` row saying
+what is missing, never a deletion of earlier good output. One small aggregate answers all
+of it: the key columns of every row read from the files, less the rejects. The same
+aggregate estimates how many (group, topic) the members subscribe, which sizes the
+assignment's join (`jobs.sizing`).
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ from vocabulary.words import listed, named
 
 @dataclass(frozen=True)
 class Note:
-    """A condition the user must see: a warning, and a `rejects` row when it has a table."""
+    """A condition the user must see: a warning, and a `rejects` row when it has a table;
+    with `unused`, every usable row of that input for its snapshot and cluster (which the
+    run leaves out) is a `rejects` row with its reason instead: one row saying how many
+    was no input row, and the console counted it as one."""
 
     table: str | None
     snapshot_id: str | None
     cluster: str | None
     reason: str
+    unused: str | None = None
 
     def text(self) -> str:
         where = f"snapshot {named(self.snapshot_id or '')}" + (
@@ -175,20 +180,20 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
             if (s, c) not in other:
                 if s in audited:
                     partial.append((s, c))
-                notes.append(Note(missing, s, c, (
+                notes.append(Note(None, s, c, unused=present, reason=(
                     f"{missing} has no usable rows, {present} has {n}: not audited (earlier "
                     "output of it is kept)" if s not in audited else
                     f"{missing} has no usable rows for this cluster, {present} has {n}: the "
                     "cluster is not audited")))
     partial.sort(key=lambda k: (k[0] or "", k[1] or ""))
     for s, c in partial:
-        # its offsets and observed rows are left out of the audit with it: a rejects row
-        # per table says how many
+        # its offsets and observed rows are left out of the audit with it: rejects rows
         for table in ("offsets", "observed"):
             n = usable.get(table, {}).get((s, c))
             if n:
-                notes.append(Note(table, s, c, "the cluster is not audited (queues or members "
-                                               f"has no usable rows of it), {table} has {n}"))
+                notes.append(Note(None, s, c, unused=table, reason=(
+                    "the cluster is not audited (queues or members has no usable rows of "
+                    f"it), {table} has {n}")))
     for (s, c), n in sorted(members.items(), key=_key):
         if (s, c) in queues and not subscribed[(s, c)]:  # usable in both: audited
             notes.append(Note("members", s, c, (
@@ -198,10 +203,11 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     for s in not_audited:
         if s in queue_snaps or s in member_snaps:
             continue
-        # rows of an input no audit of the snapshot uses: a rejects row per table and
-        # cluster says how many (a warning alone left them out of the rejects)
-        unused = [Note(table, s, c, f"queues and members have no usable rows, {table} has "
-                                    f"{n}: not audited (earlier output of it is kept)")
+        # rows of an input no audit of the snapshot uses: rejects rows (a warning alone
+        # left them out of the rejects)
+        unused = [Note(None, s, c, unused=table, reason=(
+                       f"queues and members have no usable rows, {table} has {n}: not "
+                       "audited (earlier output of it is kept)"))
                   for table in ("offsets", "observed")
                   for (snapshot, c), n in sorted(usable.get(table, {}).items(), key=_key)
                   if snapshot == s]

@@ -84,18 +84,24 @@ def audited(spark, tmp_path_factory) -> tuple[list[Case], pd.DataFrame, pd.DataF
 
 
 def test_no_example_row_is_rejected(audited) -> None:
-    """The only rejects are the notes on scenarios that have no queue or no member at all
-    (e.g. an empty client list): such a snapshot is not audited, and says why."""
+    """The only rejects are the rows of scenarios that have no queue or no member at all
+    (e.g. an empty client list): such a snapshot is not audited, and each of the rows it
+    has says why."""
     cases, _, rejects = audited
     notes = rejects["reason"].str.contains("has no usable rows")
     assert rejects[~notes].empty, rejects[["source_table", "reason"]].head().to_string()
-    lacking = {}
+    unused = {}
     for case in cases:
         for table, frame in (("queues", case.queues), ("members", case.members)):
             other = case.members if table == "queues" else case.queues
             if frame.empty and not other.empty:
-                lacking[other["snapshot_id"].iloc[0]] = table
-    assert dict(zip(rejects["snapshot_id"], rejects["source_table"], strict=True)) == lacking
+                held = "members" if table == "queues" else "queues"
+                # the queues rows written: the cases' without their group, once each
+                rows = other.drop(columns="consumer_group", errors="ignore").drop_duplicates()
+                unused[other["snapshot_id"].iloc[0]] = (held, len(rows))
+    assert {snapshot: (tables.iloc[0], len(tables)) for snapshot, tables
+            in rejects.groupby("snapshot_id")["source_table"]} == unused
+    assert rejects.groupby("snapshot_id")["source_table"].nunique().eq(1).all()
 
 
 def test_every_example_matches_upstream_through_the_cli(audited) -> None:

@@ -469,8 +469,8 @@ def test_a_snapshot_without_observed_rows_says_its_drift_is_not_checked(spark,
         "snapshot B (cluster c1): observed has no rows for it: drift is not checked (the "
         "drift table has no rows of it)",
     ]
-    # Z's observed rows are a rejects row; B's missing drift a warning
-    assert [n.table for n in scope.notes] == ["observed", None]
+    # Z's observed rows are rejects rows (each its own); B's missing drift a warning
+    assert [(n.table, n.unused) for n in scope.notes] == [(None, "observed"), (None, None)]
 
 
 def test_a_snapshot_whose_offsets_rows_were_all_rejected_says_so(spark, tmp_path) -> None:
@@ -672,7 +672,9 @@ def test_capture_times_no_capture_was_taken_at_are_rejected(spark) -> None:
 def test_offsets_and_observed_rows_of_a_snapshot_not_audited_are_rejects(spark,
                                                                           tmp_path) -> None:
     """A snapshot only offsets or observed hold: its rows were a console warning, in no
-    rejects row (the run's rejects said nothing of them)."""
+    rejects row (the run's rejects said nothing of them), then one rejects row per
+    cluster saying how many, which was no input row: each is a rejects row of its own."""
+    from jobs.audit import _rejects
     from jobs.scope import find_scope
     from tests.support.delta_inputs import read_written, write_inputs
     from tests.support.outputs import member_rows, queue_rows
@@ -683,11 +685,19 @@ def test_offsets_and_observed_rows_of_a_snapshot_not_audited_are_rejects(spark,
                          offsets.assign(snapshot_id="Z", cluster="c2")])
     paths = write_inputs(spark, tmp_path, queues=queues,
                          members=member_rows(["A"], cluster="c1"), offsets=offsets)
-    scope = find_scope(read_written(spark, paths, Persisted()), ())
+    read = read_written(spark, paths, Persisted())
+    scope = find_scope(read, ())
     assert scope.audited == ["A"] and scope.not_audited == ["Z"]
     per_queue = len(queues)
-    assert sorted((*n.reject_row()[:3], n.reason) for n in scope.notes
+    assert sorted((n.snapshot_id, n.cluster, n.unused, n.reason) for n in scope.notes
                   if n.snapshot_id == "Z") == [
         ("Z", c, "offsets", f"queues and members have no usable rows, offsets has "
                             f"{per_queue}: not audited (earlier output of it is kept)")
         for c in ("c1", "c2")]
+    rejects = _rejects(spark, read, scope.notes, "r").toPandas()
+    assert sorted(zip(rejects["snapshot_id"], rejects["cluster"], rejects["source_table"],
+                      rejects["row_json"].map(lambda r: json.loads(r)["queue_id"]),
+                      strict=True)) == sorted(
+        ("Z", c, "offsets", q) for c in ("c1", "c2") for q in queues["queue_id"])
+    assert set(rejects["reason"]) == {n.reason for n in scope.notes if n.snapshot_id == "Z"}
+    assert set(rejects["run_id"]) == {"r"}
