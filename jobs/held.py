@@ -208,11 +208,19 @@ def _still_behind(snapshot: str, now: str | None, actual: str | None) -> str:
 def _why_now(now: str | None, was: str | None, cluster: str | None,
              run: dict[Key, datetime | None]) -> str:
     """Why a held snapshot's previous one is `now`, no longer `was`: this run audits `now`
-    before it (a backfill), or audits `was` at another capture time, moving it away."""
+    before it (a backfill), audits `was` at another capture time, moving it away, or
+    audits `was`'s snapshot without this cluster, removing it."""
     if now is not None and (now, cluster) in run:
         return f"snapshot {now}, which this run audits before it"
     before = f"snapshot {now}" if now is not None else "no earlier snapshot"
+    if was is not None and (was, cluster) not in run:  # audited without this cluster
+        return (f"{before}, as this run removes snapshot {was}'s rows of this cluster (its "
+                "inputs lack them)")
     return f"{before}, as this run audits snapshot {was} at another capture time"
+
+
+def _snapshots(run: dict[Key, datetime | None]) -> set[str]:
+    return {snapshot for snapshot, _ in run}
 
 
 def _compared(previous: str | None) -> str:
@@ -269,12 +277,15 @@ def followers_of_replaced(held: Held, run: dict[Key, datetime | None],
 def _followers(held: Held, run: dict[Key, datetime | None]
                ) -> Iterator[tuple[str, str | None, str | None, str | None]]:
     """(snapshot, cluster, previous before this run, previous after it) of every snapshot
-    already in the output that this run does not audit."""
+    already in the output that this run does not audit. A cluster of a snapshot this run
+    audits without it is gone after the run (`clusters_left_out`): the next one follows
+    the one before it."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
+    audited = _snapshots(run)
     for (snapshot, cluster), held_run in held.items():
         before[cluster].append(_order(snapshot, held_run.captured_at))
-        if (snapshot, cluster) not in run:
+        if snapshot not in audited:
             after[cluster].append(_order(snapshot, held_run.captured_at))
     for (snapshot, cluster), at in run.items():
         after[cluster].append(_order(snapshot, at))

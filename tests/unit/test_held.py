@@ -71,8 +71,9 @@ def test_a_replaced_snapshot_is_paired_with_the_held_one_that_still_follows_it()
     # `outdated_followers` names instead
     assert followers_of_replaced(held, {("C", "c"): at(20), ("D", "c"): at(30)}) == {}
     assert followers_of_replaced(held, {("C", "c"): at(35)}) == {}
+    # D follows A now; C of d, which the run leaves out, goes: E follows nothing
     assert [s for s, _, _ in followers(
-        {k: r.captured_at for k, r in held.items()}, {("C", "c"): at(35)})] == ["D"]
+        {k: r.captured_at for k, r in held.items()}, {("C", "c"): at(35)})] == ["D", "E"]
 
 
 def test_a_follower_whose_churn_compares_with_another_is_named_when_its_previous_reruns():
@@ -106,6 +107,26 @@ def test_a_follower_whose_churn_already_matches_its_new_place_is_no_word():
     assert outdated_followers(held, {("A", "c"): at(30)}, {("C", "c"): "X"}) == []
     # without the churn rows read, `held` alone says C's previous changes
     assert [n.snapshot_id for n in outdated_followers(held, {("A", "c"): at(30)})] == ["C"]
+
+
+def test_the_follower_of_a_cluster_a_rerun_leaves_out_is_named():
+    """B audited again without cluster k (its inputs lack it): replacing B removes B's k
+    rows (`clusters_left_out` says so), and C of k, left alone, followed B: its churn
+    still compared with the removed rows, and no word said so (probe Z). Cluster c, whose
+    B is audited again, keeps its order."""
+    held = held_at({("A", "c"): at(0), ("B", "c"): at(10), ("C", "c"): at(20),
+                    ("A", "k"): at(0), ("B", "k"): at(10), ("C", "k"): at(20)})
+    run = {("B", "c"): at(10)}
+    [note] = outdated_followers(held, run)
+    assert (note.snapshot_id, note.cluster, note.reason) == ("C", "k", (
+        "already in the output, it now follows snapshot A, as this run removes snapshot B's "
+        "rows of this cluster (its inputs lack them): its churn compares with snapshot B "
+        "(and its sticky assignors started from B's assignment) until it is audited again "
+        "(--snapshot C)"))
+    # its churn rows already name A (audited before B was): no word
+    assert outdated_followers(held, run, {("C", "k"): "A"}) == []
+    # C of k is no follower of a replaced snapshot: B of k is not replaced, it is gone
+    assert followers_of_replaced(held, run) == {("B", "c"): ("C", "c")}
 
 
 def test_unknown_capture_times_come_first_then_snapshot_ids():
