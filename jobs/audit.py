@@ -161,6 +161,9 @@ class _Run:
     started_clock: float
     steps: Steps
     persist: Persisted = field(default_factory=Persisted)
+    # the snapshots whose runs rows publishing removed first (`jobs.write`): what Ctrl-C
+    # then says (None: it had not begun)
+    withdrawn: list[str] | None = None
 
 
 def run(config: AuditConfig, spark: SparkSession | None = None,
@@ -198,7 +201,7 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
         return result
     except KeyboardInterrupt as exc:
         # the `published` step ends once the runs rows committed
-        raise RunInterrupted(output, "write" in steps.timings) from exc
+        raise RunInterrupted(output, "write" in steps.timings, ctx.withdrawn) from exc
     except Exception as exc:
         if (error := beyond_its_type(exc) or unreadable_data_file(exc, config)) is not None:
             raise error from exc
@@ -570,8 +573,14 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
     # the not-audited snapshots are none of the audited ones: their keys never meet
     pub = Publication(ctx.run_id, ctx.started_at, scope, tables, rejects, counts,
                       {**scope.not_audited_times, **captured})
-    return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, ctx.steps.hook,
-                   still_current, ctx.steps.describe, landed)
+
+    def hook(point: str) -> None:
+        if point == "retracted":
+            ctx.withdrawn = list(scope.audited)
+        ctx.steps.hook(point)
+
+    return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, hook, still_current,
+                   ctx.steps.describe, landed)
 
 
 def _published_meanwhile(ctx: _Run, held: Held, captured: dict, into: list[Note]) -> None:

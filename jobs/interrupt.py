@@ -21,6 +21,7 @@ from contextlib import contextmanager, suppress
 from pyspark.sql import SparkSession
 
 from jobs.jvm_logs import silence_all
+from vocabulary.words import listed
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
 # the command line's process ends with the run: after Ctrl-C the JVM's log is turned off,
@@ -45,19 +46,26 @@ class RunInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C; its text says what the output holds. A KeyboardInterrupt
     still, so a notebook's or scheduler's handling of one is unchanged."""
 
-    def __init__(self, output: str, published: bool) -> None:
-        super().__init__(output, published)
-        self.output, self.published = output, published
+    def __init__(self, output: str, published: bool,
+                 withdrawn: list[str] | None = None) -> None:
+        super().__init__(output, published, withdrawn)
+        self.output, self.published, self.withdrawn = output, published, withdrawn
 
     def __str__(self) -> str:
         if self.published:
             return (f"the run had published its snapshots in {self.output} (every table and "
                     "its runs rows are complete); its summary and report.html were not made: "
                     f"`report --output {self.output}` writes the page")
-        return (f"the run published nothing in {self.output}: it wrote no runs rows, so the "
-                "earlier complete runs stand, and rows of tables it had committed are named "
-                "by no runs row (dashboards joining on runs skip them; report.html names "
-                "their snapshots as incomplete); running it again repairs them")
+        if self.withdrawn is None:
+            return (f"the run published nothing in {self.output}: it had not begun writing, "
+                    "so the output is as the earlier runs left it")
+        # the first step of publishing (`jobs.write`) removes the runs rows of the
+        # snapshots it replaces: it said "the earlier complete runs stand" of them
+        return (f"the run published nothing in {self.output}: it had begun replacing "
+                f"snapshot(s) {listed(self.withdrawn[:5], len(self.withdrawn))}, whose runs "
+                "rows it removes first, so dashboards joining on runs skip those snapshots "
+                "and the rows of tables it had committed (report.html names them as "
+                "incomplete) until it is run again, which repairs them")
 
 
 class _InterruptedCalls(logging.Filter):
@@ -85,6 +93,10 @@ def interruptible(spark: SparkSession) -> Iterator[None]:
 
     def raise_interrupt(_signum: int, _frame: object) -> None:
         calls.interrupted = True
+        if _silence_jvm_after:
+            # the command line's process ends: py4j's own loggers (a connection closed
+            # under the interrupted call) printed a traceback above the run's one line
+            logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, raise_interrupt)

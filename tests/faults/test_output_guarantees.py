@@ -708,18 +708,26 @@ def _interrupted_audit(paths: dict, out: Path, point: str) -> subprocess.Complet
 def test_ctrl_c_says_what_the_output_holds_then_a_rerun_repairs(spark, inputs,
                                                                  tmp_path) -> None:
     """Ctrl-C printed four to six Python tracebacks and pages of Java stack traces, and no
-    word about the output. Now one line, exit 130: before the runs rows, that nothing
-    was published and a re-run repairs; after them, that the run is complete."""
+    word about the output. Now one line, exit 130: before writing, that the output is as
+    it was; while writing, which snapshots' runs rows it removed (it said "the earlier
+    complete runs stand" of them, probe Z) and that a re-run repairs; after the runs
+    rows, that the run is complete."""
     out = tmp_path / "out"
     audit(spark, inputs["full"], out, "old")
+    early = _interrupted_audit(inputs["full"], out, "read")  # validated, nothing written
+    assert early.returncode == 130, early.stdout + early.stderr
+    assert [line for line in early.stderr.splitlines() if line.startswith("rebalance-audit")
+            ] == [f"rebalance-audit: interrupted: the run published nothing in {out}: it had "
+                  "not begun writing, so the output is as the earlier runs left it"]
+    assert assert_one_complete_run(out, "A") == "old"
     stopped = _interrupted_audit(inputs["full"], out, "committed:assignments")
     assert stopped.returncode == 130, stopped.stdout + stopped.stderr
     said = [line for line in stopped.stderr.splitlines() if line.startswith("rebalance-audit")]
     assert said == [
-        f"rebalance-audit: interrupted: the run published nothing in {out}: it wrote no runs "
-        "rows, so the earlier complete runs stand, and rows of tables it had committed are "
-        "named by no runs row (dashboards joining on runs skip them; report.html names their "
-        "snapshots as incomplete); running it again repairs them"], stopped.stderr
+        f"rebalance-audit: interrupted: the run published nothing in {out}: it had begun "
+        "replacing snapshot(s) A, C, whose runs rows it removes first, so dashboards joining "
+        "on runs skip those snapshots and the rows of tables it had committed (report.html "
+        "names them as incomplete) until it is run again, which repairs them"], stopped.stderr
     assert "Traceback" not in stopped.stderr and "\tat org.apache" not in stopped.stderr
     assert complete_run(out, "A") is None and run_ids(out, "assignments", "A") == {"stopped"}
     audit(spark, inputs["full"], out, "repair")
