@@ -30,6 +30,7 @@ from jobs.held import (
     Held,
     churn_previous,
     clusters_left_out,
+    comparison_without_predecessor,
     followers_of_replaced,
     held_runs,
     lag_known,
@@ -420,6 +421,8 @@ def _read_and_validate(ctx: _Run, paths: InputPaths):
                                        ("strategy_comparison",
                                         ctx.config.compares_strategies)) if not on]
         scope.notes.extend(replaced_by_none(held, scope, off))
+        if ctx.config.compares_strategies:
+            scope.notes.extend(comparison_without_predecessor(held, captured))
         if paths.offsets is None:
             scope.notes.extend(lag_replaced_by_none(lag_known(ctx.store, ctx.output, held,
                                                               scope)))

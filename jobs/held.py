@@ -4,7 +4,8 @@ A run replaces whole snapshots and compares its first snapshot with the one befo
 the output. What it does not redo must still be said: the clusters of a snapshot its
 inputs lack (replacing the snapshot removes their rows); the rows earlier runs wrote in a
 table this run writes empty, an option being off (drift without `--observed`, what_if
-with `--what-if off`, the strategy comparison without `--compare-strategies`), and the
+with `--what-if off`, the strategy comparison without `--compare-strategies`, or with it
+of the first snapshot of each cluster, which has none before it in the run), and the
 lags it writes null without `--offsets`; and the snapshot already in the output right
 after one it adds (a backfill): that one's churn, and the sticky assignors' previous
 assignment, still come from the snapshot before the backfilled one; and the snapshot
@@ -102,6 +103,31 @@ def replaced_by_none(held: Held, scope: Scope, off: list[str]) -> list[Note]:
             notes.append(_lost(table, lost, f"wrote {{n}} {what}", option,
                                f"its {table} table has none of them"))
     return notes
+
+
+def comparison_without_predecessor(held: Held, run: dict[Key, datetime | None]) -> list[Note]:
+    """With `--compare-strategies`: the note for the first snapshot of each cluster this
+    run audits, when the output's complete run of it wrote strategy_comparison rows. The
+    comparison pairs the run's own consecutive snapshots, so that one has none: a re-run
+    of one snapshot replaced its rows by none, the flag given, and said nothing."""
+    first: dict[str | None, tuple] = {}
+    for (snapshot, cluster), at in run.items():
+        order = _order(snapshot, at)
+        if cluster not in first or order < first[cluster]:
+            first[cluster] = order
+    lost = {(order[2], cluster): n for cluster, order in first.items()
+            if (n := held.get((order[2], cluster), HeldRun(None, {})).rows.get(
+                "strategy_comparison"))}
+    if not lost:
+        return []
+    keys = sorted(lost, key=_by_name)
+    named = listed([_named(key) for key in keys[:5]], len(keys))
+    return [Note(None, None, None, (
+        f"strategy_comparison: the output's complete runs of {named} wrote "
+        f"{sum(lost.values())} strategy comparison row(s); this run compares its own "
+        "consecutive snapshots only, and audits none before them, so its strategy_comparison "
+        "table has none of them (audit each with the snapshot before it, in one run, to "
+        "keep them)"))]
 
 
 def lag_known(store: Store, output: str, held: Held, scope: Scope) -> dict[Key, int]:

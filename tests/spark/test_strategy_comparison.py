@@ -163,12 +163,13 @@ def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snap
     paths = write_inputs(spark, Path(tmp_path) / "in", **data)
     out = Path(tmp_path) / "out"
 
-    def audit(compare: bool) -> dict[str, int]:
+    def audit(compare: bool, *snapshots: str):
         return run(AuditConfig(queues=paths["queues"], members=paths["members"],
                                offsets=paths["offsets"], output=str(out), engine="offline",
-                               what_if="off", compare_strategies=compare), spark=spark).rows
+                               what_if="off", compare_strategies=compare,
+                               snapshots=snapshots), spark=spark)
 
-    rows = audit(True)
+    rows = audit(True).rows
     written = table(out, "strategy_comparison")
     # the run's rows per table, in the order the summary has always listed them
     assert list(rows) == ["assignments", "consumer_load", "group_balance", "what_if",
@@ -181,6 +182,17 @@ def test_the_audit_writes_the_comparison_and_a_rerun_without_it_empties_its_snap
     assert len(written) == len(groups.drop_duplicates()) * len(DEFAULT_CANDIDATES)
     assert set(written["strategy"]) == set(DEFAULT_CANDIDATES)
     assert written["moves"].sum() > 0 and written["run_id"].nunique() == 1
+    # the last snapshot alone, the flag given: the run has none before it to compare
+    # with, so its rows go, and the run says so (it said nothing, probe Z)
+    last = sorted(data["members"]["snapshot_id"].unique())[-1]
+    of_last = int((written["snapshot_id"] == last).sum())
+    alone = audit(True, last)
+    assert alone.rows["strategy_comparison"] == 0 < of_last
+    assert [w for w in alone.warnings if w.startswith("strategy_comparison:")] == [
+        f"strategy_comparison: the output's complete runs of snapshot {last} (cluster c) "
+        f"wrote {of_last} strategy comparison row(s); this run compares its own consecutive "
+        "snapshots only, and audits none before them, so its strategy_comparison table has "
+        "none of them (audit each with the snapshot before it, in one run, to keep them)"]
     # the same snapshots again: that run's comparison rows must not stay
-    assert audit(False)["strategy_comparison"] == 0
+    assert audit(False).rows["strategy_comparison"] == 0
     assert table(out, "strategy_comparison").empty

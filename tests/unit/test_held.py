@@ -7,6 +7,7 @@ from datetime import datetime
 from jobs.held import (
     HeldRun,
     clusters_left_out,
+    comparison_without_predecessor,
     followers_of_replaced,
     lag_replaced_by_none,
     outdated_followers,
@@ -127,6 +128,32 @@ def test_the_follower_of_a_cluster_a_rerun_leaves_out_is_named():
     assert outdated_followers(held, run, {("C", "k"): "A"}) == []
     # C of k is no follower of a replaced snapshot: B of k is not replaced, it is gone
     assert followers_of_replaced(held, run) == {("B", "c"): ("C", "c")}
+
+
+def test_comparison_rows_a_run_cannot_recompute_are_a_warning_with_the_flag_given():
+    """`--compare-strategies --snapshot C`: the comparison pairs the run's consecutive
+    snapshots, so C (its run's first) has none, and its 152 rows went without a word
+    (probe Z). Said per first snapshot of each cluster; one run over B and C, or a first
+    snapshot whose run wrote none, is no word."""
+    held = {("B", "c"): HeldRun(at(10), {"strategy_comparison": 150}),
+            ("C", "c"): HeldRun(at(20), {"strategy_comparison": 152}),
+            ("C", "d"): HeldRun(at(20), {"strategy_comparison": 3}),
+            ("A", "d"): HeldRun(at(0), {})}
+    [note] = comparison_without_predecessor(held, {("C", "c"): at(20), ("C", "d"): at(20)})
+    assert note.text() == (
+        "strategy_comparison: the output's complete runs of snapshot C (cluster c), "
+        "snapshot C (cluster d) wrote 155 strategy comparison row(s); this run compares its "
+        "own consecutive snapshots only, and audits none before them, so its "
+        "strategy_comparison table has none of them (audit each with the snapshot before "
+        "it, in one run, to keep them)")
+    assert comparison_without_predecessor(held, {("B", "c"): at(10), ("C", "c"): at(20)}
+                                          ) == [note.__class__(None, None, None, (
+        "strategy_comparison: the output's complete runs of snapshot B (cluster c) wrote 150 "
+        "strategy comparison row(s); this run compares its own consecutive snapshots only, "
+        "and audits none before them, so its strategy_comparison table has none of them "
+        "(audit each with the snapshot before it, in one run, to keep them)"))]
+    assert comparison_without_predecessor(held, {("A", "d"): at(0), ("C", "d"): at(20)}) == []
+    assert comparison_without_predecessor(held, {("D", "c"): at(30)}) == []
 
 
 def test_unknown_capture_times_come_first_then_snapshot_ids():
