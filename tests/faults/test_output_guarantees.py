@@ -150,6 +150,15 @@ def test_rejects_are_replaced_not_multiplied(spark, tmp_path) -> None:
     runs = table(out, "runs")
     x = runs[runs["snapshot_id"] == "X"]
     assert list(x["status"]) == ["NOT_AUDITED"] and list(x["run_id"]) == ["run-2"]
+    # runs of named snapshots leave the row without one, and replace every runs row of
+    # the run that wrote it: the README's filter still reads it (`run_id IN runs` alone
+    # hid it, probe Z)
+    audit(spark, paths, out, "named", snapshots=("A", "X"))
+    rejects, runs = table(out, "rejects"), table(out, "runs")
+    assert set(runs["run_id"]) == {"named"}
+    documented = rejects[rejects["snapshot_id"].isna() | rejects["run_id"].isin(runs["run_id"])]
+    assert len(documented) == len(rejects) == 3
+    assert documented.loc[documented["snapshot_id"].isna(), "run_id"].tolist() == ["run-2"]
 
 
 def test_a_snapshot_read_but_not_audited_keeps_its_capture_time_in_runs(spark,
