@@ -16,16 +16,18 @@ from capture.errors import CaptureError
 from capture.importers import dashboard, mqadmin
 from capture.importers.detect import (
     FORMATS,
+    SAID,
     detect_json,
     detect_text,
     java_exception,
     kafka_errors,
     kafka_notices,
     not_online,
+    wrong_format,
 )
 from capture.importers.kafka_consumer_groups import import_kafka_consumer_groups
 from capture.importers.rocketmq_json import JsonError, loads
-from capture.importers.state import ImportState, KafkaGroup
+from capture.importers.state import ImportState, KafkaGroup, UnnamedFile, command_in_name
 from capture.static_members import static_order_warning
 from capture.tables import Snapshot
 
@@ -121,7 +123,19 @@ def import_files(paths: list[str], *, cluster: str, snapshot_id: str, captured_a
             continue
         if kind is None:
             raise _unrecognised(path, text)
-        _dispatch(state, path, kind, text, doc, forced=fmt is not None)
+        if fmt is not None and (wrong := wrong_format(path, fmt, doc, text)):
+            raise CaptureError(wrong)
+        try:
+            _dispatch(state, path, kind, text, doc, forced=fmt is not None)
+        except UnnamedFile as exc:
+            said = command_in_name(path)
+            if fmt is not None or said is None or said in exc.prefixes:
+                raise
+            # the name says one command, the content is another's: a rename alone is no cure
+            raise CaptureError(
+                f"{path}: the file's name says {said}, but its content is not {said} output: "
+                f"it reads as {SAID[kind]}, which does not print the {exc.what} it is about. "
+                f"If that is the file meant, name it {exc.example}") from None
     mqadmin.restore_cut_brokers(state)
     mqadmin.resolve_progress_ips(state)
     state.warn_differences()

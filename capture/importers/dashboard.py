@@ -133,4 +133,5 @@ def import_consumer_running_info(state: ImportState, path: str, data: Any) -> No
 
 
 def import_topic_route(state: ImportState, path: str, data: Any) -> None:
-    mqadmin.import_topic_route(state, path, data)
+    # named `route_<topic>.json` (docs/capture.md), as the dashboard's request is
+    mqadmin.import_topic_route(state, path, data, ("route", "topicRoute", "topic"))

@@ -102,3 +102,51 @@ def java_exception(text: str) -> str | None:
         return None
     causes = [line for line in found if line.startswith("Caused by: ")]
     return (causes[-1] if causes else found[0]).removeprefix("Caused by: ")
+
+
+# what each format is, as a message names it
+SAID = {
+    "kafka-offsets": "`kafka-consumer-groups.sh --describe --offsets` output",
+    "kafka-members": "`kafka-consumer-groups.sh --describe --members` output",
+    "kafka-state": "`kafka-consumer-groups.sh --describe --state` output",
+    "mqadmin-topicRoute": "`mqadmin topicRoute` output (JSON)",
+    "mqadmin-topicStatus": "`mqadmin topicStatus` output",
+    "mqadmin-consumerConnection": "`mqadmin consumerConnection` output",
+    "mqadmin-consumerProgress": "`mqadmin consumerProgress` output",
+    "mqadmin-consumerStatus": "a client's `mqadmin consumerStatus` text file",
+    "rocketmq-runningInfo-json": "a client's running info in RocketMQ's JSON",
+    "dashboard-queryTopicByConsumer": "a rocketmq-dashboard queryTopicByConsumer response",
+    "dashboard-consumerConnection": "a rocketmq-dashboard consumerConnection response",
+    "dashboard-consumerRunningInfo": "a rocketmq-dashboard consumerRunningInfo response",
+    "dashboard-topicRoute": "a rocketmq-dashboard topic route response",
+}
+# the formats read as text, not JSON
+TEXT_FORMATS = ("mqadmin-topicStatus", "mqadmin-consumerConnection",
+                "mqadmin-consumerProgress", "mqadmin-consumerStatus")
+
+
+def content_kind(doc: Any, text: str) -> str | None:
+    """The format a file's content shows beyond doubt, or None: a dashboard response that
+    failed or holds no data looks alike whichever request it answered."""
+    if doc is None:
+        return detect_text(text)
+    if isinstance(doc, dict) and "status" in doc and (doc["status"] != 0
+                                                      or doc.get("data") is None):
+        return None
+    return detect_json(doc)
+
+
+def wrong_format(path: str, fmt: str, doc: Any, text: str) -> str | None:
+    """Why a file is not of the --format given, when its content says so: it reads as
+    another format (a kafka-consumer-groups layout other than the kafka-* given is the
+    importer's to say), or it is JSON where the format is text. None when it may be."""
+    found = content_kind(doc, text)
+    fits = found is None or found == fmt or (found.startswith("kafka-")
+                                             and fmt.startswith("kafka-"))
+    if fits and (doc is None or fmt not in TEXT_FORMATS):
+        return None
+    this = f"{path}: the file does not look like {SAID[fmt]} (--format {fmt})"
+    if found is None or found == fmt:  # JSON no format is
+        return f"{this}: it is a JSON document, not that tool's text"
+    return (f"{this}: it reads as {SAID[found]}. Drop --format (each file's format is then "
+            f"told from its content), or pass --format {found}")

@@ -142,9 +142,11 @@ def without_lines(text: str, lines: list[tuple[int, str]]) -> str:
                      for n, line in enumerate(text.split("\n"), 1))
 
 
-def import_topic_route(state: ImportState, path: str, data: Any) -> None:
-    """TopicRouteData: readable queue ids 0..readQueueNums-1 per broker (perm & 4)."""
-    topic = name_from_file(path, ("topicRoute", "route", "topic"), "topic")
+def import_topic_route(state: ImportState, path: str, data: Any,
+                       prefixes: tuple[str, ...] = ("topicRoute", "route", "topic")) -> None:
+    """TopicRouteData: readable queue ids 0..readQueueNums-1 per broker (perm & 4).
+    `prefixes`: of the file's name, the first the one a message asks for."""
+    topic = name_from_file(path, prefixes, "topic")
     data = document(path, data, "TopicRouteData")
     if "queueDatas" not in data:
         found = detect_json(data)

@@ -139,6 +139,39 @@ _EXTENSIONS = re.compile(r"(\.(txt|json|out|log|csv))+$", re.IGNORECASE)
 ROCKETMQ_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")
 
 
+# the commands whose files the name carries the group, topic or client of, and the
+# prefixes their names are read by (`<prefix>_<name>.<ext>`)
+COMMANDS = {"topicRoute": ("topicRoute", "route", "topic"),
+            "topicStatus": ("topicStatus", "status"),
+            "consumerConnection": ("consumerConnection", "connection"),
+            "consumerProgress": ("consumerProgress", "progress"),
+            "queryTopicByConsumer": ("queryTopicByConsumer", "topicByConsumer"),
+            "consumerStatus": ("consumerStatus",),
+            "consumerRunningInfo": ("consumerRunningInfo", "runningInfo")}
+# the mark a browser or file manager adds to a second copy's name: `TopicOrder (1)`
+COPY_MARK = re.compile(r"(.*?)\s*\((\d+)\)")
+
+
+class UnnamedFile(CaptureError):
+    """The file's name does not say the group or topic its format leaves out."""
+
+    def __init__(self, message: str, what: str, prefixes: tuple[str, ...],
+                 example: str) -> None:
+        super().__init__(message)
+        self.what, self.prefixes, self.example = what, prefixes, example
+
+
+def command_in_name(path: str) -> str | None:
+    """The command a file's name begins with (`consumerProgress_G.json`), if any."""
+    stem = _EXTENSIONS.sub("", Path(path).name).lower()
+    for command, prefixes in COMMANDS.items():
+        for prefix in prefixes:
+            if stem.startswith(prefix.lower()) and stem[len(prefix):len(prefix) + 1] in (
+                    "", "_", "-", ".", "@", "="):
+                return command
+    return None
+
+
 def name_from_file(path: str, prefixes: tuple[str, ...], what: str) -> str:
     """The group or topic a file is about, from its name `<command>_<NAME>.<ext>` (the
     admin tools do not print it). Raises CaptureError when the name does not say, or says
@@ -154,11 +187,22 @@ def name_from_file(path: str, prefixes: tuple[str, ...], what: str) -> str:
             found = stem[len(prefix) + 1:]
             if ROCKETMQ_NAME.fullmatch(found):
                 return found
-            raise CaptureError(
-                f"{path}: the file's name gives the {what} {found!r}, which is no RocketMQ "
-                f"{what} name (letters, digits, %, |, _ and - only): rename the file "
-                f"{prefixes[0]}_<{what}>{extension}, as the {what} is spelled on the broker")
-    raise CaptureError(
+            said = (f"{path}: the file's name gives the {what} {found!r}, which is no "
+                    f"RocketMQ {what} name (letters, digits, %, |, _ and - only)")
+            head = stem[:len(prefix) + 1]  # the prefix as the file spells it
+            copy = COPY_MARK.fullmatch(found)
+            if copy and ROCKETMQ_NAME.fullmatch(copy.group(1)):
+                # not read away: the name is all that says which topic or group the file
+                # is, and a second copy may be another capture taken under the same name
+                raise CaptureError(
+                    f"{said}: ' ({copy.group(2)})' is what a browser or file manager adds "
+                    f"to a second copy's name, and the {what} is not guessed from it. If "
+                    f"this is the {what} {copy.group(1)}, rename the file "
+                    f"{head}{copy.group(1)}{extension} (import one copy of one capture)")
+            raise CaptureError(f"{said}: rename the file {head}<{what}>{extension}, as the "
+                               f"{what} is spelled on the broker")
+    example = f"{prefixes[0]}_<{what}>{extension}"
+    raise UnnamedFile(
         f"{path}: cannot tell which {what} this file is about; the tool does not print it. "
-        f"Name the file {prefixes[0]}_<{what}>{extension} (e.g. "
-        f"{prefixes[0]}_MyName{extension})")
+        f"Name the file {example} (e.g. {prefixes[0]}_MyName{extension})",
+        what, prefixes, example)

@@ -295,7 +295,8 @@ def test_unrecognised_file_and_missing_name(tmp_path):
     # a dashboard's JSON response: the example keeps its extension
     response = tmp_path / "response.json"
     response.write_text('{"status": 0, "data": {}}')
-    with pytest.raises(CaptureError, match=r"which topic.*topicRoute_MyName\.json\)"):
+    with pytest.raises(CaptureError, match=r"which topic.*file route_<topic>\.json \(e\.g\. "
+                       r"route_MyName\.json\)"):
         import_files([str(response)], cluster="c", snapshot_id="s", captured_at=AT,
                      fmt="dashboard-topicRoute")
 

@@ -387,12 +387,13 @@ def test_a_dashboard_answer_without_data_is_a_reject(tmp_path):
 def test_a_route_forced_into_the_other_routes_format_is_exit_2(tmp_path):
     mqadmin = write(tmp_path, "topicRoute_TopicOrder.json",
                     (DATA / "topicRoute_TopicOrder.json").read_text())
-    with pytest.raises(CaptureError, match=r"needs a rocketmq-dashboard response .* use "
-                                           r"--format mqadmin-topicRoute"):
+    with pytest.raises(CaptureError, match=r"does not look like a rocketmq-dashboard topic "
+                                           r"route response .* pass --format "
+                                           r"mqadmin-topicRoute$"):
         run(mqadmin, fmt="dashboard-topicRoute")
     dashboard = str(DATA / "dashboard" / "route_TopicOrder.json")
-    with pytest.raises(CaptureError, match=r"the document has no queueDatas.* use --format "
-                                           r"dashboard-topicRoute"):
+    with pytest.raises(CaptureError, match=r"does not look like `mqadmin topicRoute` output "
+                                           r"\(JSON\) .* pass --format dashboard-topicRoute$"):
         run(dashboard, fmt="mqadmin-topicRoute")
 
 
