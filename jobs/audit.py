@@ -61,6 +61,7 @@ from jobs.scope import (
     find_scope,
     groups_assigned_by_rack,
     groups_not_observed,
+    groups_with_empty_topics,
     groups_without_lag,
     idle_buckets,
     implausible_capture_times,
@@ -73,6 +74,7 @@ from jobs.write import RUNS, Publication, count_rows, publish
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
+    EMPTY_TOPICS,
     LAG_UNKNOWN,
     RACK_AWARE,
     UNMATCHED_OFFSETS,
@@ -315,7 +317,8 @@ def _audit(ctx: _Run) -> RunResult:
                 late = [*skipped, *stale,
                         *groups_without_lag(named[LAG_UNKNOWN],
                                             scope.missing_from.get("offsets", set())),
-                        *groups_assigned_by_rack(named[RACK_AWARE])]
+                        *groups_assigned_by_rack(named[RACK_AWARE]),
+                        *groups_with_empty_topics(named[EMPTY_TOPICS])]
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from jobs.read import SUBSCRIPTION, UNREAD_PARAMS
 from rebalance_udfs.spark.report_pass import NamedGroups
 from vocabulary.contracts import STRATEGY_PARAM_KEYS
-from vocabulary.words import listed, named
+from vocabulary.words import EMPTY_TOPICS, listed, named
 
 
 @dataclass(frozen=True)
@@ -438,5 +438,22 @@ def groups_without_lag(unknown: dict[tuple[str | None, str | None], NamedGroups]
         for (s, c), u in sorted(unknown.items(), key=_key) if u.groups and (s, c) not in named]
 
 
-def _listed(named: NamedGroups) -> str:
-    return listed(named.first, named.groups)
+def groups_with_empty_topics(found: dict[tuple[str | None, str | None], NamedGroups]
+                             ) -> list[Note]:
+    """A note per snapshot and cluster whose groups subscribe a topic with no readable
+    queue (`found` by the assign-and-report pass): a misspelt topic, one whose queues all
+    lack read permission, one the capture missed. SPEC §3 reports such a topic and
+    allocates nothing of it, and no finding code says so: its group_balance rows say it
+    in their recommendation only, and a group whose other topics are even has no finding,
+    so without this note the run and report.html called it balanced."""
+    return [Note(None, s, c, (
+        f"{n.groups} group(s) {EMPTY_TOPICS}, so nothing of "
+        f"those topics is assigned: {_listed(n, '; ')}; the queues table has no readable "
+        "row of them (a misspelt topic, one whose queues are all readable=false, or one "
+        "the capture missed) and no finding code says so: group_balance lists them all, "
+        "its rows where topic is not null and queues = 0"))
+        for (s, c), n in sorted(found.items(), key=_key) if n.groups]
+
+
+def _listed(named: NamedGroups, joiner: str = ", ") -> str:
+    return listed(named.first, named.groups, joiner)

@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from reports.group_balance import (
+    names_empty_topics,
     rejected_member_rows,
     rejected_members_line,
     rejected_queues_line,
@@ -28,18 +29,20 @@ from vocabulary.columns import GROUP_KEYS
 from vocabulary.findings import FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
 
-# the tally's two sums beside the codes (no finding code starts with a space)
-_GROUPS, _WITH_ANY = " groups", " with any"
+# the tally's sums beside the codes (no finding code starts with a space)
+_GROUPS, _WITH_ANY, _EMPTY_TOPICS = " groups", " with any", " empty topics"
 
 
 @dataclass
 class FindingCounts:
     """Groups per finding code (codes no group has are left out), the groups with at
-    least one finding, and the groups audited."""
+    least one finding, the groups audited, and the groups that subscribe a topic with no
+    readable queue (no finding code says so: its recommendation does)."""
 
     by_code: dict[str, int] = field(default_factory=dict)
     with_any: int = 0
     groups: int = 0
+    empty_topics: int = 0
 
     def ordered(self) -> list[tuple[str, int]]:
         """Most groups first; ties in the contract's order of the codes."""
@@ -75,17 +78,21 @@ def finding_counts(latest: DataFrame) -> FindingCounts:
     """How many groups each finding touches in `latest` (`latest_group_rows`: every group
     once, at its latest snapshot). The worst groups are ten; this says how many more there
     are and which findings the severity order ranks low (BROKER_UNSUPPORTED_STRATEGY weighs
-    nothing)."""
+    nothing). It also counts the groups whose topics include one with no readable queue,
+    which no finding names: the summary must not call them balanced."""
     findings = F.coalesce(F.col("findings"), F.array().cast("array<string>"))
+    none = F.array().cast("array<string>")
     labels = F.concat(findings, F.array(F.lit(_GROUPS)),
-                      F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY)))
-                      .otherwise(F.array().cast("array<string>")))
+                      F.when(F.size(findings) > 0, F.array(F.lit(_WITH_ANY))).otherwise(none),
+                      F.when(names_empty_topics(F.col("recommendation")),
+                             F.array(F.lit(_EMPTY_TOPICS))).otherwise(none))
     rows = (latest.select(F.explode(labels).alias("code"))
             .groupBy("code").count().collect())
     counts = {r["code"]: r["count"] for r in rows}
     return FindingCounts(by_code={c: n for c, n in counts.items()
-                                  if c not in (_GROUPS, _WITH_ANY)},
-                         with_any=counts.get(_WITH_ANY, 0), groups=counts.get(_GROUPS, 0))
+                                  if c not in (_GROUPS, _WITH_ANY, _EMPTY_TOPICS)},
+                         with_any=counts.get(_WITH_ANY, 0), groups=counts.get(_GROUPS, 0),
+                         empty_topics=counts.get(_EMPTY_TOPICS, 0))
 
 
 @dataclass

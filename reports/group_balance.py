@@ -225,6 +225,17 @@ def rejected_members_line(recommendation: Column) -> Column:
     return F.when(line != "", line)
 
 
+# how the recommendation opens its sentence on topics with no readable queue
+NO_READABLE_QUEUE = "No readable queue in topic(s) "
+
+
+def names_empty_topics(recommendation: Column) -> Column:
+    """Whether a recommendation names topics with no readable queue (`_recommendation`;
+    the whole-group row names its group's): how the console summary counts the groups
+    that subscribe one, which no finding code names."""
+    return F.coalesce(recommendation.contains(NO_READABLE_QUEUE), F.lit(False))
+
+
 def rejected_queues_line(recommendation: Column) -> Column:
     """Of a whole-group row's recommendation, the count `_rejected_queues_sentence` put
     there ("3 queues row(s)"), or null: how the console summary finds the groups whose
@@ -341,7 +352,7 @@ def _recommendation() -> Column:
                    .otherwise(F.lit(" subscribing client(s) claim none of this topic's "
                                     "queues.")))),
         F.when(F.size(F.coalesce(F.col("_empty_topics"), F.array())) > 0, F.concat(
-            F.lit("No readable queue in topic(s) "), F.array_join(F.col("_empty_topics"), ", "),
+            F.lit(NO_READABLE_QUEUE), F.array_join(F.col("_empty_topics"), ", "),
             F.lit(": nothing to allocate there (the queues table has no readable row of "
                   "it: a topic it lacks, or one without read permission)."))),
     ]

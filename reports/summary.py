@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from vocabulary.words import counted, listed
+from vocabulary.words import EMPTY_TOPICS, counted, listed
 
 if TYPE_CHECKING:
     from reports.attention import FindingCounts
@@ -61,7 +61,9 @@ def print_summary(result, out: TextIO | None = None) -> None:
     elif (result.members_short.total or result.members_gone.total
           or result.queues_short.total):
         w("\nNo group has findings in what was audited, but not every group was audited "
-          "whole (below).\n")
+          f"whole (below){_empty_topics(result.finding_counts, ', and ')}.\n")
+    elif empty := _empty_topics(result.finding_counts, ", but "):
+        w(f"\nNo group has findings{empty}.\n")
     else:
         w("\nNo group has findings: every audited group is balanced.\n")
     _members_left_out(result, w)
@@ -83,6 +85,17 @@ def print_summary(result, out: TextIO | None = None) -> None:
     if result.rows.get("rejects"):
         w(f"\n{result.rows['rejects']:,} input row(s) could not be used: see the rejects "
           "table (source_table, row_json, reason).\n")
+
+
+def _empty_topics(counts: FindingCounts | None, joiner: str) -> str:
+    """`joiner` and the groups (at their latest snapshot) that subscribe a topic with no
+    readable queue, which no finding names ("" when none): a group whose other topics
+    are even has no finding, and was called balanced."""
+    n = counts.empty_topics if counts is not None else 0
+    if not n:
+        return ""
+    return (f"{joiner}{n:,} group(s) {EMPTY_TOPICS}, so "
+            "nothing of those topics is assigned (see the warnings)")
 
 
 def _members_left_out(result, w: Callable[[str], object]) -> None:

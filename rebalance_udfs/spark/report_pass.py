@@ -17,7 +17,9 @@ table's rows per (snapshot, cluster) (`pass_counts`): the `runs` table records t
 no table has to be materialized to be counted. It also counts the groups the run warns
 about and names the first few of them (`NAMED_KINDS`): with offsets, those whose lag
 stays unknown (LAG_UNKNOWN); and the Kafka groups whose clients would assign by rack
-(RACK_AWARE, `rebalance_udfs.racks`). The offsets rows no queue row took
+(RACK_AWARE, `rebalance_udfs.racks`); and the groups that subscribe a topic with no
+readable queue (EMPTY_TOPICS), each named with those topics. The offsets rows no queue
+row took
 (UNMATCHED_OFFSETS) are one more stream, which the run writes to `rejects`.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
@@ -80,6 +82,7 @@ from vocabulary.schemas import (
     LOAD_FIGURES,
     WHAT_IF_SCHEMA,
 )
+from vocabulary.words import listed
 
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
@@ -89,17 +92,22 @@ COMPARISON, COUNTS = "strategy_comparison", "counts"
 UNMATCHED_OFFSETS = "unmatched_offsets"
 # groups counted beside the tables, and the first NAMED of them by name per (snapshot,
 # cluster), one counts row each: when the pass has offsets, the groups with queues and no
-# known lag; always, the Kafka groups whose clients would assign by rack
+# known lag; always, the Kafka groups whose clients would assign by rack, and the groups
+# that subscribe a topic with no readable queue (their named rows' `detail`: the topics)
 LAG_UNKNOWN, LAG_NAMED, NAMED = "lag_unknown_groups", "lag_unknown_named", 5
 RACK_AWARE, RACK_NAMED = "rack_aware_groups", "rack_aware_named"
-NAMED_KINDS = {LAG_NAMED: LAG_UNKNOWN, RACK_NAMED: RACK_AWARE}
+EMPTY_TOPICS, EMPTY_NAMED = "empty_topic_groups", "empty_topic_named"
+NAMED_KINDS = {LAG_NAMED: LAG_UNKNOWN, RACK_NAMED: RACK_AWARE, EMPTY_NAMED: EMPTY_TOPICS}
+# the topics a named group's `detail` lists; the others are counted
+TOPICS_NAMED = 3
 CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS,
                                                  UNMATCHED_OFFSETS], start=1)}
 COUNTS_SCHEMA = T.StructType([T.StructField("table", T.StringType(), False),
                               T.StructField("snapshot_id", T.StringType()),
                               T.StructField("cluster", T.StringType()),
                               T.StructField("rows", T.LongType(), False),
-                              T.StructField("consumer_group", T.StringType())])
+                              T.StructField("consumer_group", T.StringType()),
+                              T.StructField("detail", T.StringType())])
 SPARK_SCHEMAS = dict(zip([*TABLES, COMPARISON, COUNTS, UNMATCHED_OFFSETS],
                          (LOAD_FIGURES, BALANCE_FIGURES_WITH_LINE, WHAT_IF_SCHEMA,
                           CHURN_TOTALS_SCHEMA, from_arrow_schema(COMPARISON_ROWS),
@@ -123,7 +131,9 @@ Counts = dict[Key, int]
 @dataclass(frozen=True)
 class NamedGroups:
     """The groups of a snapshot and cluster the run warns about (with queues and no known
-    lag; assigned by rack by their clients): how many, and the first `NAMED` by name."""
+    lag; assigned by rack by their clients; subscribing a topic with no readable queue):
+    how many, and the first `NAMED` by name, each as the warning shows it (the group, and
+    its `detail` in brackets where it has one: `G (T9)`)."""
 
     groups: int
     first: list[str]
@@ -137,13 +147,20 @@ def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = F
     assignment columns hold placeholders where they are declared not null), and a last
     one holds the rows of each (COUNTS), with, when `lag_expected` (the pass has
     offsets), its groups whose lag is unknown (LAG_UNKNOWN, `lag_unknown`) and the first
-    of them (LAG_NAMED, `first_named`), and its `racked` groups (RACK_AWARE,
-    `rebalance_udfs.racks.rack_aware_groups`) and the first of them (RACK_NAMED)."""
+    of them (LAG_NAMED, `first_named`), its `racked` groups (RACK_AWARE,
+    `rebalance_udfs.racks.rack_aware_groups`) and the first of them (RACK_NAMED), and its
+    groups subscribing a topic with no readable queue (EMPTY_TOPICS, `empty_topics`) and
+    the first of them with those topics (EMPTY_NAMED)."""
     counted = {"assignments": assigned, **tables}
     named = {}
     if lag_expected and "group_balance" in tables:
         counted[LAG_UNKNOWN] = lag_unknown(tables["group_balance"])
         named[LAG_NAMED] = first_named(counted[LAG_UNKNOWN])
+    if "group_balance" in tables:
+        empty = empty_topics(tables["group_balance"])
+        if empty.num_rows:
+            counted[EMPTY_TOPICS] = empty
+            named[EMPTY_NAMED] = first_named(empty)
     if racked is not None and racked.num_rows:
         counted[RACK_AWARE] = racked
         named[RACK_NAMED] = first_named(racked)
@@ -178,24 +195,46 @@ def lag_unknown(balance: pa.Table) -> pa.Table:
                                   pc.is_null(balance.column("lag_total"))))
 
 
+def empty_topics(balance: pa.Table) -> pa.Table:
+    """The groups of group_balance's whole-group rows that subscribe a topic with no
+    readable queue (`_empty_topics`: the topic rows with 0 queues, which the
+    recommendation names; no finding code says so), with `detail`: the first
+    TOPICS_NAMED of those topics, sorted, and how many more."""
+    whole = balance.filter(pc.is_null(balance.column("topic")))
+    whole = whole.filter(pc.fill_null(pc.greater(pc.list_value_length(
+        whole.column("_empty_topics")), 0), False))
+    topics = whole.column("_empty_topics").to_pylist()
+    return pa.table({"snapshot_id": whole.column("snapshot_id"),
+                     "cluster": whole.column("cluster"),
+                     "consumer_group": whole.column("consumer_group"),
+                     "detail": pa.array([listed(t[:TOPICS_NAMED], len(t)) for t in topics],
+                                        pa.string())})
+
+
 def first_named(groups: pa.Table, n: int = NAMED) -> pa.Table:
     """The first `n` consumer groups by name per (snapshot_id, cluster) of `groups` (rows
-    with those columns, a group once per snapshot and cluster)."""
-    lists = groups.select(["snapshot_id", "cluster", "consumer_group"]).sort_by(
+    with those columns, a group once per snapshot and cluster), with their `detail` (null
+    where `groups` has none)."""
+    if "detail" not in groups.column_names:
+        groups = groups.append_column("detail", pa.nulls(groups.num_rows, pa.string()))
+    lists = groups.select(["snapshot_id", "cluster", "consumer_group", "detail"]).sort_by(
         [(c, "ascending") for c in ("snapshot_id", "cluster", "consumer_group")]
     ).group_by(["snapshot_id", "cluster"], use_threads=False).aggregate(
-        [("consumer_group", "list")])
+        [("consumer_group", "list"), ("detail", "list")])
     first = pc.list_slice(lists.column("consumer_group_list"), 0, n)
     owner = pc.list_parent_indices(first)
     return pa.table({"snapshot_id": pc.take(lists.column("snapshot_id"), owner),
                      "cluster": pc.take(lists.column("cluster"), owner),
-                     "consumer_group": pc.list_flatten(first)})
+                     "consumer_group": pc.list_flatten(first),
+                     "detail": pc.list_flatten(pc.list_slice(lists.column("detail_list"),
+                                                             0, n))})
 
 
 def _counts(tables: dict[str, pa.Table], named: dict[str, pa.Table] | None = None
             ) -> pa.Table:
     """Rows per (table, snapshot_id, cluster) of `tables`, and a row (rows 1) per group of
-    each `named` table (`first_named`), under its name (LAG_NAMED, RACK_NAMED)."""
+    each `named` table (`first_named`), under its name (LAG_NAMED, RACK_NAMED,
+    EMPTY_NAMED), with its `detail`."""
     parts = []
     for name, table in tables.items():
         if table.num_rows:
@@ -205,17 +244,19 @@ def _counts(tables: dict[str, pa.Table], named: dict[str, pa.Table] | None = Non
                                    "snapshot_id": n.column("snapshot_id"),
                                    "cluster": n.column("cluster"),
                                    "rows": n.column("count_all"),
-                                   "consumer_group": pa.nulls(n.num_rows, pa.string())}))
+                                   "consumer_group": pa.nulls(n.num_rows, pa.string()),
+                                   "detail": pa.nulls(n.num_rows, pa.string())}))
     for kind, groups in (named or {}).items():
         if groups.num_rows:
             parts.append(pa.table({"table": pa.array([kind] * groups.num_rows, pa.string()),
                                    "snapshot_id": groups.column("snapshot_id"),
                                    "cluster": groups.column("cluster"),
                                    "rows": pa.array([1] * groups.num_rows, pa.int64()),
-                                   "consumer_group": groups.column("consumer_group")}))
+                                   "consumer_group": groups.column("consumer_group"),
+                                   "detail": groups.column("detail")}))
     schema = pa.schema([pa.field("table", pa.string(), False), ("snapshot_id", pa.string()),
                         ("cluster", pa.string()), pa.field("rows", pa.int64(), False),
-                        ("consumer_group", pa.string())])
+                        ("consumer_group", pa.string()), ("detail", pa.string())])
     if not parts:
         return schema.empty_table()
     return pa.concat_tables(parts).cast(schema)
@@ -261,21 +302,27 @@ def pass_counts(packed: DataFrame
                 ) -> tuple[dict[str, Counts], dict[str, dict[Key, NamedGroups]]]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
     included, and the groups of each of NAMED_KINDS (LAG_UNKNOWN: only when the pass had
-    offsets; RACK_AWARE): a few rows per bucket to the driver."""
+    offsets; RACK_AWARE; EMPTY_TOPICS): a few rows per bucket to the driver."""
     kinds = list(NAMED_KINDS.values())
     out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON,
                                                     UNMATCHED_OFFSETS, *kinds)}
-    named: dict[str, dict[Key, list[str]]] = {kind: {} for kind in kinds}
+    named: dict[str, dict[Key, list[tuple[str, str | None]]]] = {kind: {} for kind in kinds}
     cores = packed.sparkSession.sparkContext.defaultParallelism
     totals = unpack(packed, COUNTS, cores).groupBy(
-        "table", "snapshot_id", "cluster", "consumer_group").agg(F.sum("rows").alias("rows"))
+        "table", "snapshot_id", "cluster", "consumer_group", "detail").agg(
+        F.sum("rows").alias("rows"))
     for r in totals.collect():
         if r.table in NAMED_KINDS:
             named[NAMED_KINDS[r.table]].setdefault((r.snapshot_id, r.cluster), []).append(
-                r.consumer_group)
+                (r.consumer_group, r.detail))
         else:
             out[r.table][(r.snapshot_id, r.cluster)] = int(r.rows)
-    return out, {kind: {key: NamedGroups(n, sorted(named[kind].get(key, []))[:NAMED])
+
+    def shown(groups: list[tuple[str, str | None]]) -> list[str]:
+        return [g if d is None else f"{g} ({d})"
+                for g, d in sorted(groups, key=lambda x: x[0])[:NAMED]]
+
+    return out, {kind: {key: NamedGroups(n, shown(named[kind].get(key, [])))
                         for key, n in out.pop(kind).items()} for kind in kinds}
 
 

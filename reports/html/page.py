@@ -35,6 +35,7 @@ from vocabulary.columns import GROUP_KEYS
 from vocabulary.contracts import EXACT_DUPLICATE
 from vocabulary.findings import FINDING_MEANINGS, FINDINGS
 from vocabulary.severity import SEVERITY_WEIGHTS
+from vocabulary.words import EMPTY_TOPICS
 
 
 def esc(value: object) -> str:
@@ -467,24 +468,32 @@ def _share(part: int, total: int) -> str:
     return "&lt;1%" if part > 0 and part * 200 < total else f"{part / total:.0%}"
 
 
-def _no_findings(rejects: pd.DataFrame | None) -> str:
+def _no_findings(rejects: pd.DataFrame | None, warnings: RunWarnings | None = None) -> str:
     """What an empty list of groups needing attention means: every shown group balanced,
     unless members or queues rows were rejected: their groups were audited without them
     (or not at all, when every members row of one was), so "balanced" would hide them.
-    An exact duplicate's first copy was audited: not counted."""
+    An exact duplicate's first copy was audited: not counted. Nor when the shown runs
+    warned of groups that subscribe a topic with no readable queue (`EMPTY_TOPICS`): no
+    finding names them, and nothing of those topics is assigned."""
+    empty = warnings is not None and any(
+        EMPTY_TOPICS in text for texts in warnings.by_run.values() for text in texts)
+    topics = (f'groups the <a href="#warnings">warnings</a> name {EMPTY_TOPICS}, so '
+              "nothing of those topics is assigned")
+    balanced = (f"No group has findings, but {topics}." if empty
+                else "No group has findings: every shown group is balanced.")
     if rejects is None or rejects.empty:
-        return "No group has findings: every shown group is balanced."
+        return balanced
     lost = rejects[rejects["reason"] != EXACT_DUPLICATE]
     members, queues = (int(lost.loc[lost["source_table"] == t, "rows"].sum())
                        for t in ("members", "queues"))
     if not members and not queues:
-        return "No group has findings: every shown group is balanced."
+        return balanced
     rows = " and ".join(f"{n:,} {t} row(s)" for n, t in ((members, "members"),
                                                          (queues, "queues")) if n)
     named = "groups and topics" if queues else "groups"
     return (f"No group has findings in what was audited, but {rows} were rejected: the "
             f'{named} <a href="#rejects">named below</a> were audited without them, or not '
-            "at all.")
+            f"at all{'; and ' + topics if empty else ''}.")
 
 
 def rejects_section(rejects: pd.DataFrame | None) -> str:
@@ -672,7 +681,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
                     f"card: the page shows the {len(worst):,} worst (<code>report --top N"
                     "</code> shows more); the findings table above counts them all.</p>")
     if worst.empty:
-        body.append(f"<p>{_no_findings(data.rejects)}</p>")
+        body.append(f"<p>{_no_findings(data.rejects, data.warnings)}</p>")
     rebalances = rebalances_by_group(data.group_churn)
     for i, (_, row) in enumerate(worst.iterrows(), start=1):
         body.append(group_section(data, row, i, rebalances))

@@ -415,6 +415,30 @@ def test_no_findings_with_rejected_members_rows_is_not_called_balanced():
     assert "No group has findings: every shown group is balanced." in page
 
 
+def test_no_findings_with_groups_on_topics_without_queues_is_not_called_balanced():
+    """The shown runs warned of groups that subscribe a topic with no readable queue: no
+    finding names them, so the page must not call every group balanced."""
+    quiet = pd.DataFrame([frames.balance_row("s2", "g-ok", None)])
+    warned = RunWarnings({"run-1": [
+        "snapshot s2 (cluster c1): 1 group(s) subscribe topic(s) with no readable queue, "
+        "so nothing of those topics is assigned: G (T9); ..."]})
+    page = body(render(data(group_balance=quiet, warnings=warned)))
+    assert "every shown group is balanced" not in page
+    assert ('No group has findings, but groups the <a href="#warnings">warnings</a> name '
+            "subscribe topic(s) with no readable queue, so nothing of those topics is "
+            "assigned.") in page
+    rejects = pd.DataFrame([{"snapshot_id": "s2", "cluster": "c1", "source_table": "queues",
+                             "reason": "r3", "rows": 5, "names": ["topic T"]}])
+    page = body(render(data(group_balance=quiet, warnings=warned, rejects=rejects)))
+    assert ("were audited without them, or not at all; and groups the <a href=\"#warnings"
+            '">warnings</a> name subscribe topic(s) with no readable queue, so nothing of '
+            "those topics is assigned.") in page
+    # other warnings leave the page's words as they were
+    other = RunWarnings({"run-1": ["snapshot s2 (cluster c1): lag is unknown for ..."]})
+    page = body(render(data(group_balance=quiet, warnings=other)))
+    assert "No group has findings: every shown group is balanced." in page
+
+
 def test_every_finding_code_has_a_meaning():
     from vocabulary.findings import FINDING_MEANINGS, FINDINGS
 

@@ -18,12 +18,15 @@ from rebalance_udfs.report_pass import OBSERVED, report_bucket
 from rebalance_udfs.spark.report_pass import (
     CODES,
     COUNTS,
+    EMPTY_NAMED,
+    EMPTY_TOPICS,
     LAG_NAMED,
     LAG_UNKNOWN,
     RACK_AWARE,
     RACK_NAMED,
     TABLE,
     _read_streams,
+    empty_topics,
     first_named,
     lag_unknown,
     pack,
@@ -193,7 +196,7 @@ def test_packed_tables_come_back_whole() -> None:
         assert back(name).equals(table), name
     assert sorted(back(COUNTS).to_pylist(), key=lambda r: r["table"]) == [
         {"table": name, "snapshot_id": "s", "cluster": "c", "rows": tables[name].num_rows,
-         "consumer_group": None} for name in sorted(tables)]
+         "consumer_group": None, "detail": None} for name in sorted(tables)]
     empty = pack(assigned, {name: t.slice(0, 0) for name, t in tables.items()})
     assert empty.num_rows == 0
 
@@ -269,6 +272,38 @@ def test_groups_assigned_by_rack_are_counted_and_named_with_the_tables() -> None
     assert counted(racked) == [(RACK_AWARE, "", 7),
                                *((RACK_NAMED, f"g{i}", 1) for i in range(5))]
     assert counted(racked.slice(0, 0)) == counted(None) == []
+
+
+def test_groups_subscribing_a_topic_with_no_readable_queue_are_counted_and_named() -> None:
+    """g1's clients subscribe t (2 queues) and four topics no queue row has; g2 only t.
+    The whole-group row of g1 has no finding (t is even): the counts stream counts it and
+    names it with its first three empty topics, for the run's warning."""
+    rows = _rows([{"consumer_group": g, "topic": "t", "broker_name": "b0", "queue_id": i,
+                   "client_id": "a" if i == 0 else "b"} for g in ("g1", "g2") for i in range(2)])
+    members = _members([{"consumer_group": g, "client_id": c, "topic": t, "client_addr": c}
+                        for g, topics in (("g1", ("t", "t9", "t8", "t7", "t6")), ("g2", ("t",)))
+                        for c in ("a", "b") for t in topics])
+    tables = report_bucket(rows, members, "off")
+    whole = {r["consumer_group"]: r for r in tables["group_balance"].to_pylist()
+             if r["topic"] is None}
+    assert whole["g1"]["findings"] == [] and whole["g2"]["findings"] == []
+    assert empty_topics(tables["group_balance"]).to_pylist() == [
+        {"snapshot_id": "s", "cluster": "c", "consumer_group": "g1",
+         "detail": "t6, t7, t8 and 1 more"}]
+    assigned = pa.table({f.name: pa.array([], f.type) for f in ASSIGNED_ARROW_SCHEMA},
+                        schema=ASSIGNED_ARROW_SCHEMA)
+    packed = pack(assigned, tables)
+    blob = packed.filter(pc.equal(packed.column(TABLE), CODES[COUNTS]))
+    counts = pa.Table.from_batches(list(_read_streams(iter(blob.select(["_blob"]).to_batches()))))
+    said = {(r["table"], r["consumer_group"], r["detail"]): r["rows"] for r in counts.to_pylist()
+            if r["table"] in (EMPTY_TOPICS, EMPTY_NAMED)}
+    assert said == {(EMPTY_TOPICS, None, None): 1,
+                    (EMPTY_NAMED, "g1", "t6, t7, t8 and 1 more"): 1}
+    # a bucket whose groups' topics all have queues counts none
+    only_g2 = report_bucket(rows.filter(pc.equal(rows.column("consumer_group"), "g2")),
+                            members.filter(pc.equal(members.column("consumer_group"), "g2")),
+                            "off")
+    assert empty_topics(only_g2["group_balance"]).num_rows == 0
 
 
 def test_the_first_groups_by_name_are_named_per_snapshot_and_cluster() -> None:

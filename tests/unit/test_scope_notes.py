@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from jobs.audit import _refuse_requested_absent, prior_line
-from jobs.scope import Scope, groups_without_lag, idle_buckets, implausible_capture_times
+from jobs.scope import (
+    Scope,
+    groups_with_empty_topics,
+    groups_without_lag,
+    idle_buckets,
+    implausible_capture_times,
+)
 from rebalance_udfs.spark.report_pass import NamedGroups
 from vocabulary.errors import InputError
 
@@ -28,6 +34,26 @@ def test_groups_without_lag_are_one_note_per_snapshot_and_cluster_naming_the_fir
         "lists them all: its rows where topic is null, lag_total is null and queues > 0")
     assert "(G, H): " in notes[2].text()
     assert groups_without_lag({}, set()) == []
+
+
+def test_groups_with_empty_topics_are_one_note_per_snapshot_and_cluster() -> None:
+    """Topics with no readable queue are reported (SPEC §3) though no finding code names
+    them: a note per snapshot and cluster names the first groups with their topics."""
+    counts = {("s2", "eu"): NamedGroups(7, ["A (T9)", "B (T1, T2, T3 and 1 more)", "C (x)",
+                                            "D (x)", "E (x)"]),
+              ("s1", "us"): NamedGroups(1, ["G (T9)"]), ("s1", "eu"): NamedGroups(0, [])}
+    notes = groups_with_empty_topics(counts)
+    assert [(n.snapshot_id, n.cluster, n.table) for n in notes] == [
+        ("s1", "us", None), ("s2", "eu", None)]
+    assert notes[0].text() == (
+        "snapshot s1 (cluster us): 1 group(s) subscribe topic(s) with no readable queue, so "
+        "nothing of those topics is assigned: G (T9); the queues table has no readable row "
+        "of them (a misspelt topic, one whose queues are all readable=false, or one the "
+        "capture missed) and no finding code says so: group_balance lists them all, its "
+        "rows where topic is not null and queues = 0")
+    assert ": A (T9); B (T1, T2, T3 and 1 more); C (x); D (x); E (x) and 2 more; " in \
+        notes[1].text()
+    assert groups_with_empty_topics({}) == []
 
 
 def test_a_run_is_refused_only_when_every_snapshot_it_names_is_absent() -> None:
