@@ -148,7 +148,7 @@ TOPIC_ROWS = 50  # a group's per-topic rows listed (500 made a page of one group
 
 
 def header(data: ReportData, generated: datetime) -> str:
-    runs = data.runs.sort_values(["cluster", "captured_at", "snapshot_id"])
+    runs = _runs_of_groups(data).sort_values(["cluster", "captured_at", "snapshot_id"])
     scope = (f"; groups: {esc(', '.join(data.groups))}" if data.groups else "")
     return (f"<h1>rebalance-audit report</h1>"
             f'<p class="muted">output {esc(data.output)} · generated '
@@ -157,6 +157,18 @@ def header(data: ReportData, generated: datetime) -> str:
             f"{runs['cluster'].nunique(dropna=False)} cluster(s), run(s) "
             f"{esc(', '.join(sorted(set(runs['run_id']))))}{scope}</p>"
             + html_table(runs, RUN_COLUMNS))
+
+
+def _runs_of_groups(data: ReportData) -> pd.DataFrame:
+    """The runs the header lists: on a page of named groups (`--group`), those of the
+    snapshots and clusters the groups are in. It listed every shown cluster's, so a
+    group of one cluster read as "1 snapshot(s) of 2 cluster(s)", the other cluster's
+    run beside it."""
+    balance = data.group_balance
+    if not data.groups or balance.empty:
+        return data.runs
+    keys = balance[["snapshot_id", "cluster"]].drop_duplicates()
+    return data.runs.merge(keys, on=["snapshot_id", "cluster"], how="inner")
 
 
 def drift_section(drift: pd.DataFrame | None) -> str:

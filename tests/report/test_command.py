@@ -75,6 +75,24 @@ def test_a_page_of_an_older_snapshot_says_newer_ones_exist(output, tmp_path, cap
     assert "Newer complete snapshots" not in latest
 
 
+def test_a_group_page_lists_the_runs_of_the_clusters_the_group_is_in(output, tmp_path):
+    """g-c2 lives in cluster c2 only: its page said "1 snapshot(s) of 2 cluster(s)" and
+    listed c1's run beside c2's (probe Z). The page of every group lists both."""
+    frames.add_second_cluster(output)
+
+    def header(*args: str) -> str:
+        target = str(tmp_path / "page.html")
+        assert main(["report", "--output", output, *args, "--html", target]) == 0
+        return Path(target).read_text(encoding="utf-8").split("<h1>")[1].split("</table>")[0]
+
+    one = header("--group", "g-c2")
+    assert "· 1 snapshot(s) of 1 cluster(s), run(s) run-1; groups: g-c2" in one
+    assert ">c2<" in one and ">c1<" not in one
+    every = header()
+    assert "· 2 snapshot(s) of 2 cluster(s), run(s) run-1" in every
+    assert ">c1<" in every and ">c2<" in every
+
+
 def test_top_one_details_one_group_and_the_findings_table_counts_them_all(output, capsys):
     assert main(["report", "--output", output, "--top", "1"]) == 0
     page = Path(capsys.readouterr().out.strip()).read_text(encoding="utf-8")
