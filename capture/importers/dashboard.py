@@ -15,7 +15,7 @@ from capture.errors import CaptureError
 from capture.importers import mqadmin
 from capture.importers.detect import detect_json
 from capture.importers.rocketmq_json import raw_text
-from capture.importers.state import ImportState, QueueKey, name_from_file
+from capture.importers.state import COMMANDS, ImportState, QueueKey, name_from_file
 from capture.importers.values import offset_value, queue_id_value
 
 
@@ -45,7 +45,7 @@ def unwrap(state: ImportState, path: str, doc: Any, kind: str) -> Any | None:
 
 
 def import_query_topic_by_consumer(state: ImportState, path: str, data: Any) -> None:
-    group_name = name_from_file(path, ("queryTopicByConsumer", "topicByConsumer"), "group")
+    group_name = name_from_file(path, COMMANDS["queryTopicByConsumer"], "group")
     group = state.rocket_group(group_name)
     if isinstance(data, dict):
         topics = list(data.values())
@@ -93,7 +93,7 @@ def _queue_stat(q: Any, topic: Any) -> tuple[QueueKey, int, int, str | None]:
 
 
 def import_consumer_connection(state: ImportState, path: str, data: Any) -> None:
-    group_name = name_from_file(path, ("consumerConnection", "connection"), "group")
+    group_name = name_from_file(path, COMMANDS["consumerConnection"], "group")
     data = mqadmin.document(path, data, "ConsumerConnection")
     subscription = mqadmin.json_object(path, data, "subscriptionTable")
     group = state.rocket_group(group_name)

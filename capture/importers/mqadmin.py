@@ -18,6 +18,7 @@ from capture.errors import CaptureError
 from capture.importers.detect import OLD_CONNECTION_ROW, detect_json
 from capture.importers.rocketmq_json import message_queue, raw_text
 from capture.importers.state import (
+    COMMANDS,
     ImportState,
     QueueKey,
     Reading,
@@ -143,7 +144,7 @@ def without_lines(text: str, lines: list[tuple[int, str]]) -> str:
 
 
 def import_topic_route(state: ImportState, path: str, data: Any,
-                       prefixes: tuple[str, ...] = ("topicRoute", "route", "topic")) -> None:
+                       prefixes: tuple[str, ...] = COMMANDS["topicRoute"]) -> None:
     """TopicRouteData: readable queue ids 0..readQueueNums-1 per broker (perm & 4).
     `prefixes`: of the file's name, the first the one a message asks for."""
     topic = name_from_file(path, prefixes, "topic")
@@ -237,7 +238,7 @@ def import_topic_status(state: ImportState, path: str, text: str) -> None:
     when padded to its column, when its max offset is 0, or when a row follows it (a
     file cut short loses its end); the file's last such row may be cut inside #Max
     Offset, a wrong offset, and is a reject."""
-    topic = name_from_file(path, ("topicStatus", "status"), "topic")
+    topic = name_from_file(path, COMMANDS["topicStatus"], "topic")
     last_updated = None  # the column of #Last Updated; 0 when the header has none
     lines = text.splitlines()
     last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
@@ -299,7 +300,7 @@ def import_consumer_connection(state: ImportState, path: str, text: str) -> None
     """Both layouts: 4.9.3+ (`#ClientId` and `#Topic` headers) and up to 4.9.2 (numbered
     rows without headers, the first subscription row printed on the "Below is
     subscription:" line, which the tool ends with no line end)."""
-    group_name = name_from_file(path, ("consumerConnection", "connection"), "group")
+    group_name = name_from_file(path, COMMANDS["consumerConnection"], "group")
     group = state.rocket_group(group_name)
     group.connection = True
     section: str | None = "start"
@@ -371,7 +372,7 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
     [#Inflight] #LastTime`; LastTime holds a space, so it is the rest of the line."""
     lines = text.splitlines()
     try:
-        group_name = name_from_file(path, ("consumerProgress", "progress"), "group")
+        group_name = name_from_file(path, COMMANDS["consumerProgress"], "group")
     except Exception:
         retry = {ln.split()[0][len(RETRY_PREFIX):] for ln in lines
                  if ln.startswith(RETRY_PREFIX)}

@@ -140,7 +140,8 @@ ROCKETMQ_NAME = re.compile(r"[%|a-zA-Z0-9_-]+")
 
 
 # the commands whose files the name carries the group, topic or client of, and the
-# prefixes their names are read by (`<prefix>_<name>.<ext>`)
+# prefixes their names are read by (`<prefix>_<name>.<ext>`): the importers read names by
+# these (`name_from_file`), and a name is told to say another command by them
 COMMANDS = {"topicRoute": ("topicRoute", "route", "topic"),
             "topicStatus": ("topicStatus", "status"),
             "consumerConnection": ("consumerConnection", "connection"),
