@@ -245,10 +245,6 @@ def _why_now(now: str | None, was: str | None, cluster: str | None,
     return f"{before}, as this run audits snapshot {was} at another capture time"
 
 
-def _snapshots(run: dict[Key, datetime | None]) -> set[str]:
-    return {snapshot for snapshot, _ in run}
-
-
 def _compared(previous: str | None) -> str:
     """What the follower's churn rows compare with, and the sticky assignors started from."""
     if previous is None:
@@ -308,7 +304,7 @@ def _followers(held: Held, run: dict[Key, datetime | None]
     the one before it."""
     before: dict[str | None, list[tuple]] = defaultdict(list)
     after: dict[str | None, list[tuple]] = defaultdict(list)
-    audited = _snapshots(run)
+    audited = {snapshot for snapshot, _ in run}
     for (snapshot, cluster), held_run in held.items():
         before[cluster].append(_order(snapshot, held_run.captured_at))
         if snapshot not in audited:
