@@ -186,14 +186,19 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                     f"{missing} has no usable rows for this cluster, {present} has {n}: the "
                     "cluster is not audited")))
     partial.sort(key=lambda k: (k[0] or "", k[1] or ""))
-    for s, c in partial:
-        # its offsets and observed rows are left out of the audit with it: rejects rows
-        for table in ("offsets", "observed"):
-            n = usable.get(table, {}).get((s, c))
-            if n:
-                notes.append(Note(None, s, c, unused=table, reason=(
-                    "the cluster is not audited (queues or members has no usable rows of "
-                    f"it), {table} has {n}")))
+    for table in ("offsets", "observed"):
+        # the offsets and observed rows of a snapshot or cluster not audited are left out
+        # of the audit with it: rejects rows (a snapshot neither queues nor members holds
+        # is below, with the rows of a snapshot whose every row was rejected)
+        for (s, c), n in sorted(usable.get(table, {}).items(), key=_key):
+            if ((s, c) in queues and (s, c) in members) or (
+                    s not in queue_snaps and s not in member_snaps):
+                continue
+            notes.append(Note(None, s, c, unused=table, reason=(
+                "the cluster is not audited (queues or members has no usable rows of "
+                f"it), {table} has {n}" if s in audited else
+                "the snapshot is not audited (queues or members has no usable rows of it), "
+                f"{table} has {n}: earlier output of it is kept")))
     for (s, c), n in sorted(members.items(), key=_key):
         if (s, c) in queues and not subscribed[(s, c)]:  # usable in both: audited
             notes.append(Note("members", s, c, (

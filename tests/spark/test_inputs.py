@@ -701,3 +701,44 @@ def test_offsets_and_observed_rows_of_a_snapshot_not_audited_are_rejects(spark,
         ("Z", c, "offsets", q) for c in ("c1", "c2") for q in queues["queue_id"])
     assert set(rejects["reason"]) == {n.reason for n in scope.notes if n.snapshot_id == "Z"}
     assert set(rejects["run_id"]) == {"r"}
+
+
+def test_offsets_and_observed_rows_beside_one_missing_input_are_rejects(spark,
+                                                                       tmp_path) -> None:
+    """A snapshot queues hold and members lack (not audited), and a cluster of an audited
+    snapshot that only offsets and observed hold: their offsets and observed rows were
+    dropped without a word (only the queues rows were rejects)."""
+    from jobs.audit import _rejects
+    from jobs.scope import find_scope
+    from tests.support.delta_inputs import read_written, write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    queues = pd.concat([queue_rows(["A"], cluster="c1"), queue_rows(["B"], cluster="c1")])
+    members = member_rows(["A"], cluster="c1")
+    offsets = queues.assign(consumer_group="G", committed_offset=1, consumed_offset=1)
+    offsets = pd.concat([offsets, offsets[offsets["snapshot_id"] == "A"].assign(cluster="c9")])
+    observed = offsets[["snapshot_id", "cluster", "consumer_group", "topic", "broker_name",
+                        "queue_id"]].assign(client_id="x@1", source="test")
+    paths = write_inputs(spark, tmp_path, queues=queues, members=members, offsets=offsets,
+                         observed=observed)
+    read = read_written(spark, paths, Persisted())
+    scope = find_scope(read, ())
+    assert scope.audited == ["A"] and scope.not_audited == ["B"]
+    per_queue = len(queue_rows(["A"], cluster="c1"))
+    unused = sorted((n.snapshot_id, n.cluster, n.unused, n.reason) for n in scope.notes
+                    if n.unused in ("offsets", "observed"))
+    assert unused == sorted([
+        *(("A", "c9", t, f"the cluster is not audited (queues or members has no usable "
+                         f"rows of it), {t} has {per_queue}") for t in ("offsets", "observed")),
+        *(("B", "c1", t, f"the snapshot is not audited (queues or members has no usable "
+                         f"rows of it), {t} has {per_queue}: earlier output of it is kept")
+          for t in ("offsets", "observed"))])
+    rejects = _rejects(spark, read, scope.notes, "r").toPandas()
+    got = sorted(zip(rejects["snapshot_id"], rejects["cluster"], rejects["source_table"],
+                     rejects["row_json"].map(lambda r: json.loads(r)["queue_id"]),
+                     strict=True))
+    queue_ids = list(queue_rows(["A"], cluster="c1")["queue_id"])
+    assert got == sorted([
+        *((s, c, t, q) for s, c in (("A", "c9"), ("B", "c1"))
+          for t in ("offsets", "observed") for q in queue_ids),
+        *(("B", "c1", "queues", q) for q in queue_ids)])
