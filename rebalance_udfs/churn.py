@@ -29,9 +29,10 @@ DUPLICATES = "_duplicates"
 # client_id is null on every row but a clustering claim (OK, CONTENDED, SHARED)
 QUEUE_COLUMNS = [*GROUP_KEYS, SIDE, "topic", "broker_name", "queue_id", "client_id",
                  DUPLICATES]
-# topics / strategies as one comparable string each (null when unknown)
-TOPICS, STRATEGIES = "_topics", "_strategies"
-CLIENT_COLUMNS = [*GROUP_KEYS, SIDE, "client_id", TOPICS, STRATEGIES]
+# topics / strategies as one comparable string each (null when unknown); EAGER: whether
+# the client runs one of Kafka's eager assignors (false when unknown)
+TOPICS, STRATEGIES, EAGER = "_topics", "_strategies", "_eager"
+CLIENT_COLUMNS = [*GROUP_KEYS, SIDE, "client_id", TOPICS, STRATEGIES, EAGER]
 
 _MOVE_TYPE = CHURN_TOTALS_ARROW_SCHEMA.field("moves").type.value_type
 
@@ -180,6 +181,8 @@ class _Clients:
         both = self.in_before & self.in_after
         self.subscription = both & self._differs(single_chunk(rows[TOPICS]), side)
         self.strategy = both & self._differs(single_chunk(rows[STRATEGIES]), side)
+        eager = _numpy(pc.fill_null(single_chunk(rows[EAGER]), False), bool)
+        self.eager_before = _flags(self.code, self.n, eager & (side == BEFORE))
 
     def _differs(self, values: pa.Array, side: np.ndarray) -> np.ndarray:
         """Whether the first known value of a client's BEFORE rows and of its AFTER rows
@@ -217,6 +220,7 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
     q = _Queues(queues.select(QUEUE_COLUMNS), group[:queues.num_rows])
     c = _Clients(clients.select(CLIENT_COLUMNS), group[queues.num_rows:])
     moves, dup_sum, dup_moves = q.moves(n)
+    joined, left = c.in_after & ~c.in_before, c.in_before & ~c.in_after
 
     def count(table: _Queues | _Clients, keep: np.ndarray) -> pa.Array:
         return pa.array(_count(table.group[keep], n), pa.int32())
@@ -224,12 +228,13 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
     columns = {k: v.take(first) for k, v in keys.items()}
     columns |= {
         "clients_before": count(c, c.in_before), "clients_after": count(c, c.in_after),
-        "clients_joined": c.ids(n, c.in_after & ~c.in_before),
-        "clients_left": c.ids(n, c.in_before & ~c.in_after),
+        "clients_joined": c.ids(n, joined),
+        "clients_left": c.ids(n, left),
         "queues_before": count(q, q.in_before), "queues_after": count(q, q.in_after),
         "queues_added": count(q, q.in_after & ~q.in_before),
         "queues_removed": count(q, q.in_before & ~q.in_after),
         "queues_moved": count(q, q.moved),
+        "paused_queues": pa.array(_paused(q, c, n, joined, left), pa.int32()),
         "moves": moves,
         "estimated_duplicates": nullable(dup_sum, dup_moves > 0, pa.int64()),
         "duplicates_known_moves": pa.array(dup_moves, pa.int32()),
@@ -237,3 +242,19 @@ def churn_totals(queues: pa.Table, clients: pa.Table) -> pa.Table:
         "_strategy": pa.array(_flags(c.group, n, c.strategy)),
     }
     return pa.table(columns).cast(CHURN_TOTALS_ARROW_SCHEMA)
+
+
+def _paused(q: _Queues, c: _Clients, n: int, joined: np.ndarray,
+            left: np.ndarray) -> np.ndarray:
+    """Per group the queues a rebalance between the sides stops. A moved queue pauses
+    while it changes owner; under Kafka's eager protocol (a client of the earlier snapshot
+    on range, roundrobin or sticky) a rebalance first revokes every partition of every
+    member, so every queue claimed before that the group still has pauses, moved or not.
+    A rebalance is what any of the churn's changes takes: a client joined or left, a queue
+    added or removed, other topics or strategies, or a queue moved."""
+    moved = _count(q.group[q.moved], n)
+    claimed = _count(q.group[q.in_before & q.in_after & q.has_before], n)
+    changed = (_flags(c.group, n, joined | left | c.subscription | c.strategy)
+               | _flags(q.group, n, q.in_before ^ q.in_after) | (moved > 0))
+    eager = _flags(c.group, n, c.eager_before)
+    return np.where(eager & changed, claimed, moved)

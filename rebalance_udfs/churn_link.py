@@ -29,13 +29,14 @@ from rebalance_udfs.churn import (
     BEFORE,
     CLIENT_COLUMNS,
     DUPLICATES,
+    EAGER,
     QUEUE_COLUMNS,
     SIDE,
     STRATEGIES,
     TOPICS,
 )
 from rebalance_udfs.exact import single_chunk
-from vocabulary.columns import CLAIM_STATUSES, GROUP_KEYS
+from vocabulary.columns import CLAIM_STATUSES, EAGER_ASSIGNORS, GROUP_KEYS
 
 # the pairs the pass is told of: per cluster, a run snapshot and its predecessor
 PAIR_KEYS = ["cluster", "snapshot_id", "previous_snapshot_id", "previous_in_run"]
@@ -80,12 +81,14 @@ def _select(table: pa.Table | None, columns: list[str]) -> pa.Table | None:
 
 
 def _client_keys(clients: pa.Table | None) -> pa.Table | None:
-    """Client rows with their topics and strategies as comparable strings."""
+    """Client rows with their topics and strategies as comparable strings, and whether
+    the client runs an eager Kafka assignor."""
     if clients is None:
         return None
     return pa.table({**{k: clients.column(k) for k in (*GROUP_KEYS, "client_id")},
                      TOPICS: _comparable(clients.column("topics")),
-                     STRATEGIES: _comparable(clients.column("strategies"))})
+                     STRATEGIES: _comparable(clients.column("strategies")),
+                     EAGER: _runs_any(clients.column("strategies"), EAGER_ASSIGNORS)})
 
 
 def _links(pairs: pa.Table) -> pa.Table:
@@ -139,6 +142,15 @@ def _claimants(rows: pa.Table) -> pa.Table:
     strings = pa.list_(pa.string())
     return ids.append_column("topics", pa.nulls(ids.num_rows, strings)).append_column(
         "strategies", pa.nulls(ids.num_rows, strings))
+
+
+def _runs_any(lists: pa.ChunkedArray, names: tuple[str, ...]) -> pa.Array:
+    """Per list whether it holds one of `names` (false for a null list)."""
+    lists = single_chunk(lists)
+    hit = _bools(pc.is_in(pc.list_flatten(lists), pa.array(names)))
+    out = np.zeros(len(lists), bool)
+    out[np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False))[hit]] = True
+    return pa.array(out)
 
 
 def _comparable(lists: pa.ChunkedArray) -> pa.Array:

@@ -167,6 +167,6 @@ def top_churn(churn: DataFrame, limit: int = 5) -> list[dict]:
     rows = (churn.where(F.col("queues_moved") > 0)
             .orderBy(F.desc("queues_moved"), "snapshot_id", "cluster", "consumer_group")
             .select("snapshot_id", "previous_snapshot_id", "cluster", "consumer_group",
-                    "queues_moved", "estimated_duplicates", "triggers")
+                    "queues_moved", "paused_queues", "estimated_duplicates", "triggers")
             .limit(limit).collect())
     return [r.asDict() for r in rows]

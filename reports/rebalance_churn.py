@@ -23,7 +23,13 @@ subscribes):
   unconsumed queues are reported by group_balance). This is the per-queue owner comparison
   behind the upstream stability facts (32 queues, 8 clients: removing the first client
   moves 10 queues under AVG, 32 under AVG_BY_CIRCLE, 4 under CONSISTENT_HASH; adding one
-  moves 6, 24 and 5). Every moved queue pauses while it changes owner: `paused_queues`.
+  moves 6, 24 and 5).
+- `paused_queues`: the queues whose consumption the rebalance stops. A moved queue pauses
+  while it changes owner. Kafka's eager protocol (a client of the predecessor on range,
+  roundrobin or sticky) first revokes every partition of every member, so there every
+  queue claimed in both snapshots' queue sets before pauses, moved or not, when anything
+  above changed (a trigger, or a move); cooperative-sticky and RocketMQ pause the moved
+  queues only.
 - `moves`: the moved queues, sorted by (topic, broker_name, queue_id): `from_client` /
   `to_client` are the sole claimant before / after (null when the queue was contended on
   that side), `from_clients` / `to_clients` the full claimant sets, `duplicate_estimate` the
@@ -93,15 +99,14 @@ def churn_history(current: DataFrame, prior_assignments: DataFrame | None = None
 
 def in_table_shape(totals: DataFrame) -> DataFrame:
     """The churn table's COLUMNS from per-group totals (CHURN_TOTALS columns with the
-    PAIR_COLUMNS): paused_queues and the triggers derived."""
+    PAIR_COLUMNS): the triggers derived."""
     triggers = F.array_compact(F.array(*[F.when(cond, F.lit(code)) for code, cond in (
         ("CLIENTS_CHANGED", F.size("clients_joined") + F.size("clients_left") > 0),
         ("QUEUES_CHANGED", F.col("queues_added") + F.col("queues_removed") > 0),
         ("STRATEGY_CHANGED", F.col("_strategy")),
         ("SUBSCRIPTION_CHANGED", F.col("_subscription")),
     )]))
-    return totals.select(*[c for c in COLUMNS if c not in ("paused_queues", "triggers")],
-                         F.col("queues_moved").alias("paused_queues"),
+    return totals.select(*[c for c in COLUMNS if c != "triggers"],
                          triggers.alias("triggers")).select(*COLUMNS)
 
 

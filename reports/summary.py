@@ -72,8 +72,13 @@ def print_summary(result, out: TextIO | None = None) -> None:
         for c in result.churn:
             dup = ("unknown" if c["estimated_duplicates"] is None
                    else f"~{int(c['estimated_duplicates']):,}")
+            # Kafka's eager protocol pauses every partition, moved or not
+            paused = c.get("paused_queues", c["queues_moved"])
+            moved = (f"{c['queues_moved']} queue(s) moved and paused"
+                     if paused == c["queues_moved"]
+                     else f"{c['queues_moved']} queue(s) moved, {paused} paused")
             w(f"  {_group(c)} {c['previous_snapshot_id']} -> "
-              f"{c['snapshot_id']}: {c['queues_moved']} queue(s) moved and paused, "
+              f"{c['snapshot_id']}: {moved}, "
               f"{dup} duplicate message(s); {', '.join(c['triggers']) or 'no visible trigger'}"
               "\n")
     if result.report:

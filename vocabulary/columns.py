@@ -49,6 +49,10 @@ POOLED_ASSIGNORS = ("roundrobin", *STICKY_STRATEGIES)
 # the Kafka assignors that assign by rack since Kafka 3.5 (KIP-881), which the audit does
 # not recompute (`capture.kafka_racks`, `rebalance_udfs.racks`)
 RACK_AWARE_ASSIGNORS = ("range", *STICKY_STRATEGIES)
+# the Kafka assignors that support only the eager rebalance protocol: a rebalance revokes
+# every partition of every member before it assigns them again (cooperative-sticky's
+# protocol revokes only the partitions that move)
+EAGER_ASSIGNORS = ("range", "roundrobin", STICKY)
 
 # --- which groups get what-if candidates (reports.what_if) -----------------------------------
 WHAT_IF_MODES = ("all", "findings", "off")

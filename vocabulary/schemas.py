@@ -124,7 +124,8 @@ CHURN_TOTALS_SCHEMA = T.StructType([
     *[T.StructField(k, T.IntegerType()) for k in ("clients_before", "clients_after")],
     *[T.StructField(k, _SETS, False) for k in ("clients_joined", "clients_left")],
     *[T.StructField(k, T.IntegerType()) for k in (
-        "queues_before", "queues_after", "queues_added", "queues_removed", "queues_moved")],
+        "queues_before", "queues_after", "queues_added", "queues_removed", "queues_moved",
+        "paused_queues")],
     T.StructField("moves", T.ArrayType(_MOVE, containsNull=False), False),
     T.StructField("estimated_duplicates", T.LongType()),
     T.StructField("duplicates_known_moves", T.IntegerType(), False),

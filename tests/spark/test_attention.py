@@ -97,6 +97,23 @@ def test_the_summary_tallies_the_findings_beyond_the_worst_groups() -> None:
             "\nGroups that need attention (worst first):\n") in text.getvalue()
 
 
+def test_the_summary_says_the_paused_queues_where_they_are_more_than_the_moved() -> None:
+    """Kafka's eager protocol pauses every partition a group held; the line said "moved and
+    paused" of the moved ones only."""
+    from jobs.audit import RunResult
+
+    churn = [{"cluster": "k", "consumer_group": g, "snapshot_id": "s2",
+              "previous_snapshot_id": "s1", "queues_moved": 1, "paused_queues": paused,
+              "estimated_duplicates": None, "triggers": ["CLIENTS_CHANGED"]}
+             for g, paused in (("eager", 6), ("coop", 1))]
+    text = io.StringIO()
+    print_summary(RunResult("run-1", "out", "offline", ["s2"], {}, churn=churn), text)
+    assert ("  k/eager s1 -> s2: 1 queue(s) moved, 6 paused, unknown duplicate message(s); "
+            "CLIENTS_CHANGED\n"
+            "  k/coop s1 -> s2: 1 queue(s) moved and paused, unknown duplicate message(s); "
+            "CLIENTS_CHANGED\n") in text.getvalue()
+
+
 def test_groups_audited_without_members_rows_are_counted_and_named(spark) -> None:
     left_out = (" were rejected, so these figures leave them out; the rejects table gives "
                 "each row's reason.")

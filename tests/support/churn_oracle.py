@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from rebalance_udfs.churn import AFTER, BEFORE
 from reports.rebalance_churn import PAIR_COLUMNS, churn_history, in_table_shape
 from tests.support.comparison_oracle import ROW_COLUMNS, _side, link_rows, queue_changes
-from vocabulary.columns import GROUP_KEYS
+from vocabulary.columns import EAGER_ASSIGNORS, GROUP_KEYS
 
 CLIENT_COLUMNS = [*GROUP_KEYS, "client_id", "topics", "strategies"]
 QUEUE_ROW, CLIENT_ROW = "queue", "client"
@@ -69,12 +69,15 @@ def _client_facts(linked: DataFrame) -> DataFrame:
         F.max(_side(BEFORE)).alias("in_before"), F.max(_side(AFTER)).alias("in_after"),
         first("topics", BEFORE).alias("tb"), first("topics", AFTER).alias("ta"),
         first("strategies", BEFORE).alias("sb"), first("strategies", AFTER).alias("sa"),
+        F.max(_side(BEFORE) & F.coalesce(F.arrays_overlap(
+            "strategies", F.array(*map(F.lit, EAGER_ASSIGNORS))), F.lit(False)))
+        .alias("eager_before"),
     )
     both = F.col("in_before") & F.col("in_after")
     return per_client.select(
         *GROUP_KEYS, *PAIR_COLUMNS, "client_id", "in_before", "in_after",
         (both & (F.col("tb") != F.col("ta"))).alias("subscription_changed"),
-        (both & (F.col("sb") != F.col("sa"))).alias("strategy_changed"),
+        (both & (F.col("sb") != F.col("sa"))).alias("strategy_changed"), "eager_before",
     )
 
 
@@ -96,6 +99,7 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
     facts = changes.select(
         *GROUP_KEYS, *PAIR_COLUMNS, F.lit(True).alias("_queue"), "in_before", "in_after",
         "moved", F.when(F.col("moved"), _move_struct()).alias("move"),
+        (F.size("claimants_before") > 0).alias("claimed_before"),
     ).unionByName(clients.withColumn("_queue", F.lit(False)), allowMissingColumns=True)
     queue, client = F.col("_queue"), ~F.col("_queue")
     before, after = F.col("in_before"), F.col("in_after")
@@ -107,7 +111,7 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
         return F.array_sort(F.collect_list(F.when(cond, F.col("client_id"))))
 
     dup = F.col("move.duplicate_estimate")
-    return facts.groupBy(*GROUP_KEYS, *PAIR_COLUMNS).agg(
+    totals = facts.groupBy(*GROUP_KEYS, *PAIR_COLUMNS).agg(
         count(client & before).alias("clients_before"),
         count(client & after).alias("clients_after"),
         ids(client & after & ~before).alias("clients_joined"),
@@ -122,7 +126,15 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
         F.count(dup).cast("int").alias("duplicates_known_moves"),
         F.coalesce(F.max("subscription_changed"), F.lit(False)).alias("_subscription"),
         F.coalesce(F.max("strategy_changed"), F.lit(False)).alias("_strategy"),
+        count(queue & before & after & F.col("claimed_before")).alias("_claimed"),
+        F.coalesce(F.max("eager_before"), F.lit(False)).alias("_eager"),
     )
+    # Kafka's eager protocol revokes every partition held before a rebalance
+    changed = ((F.size("clients_joined") + F.size("clients_left") + F.col("queues_added")
+                + F.col("queues_removed") + F.col("queues_moved") > 0)
+               | F.col("_subscription") | F.col("_strategy"))
+    return totals.withColumn("paused_queues", F.when(F.col("_eager") & changed, F.col("_claimed"))
+                             .otherwise(F.col("queues_moved"))).drop("_claimed", "_eager")
 
 
 def oracle_churn(assignments: DataFrame, consumer_load: DataFrame,

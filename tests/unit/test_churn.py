@@ -10,7 +10,8 @@ import pyarrow as pa
 from rebalance_udfs.churn import AFTER, BEFORE, CLIENT_COLUMNS, QUEUE_COLUMNS, churn_totals
 from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
 
-_INTS = {"_side": pa.int32(), "queue_id": pa.int32(), "_duplicates": pa.int64()}
+_INTS = {"_side": pa.int32(), "queue_id": pa.int32(), "_duplicates": pa.int64(),
+         "_eager": pa.bool_()}
 
 
 def _table(columns: list[str], rows: list[tuple]) -> pa.Table:
@@ -24,8 +25,8 @@ def _q(group: str, side: int, broker: str | None, qid: int, client: str | None,
 
 
 def _c(group: str, side: int, client: str, topics: str | None = '["t"]',
-       strategies: str | None = '["AVG"]') -> tuple:
-    return ("s2", "k", group, side, client, topics, strategies)
+       strategies: str | None = '["AVG"]', eager: bool = False) -> tuple:
+    return ("s2", "k", group, side, client, topics, strategies, eager)
 
 
 QUEUES = [
@@ -56,6 +57,42 @@ def test_one_group_by_hand():
     assert (row["clients_before"], row["clients_after"]) == (2, 2)
     assert (row["clients_joined"], row["clients_left"]) == (["ç"], ["a"])
     assert (row["_subscription"], row["_strategy"]) == (True, False)
+    assert row["paused_queues"] == 2  # RocketMQ: the moved queues pause
+
+
+def _kafka_join(group: str, assignor: str, eager: bool) -> tuple[list, list]:
+    """Six partitions over m1..m3, then m4 joins: range and cooperative-sticky both move
+    partition 5 only (m3 -> m4)."""
+    before = {0: "m1", 1: "m1", 2: "m2", 3: "m2", 4: "m3", 5: "m3"}
+    after = {**before, 5: "m4"}
+    queues = [*(_q(group, BEFORE, None, p, c) for p, c in before.items()),
+              *(_q(group, AFTER, None, p, c) for p, c in after.items())]
+    clients = [_c(group, side, m, strategies=f'["{assignor}"]', eager=eager)
+               for side, ms in ((BEFORE, "123"), (AFTER, "1234")) for m in
+               (f"m{i}" for i in ms)]
+    return queues, clients
+
+
+def test_an_eager_kafka_rebalance_pauses_every_claimed_partition():
+    """Kafka's eager protocol (range, roundrobin, sticky) revokes every partition of every
+    member before a rebalance assigns them again; cooperative-sticky revokes the moved
+    ones only. paused_queues said the moved queues for both (1, not 6)."""
+    eager_q, eager_c = _kafka_join("eager", "range", True)
+    coop_q, coop_c = _kafka_join("coop", "cooperative-sticky", False)
+    # the same group, nothing changed between the snapshots: no rebalance, nothing paused
+    still = [r for r in eager_q if r[6] < 5 or r[3] == BEFORE]
+    still_q = [("s2", "k", "still", *r[3:]) for r in [*still, _q("x", AFTER, None, 5, "m3")]]
+    still_c = [("s2", "k", "still", *r[3:]) for r in eager_c if r[4] != "m4"]
+    # a member joins and takes nothing (two partitions, range): both still pause
+    idle_q = [_q("idle", side, None, p, f"m{p + 1}") for side in (BEFORE, AFTER)
+              for p in (0, 1)]
+    idle_c = [_c("idle", side, m, strategies='["range"]', eager=True)
+              for side, ms in ((BEFORE, "12"), (AFTER, "123")) for m in (f"m{i}" for i in ms)]
+    rows = {r["consumer_group"]: r for r in churn_totals(
+        _table(QUEUE_COLUMNS, [*eager_q, *coop_q, *still_q, *idle_q]),
+        _table(CLIENT_COLUMNS, [*eager_c, *coop_c, *still_c, *idle_c])).to_pylist()}
+    assert {g: (r["queues_moved"], r["paused_queues"]) for g, r in rows.items()} == {
+        "eager": (1, 6), "coop": (1, 1), "still": (0, 0), "idle": (0, 2)}
 
 
 def test_one_side_empty():
