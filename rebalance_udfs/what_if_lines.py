@@ -1,7 +1,8 @@
 """A group's what-if line: its recommended candidate in words, against today's max load.
 
 `run 16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)`, or
-for a split `split the group by topic, each topic with its own clients (N clients in all)
+for a split `give each topic a consumer group of its own, with this group's offsets copied to
+it (N clients in all)
 (...)`; a candidate with fewer clients than today (the recommended row never adds
 clients) says how many fewer: `run 8 clients, AVG (max 1 queue per client instead of 2,
 with 7 clients fewer; 8 queues move once)`, `run 4 clients, AVG (max 1 queue per client
@@ -61,7 +62,8 @@ def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table
     what = pc.if_else(
         best.column("split_by_topic"),
         pc.binary_join_element_wise(
-            "split the group by topic, each topic with its own clients (",
+            "give each topic a consumer group of its own, with this group's offsets "
+            "copied to it (",
             counted("clients", " client", " clients"), " in all)", ""),
         pc.binary_join_element_wise("run ", best.column("candidate"), ""))
     # the candidate named as today's group is (`today: 3 clients, roundrobin`): what it

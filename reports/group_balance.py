@@ -270,6 +270,9 @@ def _recommendation() -> Column:
     """Plain words for the most important findings, most urgent first."""
     has = lambda code: F.array_contains(F.col("findings"), code)  # noqa: E731
     n = lambda col: F.col(col).cast("string")  # noqa: E731
+    # a Kafka group's advice in Kafka's words: partitions, not RocketMQ's read queues
+    kafka = _all_run(KAFKA_STRATEGIES)
+    add = F.when(kafka, F.lit("partitions")).otherwise(F.lit("read queues"))
     sentences = [
         F.when(has("CONTENDED_QUEUES"), F.concat(
             n("contended_queues"), F.lit(" queue(s) are pulled by two or more clients at once "
@@ -298,13 +301,18 @@ def _recommendation() -> Column:
             "subscriptions for an even spread.")).when(has("INCONSISTENT_SUBSCRIPTION"), F.lit(
             "Members subscribe different topics: RocketMQ splits each topic over all clients "
             "of the group, so the shares of clients that do not subscribe it are left "
-            "unconsumed; give every client the same subscriptions or split the group.")),
+            "unconsumed; give every client the same subscriptions, or give each "
+            "subscription a consumer group of its own.")),
         F.when(has("MULTI_TOPIC_SKEW"), F.concat(
             F.lit("Each topic is allocated on its own and the first-sorted clients win every "
                   "topic: max load "), n("max_queues"), F.lit(" queue(s) where a pooled "
                                                               "assignment would give "),
-            n("pooled_max"), F.lit("; make each topic's queue count a multiple of the client "
-                                   "count, or split the group by topic."))),
+            n("pooled_max"), F.when(kafka, F.lit(
+                "; make each topic's partition count a multiple of the client count, run a "
+                "pooled assignor (roundrobin, cooperative-sticky), or give each topic a "
+                "consumer group of its own.")).otherwise(F.lit(
+                "; make each topic's queue count a multiple of the client count, or give "
+                "each topic a consumer group of its own.")))),
         F.when(has("STRATEGY_IMBALANCE") & F.col("topic").isNull(), F.concat(
             F.lit("The strategy itself leaves topic(s) uneven where AVG over the same clients "
                   "would not: "), F.array_join("_imbalanced_topics", "; "),
@@ -320,8 +328,8 @@ def _recommendation() -> Column:
             F.lit("Clients subscribe "), n("topic_sets"),
             F.lit(" different topic sets, and the group's strategy does not reach a pooled "
                   "balance (max "), n("pooled_max"),
-            F.lit(") over them: give all clients one subscription or split the group by "
-                  "subscription."))),
+            F.lit(") over them: give all clients one subscription, or give each "
+                  "subscription a consumer group of its own."))),
         F.when(has("BROKER_UNSUPPORTED_STRATEGY"), F.concat(
             F.lit("The broker allocates this group but knows only AVG and AVG_BY_CIRCLE, not "),
             F.array_join("_unsupported", ", "),
@@ -335,16 +343,17 @@ def _recommendation() -> Column:
         # idle 2 of them: the topics need the queues, not the group fewer clients)
         F.when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull()
                & ((F.coalesce(F.col("idle_clients"), F.lit(0)) == 0)
-                  | (F.col("subscribing_clients") <= F.col("queues"))), F.lit(
+                  | (F.col("subscribing_clients") <= F.col("queues"))), F.concat(F.lit(
             "More clients than queues in some topic (its row says which): the clients past "
-            "its queue count idle on it; add read queues there (at least one per client)."))
-        .when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull(), F.lit(
-            "More clients than queues: the extra clients can only idle; add read queues "
-            "(at least one per client) or run fewer clients."))
+            "its queue count idle on it; add "), add, F.lit(" there (at least one per "
+                                                            "client).")))
+        .when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull(), F.concat(F.lit(
+            "More clients than queues: the extra clients can only idle; add "), add, F.lit(
+            " (at least one per client) or run fewer clients.")))
         # on a topic's row: its clients may be busy on the group's other topics
-        .when(has("MORE_CLIENTS_THAN_QUEUES"), F.lit(
+        .when(has("MORE_CLIENTS_THAN_QUEUES"), F.concat(F.lit(
             "More subscribing clients than queues in this topic: the clients past its queue "
-            "count get none of it; add read queues here (at least one per client).")),
+            "count get none of it; add "), add, F.lit(" here (at least one per client)."))),
         F.when(has("IDLE_CLIENTS") & ~has("MORE_CLIENTS_THAN_QUEUES")
                & ~has("MULTI_TOPIC_SKEW"), F.concat(
                    n("idle_clients"), F.when(F.col("topic").isNull(),

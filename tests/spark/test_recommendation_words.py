@@ -217,5 +217,32 @@ def test_a_group_with_a_queue_per_client_is_not_said_to_have_more_clients_than_q
     assert (k["max_queues"], k["pooled_max"]) == (6, 4)
     assert "UNEVEN_SUBSCRIPTIONS" in list(k["findings"])
     assert ("Clients subscribe 2 different topic sets, and the group's strategy does not "
-            "reach a pooled balance (max 4) over them: give all clients one subscription or "
-            "split the group by subscription.") in k["recommendation"]
+            "reach a pooled balance (max 4) over them: give all clients one subscription, or "
+            "give each subscription a consumer group of its own.") in k["recommendation"]
+
+
+def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) -> None:
+    """range over A(2) and B(2) with 4 members: max 2 where a pooled assignment gives 1.
+    It was told to "add read queues" (RocketMQ's word) and never to change its assignor;
+    and "split the group by topic" read as one group with two subscriptions, which in
+    RocketMQ is the split brain it warns of."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
+                            "broker_name": b, "queue_id": q, "readable": True}
+                           for t, b in (("A", None), ("B", None), ("RA", "b"), ("RB", "b"))
+                           for q in range(2)])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
+                             "client_id": f"m{i}", "topic": t, "strategy": strategy}
+                            for g, strategy, topics in (("K", "range", "AB"),
+                                                        ("R", "AVG", ("RA", "RB")))
+                            for i in range(4) for t in topics])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    whole = balance[balance["topic"].isna()].set_index("consumer_group")
+    k, r = whole.loc["K", "recommendation"], whole.loc["R", "recommendation"]
+    assert ("; make each topic's partition count a multiple of the client count, run a "
+            "pooled assignor (roundrobin, cooperative-sticky), or give each topic a consumer "
+            "group of its own.") in k
+    assert "add partitions there (at least one per client)" in k and "read queues" not in k
+    assert ("; make each topic's queue count a multiple of the client count, or give each "
+            "topic a consumer group of its own.") in r
+    assert "add read queues there (at least one per client)" in r
+    assert "split the group" not in k + r

@@ -56,8 +56,9 @@ def test_lines_of_the_recommended_candidates() -> None:
     assert got == {
         "better": "run 4 clients, AVG (max 2 queues per client instead of 4; "
                   "3 queues move once)",
-        "split": "split the group by topic, each topic with its own clients (5 clients in "
-                 "all) (max 2 queues per client instead of 5; 4 queues move once)",
+        "split": "give each topic a consumer group of its own, with this group's offsets "
+                 "copied to it (5 clients in all) (max 2 queues per client instead of 5; "
+                 "4 queues move once)",
         "one": "run 2 clients, AVG (max 1 queue per client instead of 2; 1 queue moves once)",
         "fewer": "run 4 clients, AVG (max 1 queue per client as today, with 5 clients "
                  "fewer; no queue moves)",
@@ -65,9 +66,9 @@ def test_lines_of_the_recommended_candidates() -> None:
                      "fewer; 1 queue moves once)",
         "lower-fewer": "run 8 clients, AVG (max 1 queue per client instead of 2, with 7 "
                        "clients fewer; 8 queues move once)",
-        "split-fewer": "split the group by topic, each topic with its own clients (12 clients "
-                       "in all) (max 1 queue per client instead of 3, with 3 clients fewer; "
-                       "8 queues move once)",
+        "split-fewer": "give each topic a consumer group of its own, with this group's "
+                       "offsets copied to it (12 clients in all) (max 1 queue per client "
+                       "instead of 3, with 3 clients fewer; 8 queues move once)",
         "broker": "run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not "
                   "today's CONSISTENT_HASH; 3 queues move once)",
     }
