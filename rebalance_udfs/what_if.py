@@ -15,7 +15,9 @@ and each is summarized against today's assignment:
   roundrobin for Kafka) where the sweep runs CONSISTENT_HASH or range: such a group
   with idle clients may need fewer clients *and* a strategy that spreads its queues;
 * split by topic (groups of two or more topics): topic t gets its own group of
-  c_t = min(q_t, max(1, ceil(C × q_t / Q))) clients (C today's clients, Q all queues).
+  c_t = ceil(q_t / L) clients, L the lowest max load a split of at most today's C
+  clients reaches (the least L with sum_t ceil(q_t / L) <= C); with fewer clients than
+  topics, c_t = min(q_t, max(1, ceil(C × q_t / Q))) (Q all queues).
 
 Where the broker allocates, the candidates it computes (AVG, AVG_BY_CIRCLE) are what it
 would hand out: on a group's POP topics they share queues by the group's popShareQueueNum
@@ -781,8 +783,8 @@ def _split_shares(cands: pd.DataFrame, groups: pd.DataFrame, topics: pd.DataFram
                   ) -> tuple[np.ndarray, ...]:
     """Split-by-topic candidates: per (candidate row, topic of its group), in candidate
     then topic order, the row, the topic's row in `topics` (sorted by group, then topic
-    rank), its share c_t = min(q_t, max(1, ceil(C × q_t / Q))) of today's C clients and
-    its first client's index; and per candidate the shares' sum."""
+    rank), its share c_t of today's C clients (`_split_sizes`) and its first client's
+    index; and per candidate the shares' sum."""
     g = cands["g"].to_numpy(np.int64)
     at = _group_rows(groups, g)
     C, Q = groups["C"].to_numpy()[at], groups["Q"].to_numpy()[at]
@@ -790,10 +792,33 @@ def _split_shares(cands: pd.DataFrame, groups: pd.DataFrame, topics: pd.DataFram
     start = np.searchsorted(topic_g, g)
     row, topic = expand_blocks(start, np.searchsorted(topic_g, g, side="right") - start)
     qt = topics["qt"].to_numpy(np.int64)[topic]
-    ct = np.minimum(qt, np.maximum(1, _ceil_div(C[row] * qt, Q[row])))
+    ct = _split_sizes(row, qt, C, Q)
     total = np.bincount(row, ct, minlength=len(g)).astype(np.int64)
     first = (np.cumsum(ct) - ct) - (np.cumsum(total) - total)[row]
     return row, topic, ct, first, total
+
+
+def _split_sizes(row: np.ndarray, qt: np.ndarray, C: np.ndarray, Q: np.ndarray
+                 ) -> np.ndarray:
+    """c_t per (candidate, topic) entry (`row`: the candidate, `qt`: the topic's queues):
+    the fewest clients that reach the lowest max load a split of at most today's C clients
+    can, c_t = ceil(q_t / L) for the least L with sum_t ceil(q_t / L) <= C (a bisection
+    over all candidates at once). A split that takes more than C clients is never
+    recommended, so sizing it in proportion (ceil(C × q_t / Q), 16 clients for 15 on two
+    topics of 16) offered none that could be. With fewer clients than topics no L fits:
+    c_t = min(q_t, max(1, ceil(C × q_t / Q)))."""
+    n = len(C)
+    topics = np.bincount(row, minlength=n)
+    low = np.ones(n, np.int64)
+    high = np.ones(n, np.int64)
+    np.maximum.at(high, row, qt)
+    while (open_ := low < high).any():
+        mid = (low + high) // 2
+        fits = np.bincount(row, _ceil_div(qt, mid[row]), minlength=n) <= C
+        high = np.where(open_ & fits, mid, high)
+        low = np.where(open_ & ~fits, mid + 1, low)
+    proportional = np.minimum(qt, np.maximum(1, _ceil_div(C[row] * qt, Q[row])))
+    return np.where((topics <= C)[row], _ceil_div(qt, low[row]), proportional)
 
 
 def _split_arithmetic(cands: pd.DataFrame, groups: pd.DataFrame, positions: pd.DataFrame,

@@ -391,7 +391,7 @@ def test_large_block_sweeps_equal_the_kernels(strategy: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Client counts up to 256 over topics of hundreds of queues (deep bisections), today's
     owners shuffled so that queues stay and move at every count; the split by topic
-    (shares of 69, 3 and 20 clients) as well."""
+    (shares of 58, 2 and 16 clients: max 4, as a pooled assignment of 90) as well."""
     assigned, members = _group([f"c{i:03d}" for i in range(90)], {"T": 230, "U": 7, "V": 64},
                                strategy)
     rng = np.random.default_rng(5)
@@ -401,10 +401,25 @@ def test_large_block_sweeps_equal_the_kernels(strategy: str,
     closed = what_if_bucket(assigned, members)
     assert closed["clients"].max() == 230 and (closed["queues_moved"].diff() != 0).any()
     split = closed[closed["split_by_topic"]]
-    assert len(split) == 1 and split["clients"].item() == 92
+    assert len(split) == 1 and split["clients"].item() == 76
+    assert split["max_queues"].item() == 4
     monkeypatch.setattr(what_if, "_closed_form_applies",
                         lambda cands, *_: np.zeros(len(cands), dtype=bool))
     pd.testing.assert_frame_equal(closed, what_if_bucket(assigned, members))
+
+
+def test_a_split_is_sized_to_at_most_todays_clients() -> None:
+    """15 AVG clients on two topics of 16 queues: max 4 (client 0 gets two of each) where
+    a pooled assignment gives 3. The split took ceil(15 × 16 / 32) = 8 clients per topic,
+    16 in all: more than today, so never recommended, and the row recommended kept max 4
+    with 8 clients, moving 26 queues. Now 6 + 6 reach max 3, with 3 clients fewer."""
+    assigned, members = _group([f"c{i:02d}" for i in range(15)], {"A": 16, "B": 16}, "AVG")
+    out = what_if_bucket(assigned, members)
+    today = out[out["is_current"]].iloc[0]
+    assert (today["clients"], today["max_queues"]) == (15, 4)
+    split = out[out["split_by_topic"]].iloc[0]
+    assert (split["clients"], split["max_queues"], split["min_queues"]) == (12, 3, 2)
+    assert split["recommended"]
 
 
 def test_large_ring_sweeps_equal_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
