@@ -190,8 +190,10 @@ def heap_to_commit(conf: dict[str, str] | None, master: str | None,
 
 
 # the marks in the user's own driver options of a setting of the kind of each of ours:
-# the JIT's (any tiered-compilation flag) and the initial or least heap (-Xms sets both)
+# the JIT's (any tiered-compilation flag; the code cache goes with it) and the initial or
+# least heap (-Xms sets both)
 _USERS_OWN = {"-XX:TieredStopAtLevel": ("Tiered",),
+              "-XX:ReservedCodeCacheSize": ("Tiered", "ReservedCodeCacheSize"),
               INITIAL_HEAP: (INITIAL_HEAP, "InitialHeapSize", "MinHeapSize")}
 
 

@@ -22,7 +22,8 @@ rows for a sort-merge join. The broadcast relation took 72.0 MiB at 10M (Spark's
 above it (about 16M queue rows of the benchmark's shape) Spark chooses.
 
 The JIT: a local run of fewer than SHORT_RUN_INPUT_ROWS input rows starts its JVM with C1
-alone (`-XX:TieredStopAtLevel=1`, `jobs.launch`): such a run ends before C2's compiles,
+alone (`-XX:TieredStopAtLevel=1`, with the code cache a tiered JVM has, `jobs.launch`):
+such a run ends before C2's compiles,
 which take one of the cores, pay for themselves. Larger runs keep the JVM's default.
 The heap: a larger (or unknown) local run whose heap the launcher chose starts with that
 heap committed (`-Xms` = the heap, see `java_options_for`). Its size is 1g per core, or
@@ -74,7 +75,12 @@ def broadcasts_subscriptions(estimate: int | None) -> bool:
 # 28.2-29.2 against 32.3-33.2; 1M (1.8M) 44.5-46.4 against 45.0-46.3, even: above it
 # C2's faster code wins (see benchmarks/README.md).
 SHORT_RUN_INPUT_ROWS = 1_000_000
-C1_ONLY = "-XX:TieredStopAtLevel=1"
+# C1 alone also shrinks the JVM's code cache to 48 MB, the size for a JVM without tiered
+# compilation; a 28k-row audit of 1,300 small input files filled it (46.5 MB at its peak,
+# 44.8 MB from the same rows in a few files), and one run in four died with "Out of space
+# in CodeCache for adapters". The cache is given the tiered default back: it is reserved
+# address space, committed only as compiled code fills it.
+C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 INITIAL_HEAP = "-Xms"
 
 # A local driver runs every task, and G1 grows its heap under the cap each time its pauses

@@ -162,7 +162,8 @@ def test_the_launcher_sizes_a_local_jvms_jit_and_heap_from_the_inputs(tmp_path: 
 
     logs = f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}"
     large = ("audit", "--output", out, "--demo-groups", "50000")
-    assert driver_options("audit", "--output", out) == [f"{logs} -XX:TieredStopAtLevel=1"]
+    assert driver_options("audit", "--output", out) == [
+        f"{logs} -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"]
     assert driver_options("--master", "local[2]", *large) == [f"{logs} -Xms2g"]
     assert driver_options("--master", "local[2]", *large,
                           REBALANCE_AUDIT_DRIVER_MEMORY="5g") == [f"{logs} -Xms5g"]
@@ -281,6 +282,9 @@ from jobs.session import build_session
 spark = build_session(master="local[1]", java_options=new_jvm_options(AuditConfig()))
 bean = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
 print(bean.getInputArguments().toString())
+hotspot = spark._jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+diagnostic = spark._jvm.java.lang.management.ManagementFactory.getPlatformMXBean(hotspot)
+print("code cache", diagnostic.getVMOption("ReservedCodeCacheSize").getValue())
 """
 
 
@@ -294,6 +298,8 @@ def test_a_jvm_started_from_plain_python_runs_as_the_launchers_does(tmp_path: Pa
                           text=True, timeout=300, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "-XX:TieredStopAtLevel=1" in proc.stdout
+    assert "-XX:ReservedCodeCacheSize=240m" in proc.stdout
+    assert f"code cache {240 * 2**20}" in proc.stdout  # C1 alone had 48 MB
     assert "-Xmx2g" in proc.stdout
 
 

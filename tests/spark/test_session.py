@@ -122,7 +122,7 @@ def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
     keeps the JVM's default."""
     monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
     ours = f"-Dlog4j2.configurationFile=file:{LOG4J_CONF}"
-    c1 = "-XX:TieredStopAtLevel=1"
+    c1 = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
     def options(conf, master: str, java: str) -> str:
         return launch_conf(conf, master, java)[DRIVER_JAVA_OPTIONS]
 
@@ -130,6 +130,11 @@ def test_a_jvm_started_from_plain_python_takes_the_jit_sized_from_the_inputs(
     assert options({DRIVER_JAVA_OPTIONS: "-Xss4m"}, "local[*]", c1) == f"{ours} -Xss4m {c1}"
     theirs = {DRIVER_JAVA_OPTIONS: "-XX:TieredStopAtLevel=4"}
     assert options(theirs, "local[*]", c1) == f"{ours} -XX:TieredStopAtLevel=4"
+    # the code cache goes with the JIT: the user's JIT setting keeps the JVM's cache, and
+    # a cache of their own keeps C1 alone beside it
+    cache = {DRIVER_JAVA_OPTIONS: "-XX:ReservedCodeCacheSize=64m"}
+    assert options(cache, "local[*]", c1) == (
+        f"{ours} -XX:ReservedCodeCacheSize=64m -XX:TieredStopAtLevel=1")
     assert options(None, "local[*]", "") == ours
     assert options(None, "yarn", c1) == ours
     # the heap committed at start, unless the user's own options set an initial heap
