@@ -103,6 +103,15 @@ def test_missing_snapshot_in_one_input_keeps_good_output(spark, inputs, tmp_path
     rejects = table(out, "rejects")
     assert len(rejects[rejects["snapshot_id"] == "C"]) == len(c_queues)
     assert run_ids(out, "assignments", "C") == {"first"}
+    # a run of A alone replaces the third run's last runs row: the documented filter
+    # still reads C's rejects, which sit under the first run's COMPLETE row (filtering on
+    # `run_id IN runs` hid them, probe A)
+    audit(spark, inputs["no_c"], out, "fourth", snapshots=("A",))
+    rejects, runs = table(out, "rejects"), table(out, "runs")
+    assert "third" not in set(runs["run_id"])
+    documented = rejects[rejects["snapshot_id"].isna()
+                         | rejects["snapshot_id"].isin(runs["snapshot_id"])]
+    assert len(documented) == len(rejects) and set(documented["run_id"]) == {"third"}
 
 
 def test_strict_mode_refuses_incomplete_inputs_and_writes_nothing(spark, inputs,
@@ -156,7 +165,8 @@ def test_rejects_are_replaced_not_multiplied(spark, tmp_path) -> None:
     audit(spark, paths, out, "named", snapshots=("A", "X"))
     rejects, runs = table(out, "rejects"), table(out, "runs")
     assert set(runs["run_id"]) == {"named"}
-    documented = rejects[rejects["snapshot_id"].isna() | rejects["run_id"].isin(runs["run_id"])]
+    documented = rejects[rejects["snapshot_id"].isna()
+                         | rejects["snapshot_id"].isin(runs["snapshot_id"])]
     assert len(documented) == len(rejects) == 3
     assert documented.loc[documented["snapshot_id"].isna(), "run_id"].tolist() == ["run-2"]
 
