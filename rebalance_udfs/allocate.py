@@ -23,6 +23,7 @@ from rebalance_udfs.strategies import Kernel, kernel_for
 from vocabulary.columns import (
     BROADCAST,
     CONTENDED,
+    KAFKA_STRATEGIES,
     MESSAGE,
     OK,
     POP,
@@ -99,13 +100,18 @@ def claims_with_status(
         }
     ).drop_duplicates(["queue", "client", "broadcast"])
     queue = claims["queue"].to_numpy(np.int64)
+    call = claims["call"].to_numpy(np.int64)
     broadcast = claims["broadcast"].to_numpy(bool)
-    mode = (batch.call_mode[claims["call"].to_numpy(np.int64)] if batch.call_mode is not None
+    mode = (batch.call_mode[call] if batch.call_mode is not None
             else np.full(len(queue), None))
     by_design = np.isin(mode, SHARED_MODES)
-    clustering_count = np.bincount(queue[~broadcast], minlength=n_queues)
+    # a claim is pulled by every process of its client id: two sharing one id both take
+    # the share its first slot in cidAll gives, so a queue one of them claims is contended
+    pullers = np.where(by_design, 1, processes(batch)[call])
+    clustering_count = np.bincount(queue[~broadcast], pullers[~broadcast], n_queues)
     # claims not shared by design: two of them, or one beside shared ones, is contention
-    owned_count = np.bincount(queue[~broadcast & ~by_design], minlength=n_queues)
+    owned_count = np.bincount(queue[~broadcast & ~by_design],
+                              pullers[~broadcast & ~by_design], n_queues)
     any_count = np.bincount(queue, minlength=n_queues)
     shared = (clustering_count[queue] > 1) & (owned_count[queue] == 0)
     status = np.where(
@@ -121,6 +127,27 @@ def claims_with_status(
             "status": np.concatenate([status, np.full(len(unclaimed), UNCONSUMED, object)]),
         }
     )
+
+
+def processes(batch: AllocationBatch) -> np.ndarray:
+    """Per call, the processes that run it: the slots its client id has in its group's
+    cidAll (one per distinct client_addr, as the broker lists a connection), 1 for a
+    client the list lacks and for Kafka's assignors, whose group keys a member by id."""
+    n_groups = len(batch.group_slot_count)
+    slot_group = np.repeat(np.arange(n_groups), batch.group_slot_count)
+    starts = np.ones(len(slot_group), bool)
+    starts[1:] = ((slot_group[1:] != slot_group[:-1])
+                  | (batch.slot_client_rank[1:] != batch.slot_client_rank[:-1]))
+    start_at = np.flatnonzero(starts)
+    run = np.diff(np.append(start_at, len(slot_group)))
+    length = np.ones(len(slot_group), np.int64)
+    length[start_at] = run
+    listed = batch.call_slot_index >= 0
+    slot = (batch.group_slot_start[batch.unit_group[batch.call_unit]]
+            + np.maximum(batch.call_slot_index, 0))
+    own = listed & ~np.isin(batch.call_strategy, KAFKA_STRATEGIES)
+    return np.where(own, length[np.minimum(slot, max(len(length) - 1, 0))]
+                    if len(length) else 1, 1)
 
 
 def first_of_queue(row: np.ndarray) -> np.ndarray:

@@ -276,8 +276,11 @@ def _recommendation() -> Column:
     sentences = [
         F.when(has("CONTENDED_QUEUES"), F.concat(
             n("contended_queues"), F.lit(" queue(s) are pulled by two or more clients at once "
-                                         "(duplicate consumption): every client of a group must "
-                                         "run the same strategy, parameters and subscriptions."))),
+                                         "(duplicate consumption): "),
+            F.when(has("DUPLICATE_CLIENT_ID") & ~has("MIXED_STRATEGIES")
+                   & ~has("INCONSISTENT_SUBSCRIPTION"), F.lit("fix the cause named below."))
+            .otherwise(F.lit("every client of a group must run the same strategy, parameters "
+                             "and subscriptions.")))),
         F.when(has("UNCONSUMED_QUEUES"), F.concat(
             n("unconsumed_queues"), F.lit(" queue(s) are consumed by nobody and their backlog "
                                           "grows; "),
@@ -289,7 +292,8 @@ def _recommendation() -> Column:
                              "empty one): their assignments rows have status UNCONSUMED.")))),
         F.when(has("DUPLICATE_CLIENT_ID"), F.concat(
             F.lit("Client id(s) "), F.array_join(F.col("duplicate_ids"), ", "),
-            F.lit(" are used by several processes: give every process a unique instanceName."))),
+            F.lit(" are used by several processes, and each pulls the id's whole share: give "
+                  "every process a unique instanceName."))),
         F.when(has("MIXED_STRATEGIES"), F.concat(
             F.lit("Members run different strategies or parameters ("),
             F.array_join(F.col("strategies"), ", "),

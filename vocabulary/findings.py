@@ -42,7 +42,9 @@ FINDING_MEANINGS = {
     "MIXED_STRATEGIES": "Members run different strategies or parameters, so their views of "
                         "the split disagree (CONFIG's per-client queue lists aside).",
     "DUPLICATE_CLIENT_ID": "Several processes share one client id and compute the same "
-                           "share.",
+                           "share: each pulls it, so its queues are CONTENDED (and under "
+                           "AVG, AVG_BY_CIRCLE and MACHINE_ROOM the share of the id's second "
+                           "slot goes unconsumed).",
     "UNCONSUMED_QUEUES": "Readable queues no client claims: their backlog grows.",
     "CONTENDED_QUEUES": "Queues two or more clients claim at once: duplicate consumption.",
     "OBSERVED_DRIFT": "Who really holds the queues (--observed) differs from the "

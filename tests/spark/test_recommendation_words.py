@@ -246,3 +246,31 @@ def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) ->
             "topic a consumer group of its own.") in r
     assert "add read queues there (at least one per client)" in r
     assert "split the group" not in k + r
+
+
+def test_two_processes_sharing_a_client_id_contend_for_its_share(spark, tmp_path) -> None:
+    """10.0.5.1@DEFAULT runs as two processes beside 10.0.5.2@DEFAULT on T (4 queues,
+    AVG): cidAll lists three ids, both processes take index 0's share (q0, q1), index 1's
+    (q2) goes unconsumed and .2 takes q3. q0 and q1 are pulled twice, yet they were OK,
+    contended_queues 0, and the words never said any queue is consumed twice."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": "b", "queue_id": q, "readable": True}
+                           for q in range(4)])
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "client_id": c, "client_addr": a, "topic": "T", "strategy": "AVG"}
+                            for c, a in (("10.0.5.1@DEFAULT", "10.0.5.1:1"),
+                                         ("10.0.5.1@DEFAULT", "10.0.5.9:1"),
+                                         ("10.0.5.2@DEFAULT", "10.0.5.2:1"))])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    whole = balance[balance["topic"].isna()].iloc[0]
+    assert (whole["contended_queues"], whole["unconsumed_queues"]) == (2, 1)
+    assert list(whole["findings"]) == ["DUPLICATE_CLIENT_ID", "UNCONSUMED_QUEUES",
+                                       "CONTENDED_QUEUES"]
+    assert whole["recommendation"].startswith(
+        "2 queue(s) are pulled by two or more clients at once (duplicate consumption): fix "
+        "the cause named below. 1 queue(s) are consumed by nobody and their backlog grows; "
+        "fix the causes named below. Client id(s) 10.0.5.1@DEFAULT are used by several "
+        "processes, and each pulls the id's whole share: give every process a unique "
+        "instanceName.")
+    assignments = table(Path(tmp_path) / "out", "assignments").sort_values("queue_id")
+    assert list(assignments["status"]) == ["CONTENDED", "CONTENDED", "UNCONSUMED", "OK"]

@@ -468,7 +468,24 @@ def reference_roundrobin(group: Group) -> dict[tuple[str, str], set[tuple[str, i
 @given(data=st.data())
 def test_messy_rocketmq_groups_match_reference(data: st.DataObject) -> None:
     group = data.draw(messy_groups())
-    assert claims_of(allocate_bucket(*group.frames())) == reference_rocketmq(group)
+    out = allocate_bucket(*group.frames())
+    expected = reference_rocketmq(group)
+    assert claims_of(out) == expected
+    # a queue's status counts the processes that pull it: each of a client id's
+    # connections pulls the id's share, so two sharing an id contend for it
+    processes = {m["client_id"]: set() for m in group.members}
+    for m in group.members:
+        processes[m["client_id"]].add(m["client_addr"])
+    pullers: dict[tuple[str, str, int], int] = {}
+    for (client, topic), queues in expected.items():
+        for b, q in queues:
+            key = (topic, b, q)
+            pullers[key] = pullers.get(key, 0) + len(processes[client])
+    status = {(t, b or "", q): s for t, b, q, s in zip(
+        out["topic"], out["broker_name"], out["queue_id"], out["status"], strict=True)}
+    assert status == {k: ("OK" if pullers.get(k, 0) == 1 else
+                          "CONTENDED" if pullers.get(k, 0) > 1 else "UNCONSUMED")
+                      for k in status}
 
 
 @SETTINGS
