@@ -50,3 +50,38 @@ def test_the_documented_join_reads_each_row_of_a_complete_run_once(doc, sql, tmp
 
 def test_both_documents_give_the_join() -> None:
     assert sorted(doc for doc, _ in _complete_run_queries()) == ["README.md", "docs/SPEC.md"]
+
+
+def _rejects_queries() -> list[tuple[str, str]]:
+    """(file, SQL) of every ```sql block that reads rejects."""
+    found = []
+    for name in ("README.md", "docs/SPEC.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        found += [(name, sql) for sql in re.findall(r"```sql\n(.*?)```", text, re.S)
+                  if "FROM rejects" in sql]
+    return found
+
+
+@pytest.mark.parametrize(("doc", "sql"), _rejects_queries())
+def test_the_documented_rejects_filter_reads_every_row_of_a_snapshot_in_runs(
+        doc, sql, tmp_path) -> None:
+    """Run as written: the rows without a snapshot_id and those of every snapshot `runs`
+    names, whichever run wrote them (a later run's rejects of a snapshot an earlier run
+    completed have no runs row of their own: filtered on run_id they were hidden)."""
+    from deltalake import write_deltalake
+
+    root = frames.write_outputs(str(tmp_path / "out"))
+    # a row of a snapshot a run that died was writing: no runs row names s9
+    dead = frames.rejects().head(1).assign(snapshot_id="s9", run_id="dead")
+    write_deltalake(f"{root}/rejects", frames.to_arrow(dead), mode="append")
+    query = (QueryBuilder().register("runs", DeltaTable(f"{root}/runs"))
+             .register("rejects", DeltaTable(f"{root}/rejects")))
+    got = pa.table(query.execute(sql).read_all())
+    rows = DeltaTable(f"{root}/rejects").to_pandas()
+    named = set(DeltaTable(f"{root}/runs").to_pandas()["snapshot_id"])
+    wanted = rows[rows["snapshot_id"].isna() | rows["snapshot_id"].isin(named)]
+    assert got.num_rows == len(wanted) == len(rows) - 1, doc
+
+
+def test_the_readme_gives_the_rejects_filter() -> None:
+    assert [doc for doc, _ in _rejects_queries()] == ["README.md"]
