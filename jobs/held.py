@@ -109,7 +109,9 @@ def comparison_without_predecessor(held: Held, run: dict[Key, datetime | None]) 
     """With `--compare-strategies`: the note for the first snapshot of each cluster this
     run audits, when the output's complete run of it wrote strategy_comparison rows. The
     comparison pairs the run's own consecutive snapshots, so that one has none: a re-run
-    of one snapshot replaced its rows by none, the flag given, and said nothing."""
+    of one snapshot replaced its rows by none, the flag given, and said nothing. And the
+    note for such a first snapshot that the output holds a snapshot before (whose run
+    wrote no comparison rows of it)."""
     first: dict[str | None, tuple] = {}
     for (snapshot, cluster), at in run.items():
         order = _order(snapshot, at)
@@ -118,16 +120,30 @@ def comparison_without_predecessor(held: Held, run: dict[Key, datetime | None]) 
     lost = {(order[2], cluster): n for cluster, order in first.items()
             if (n := held.get((order[2], cluster), HeldRun(None, {})).rows.get(
                 "strategy_comparison"))}
-    if not lost:
-        return []
-    keys = sorted(lost, key=_by_name)
-    named = listed([_named(key) for key in keys[:5]], len(keys))
-    return [Note(None, None, None, (
-        f"strategy_comparison: the output's complete runs of {named} wrote "
-        f"{sum(lost.values())} strategy comparison row(s); this run compares its own "
-        "consecutive snapshots only, and audits none before them, so its strategy_comparison "
-        "table has none of them (audit each with the snapshot before it, in one run, to "
-        "keep them)"))]
+    notes = []
+    if lost:
+        keys = sorted(lost, key=_by_name)
+        named = listed([_named(key) for key in keys[:5]], len(keys))
+        notes.append(Note(None, None, None, (
+            f"strategy_comparison: the output's complete runs of {named} wrote "
+            f"{sum(lost.values())} strategy comparison row(s); this run compares its own "
+            "consecutive snapshots only, and audits none before them, so its "
+            "strategy_comparison table has none of them (audit each with the snapshot before "
+            "it, in one run, to keep them)")))
+    # a first snapshot the output holds one before: a run per capture (the schedule the
+    # README suggests) wrote no comparison row at all, and said nothing
+    follows = sorted(((order[2], cluster) for cluster, order in first.items()
+                      if (order[2], cluster) not in lost and any(
+                          c == cluster and (s, c) not in run and _order(s, h.captured_at) < order
+                          for (s, c), h in held.items())), key=_by_name)
+    if follows:
+        named = listed([_named(key) for key in follows[:5]], len(follows))
+        notes.append(Note(None, None, None, (
+            f"strategy_comparison: {named} follow(s) a snapshot already in the output, which "
+            "this run does not audit; the comparison pairs a run's own consecutive snapshots "
+            "only, so this run writes no strategy comparison row for them (audit each with "
+            "the snapshot before it, in one run, to have them)")))
+    return notes
 
 
 def lag_known(store: Store, output: str, held: Held, scope: Scope) -> dict[Key, int]:

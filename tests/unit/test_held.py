@@ -153,7 +153,16 @@ def test_comparison_rows_a_run_cannot_recompute_are_a_warning_with_the_flag_give
         "and audits none before them, so its strategy_comparison table has none of them "
         "(audit each with the snapshot before it, in one run, to keep them)"))]
     assert comparison_without_predecessor(held, {("A", "d"): at(0), ("C", "d"): at(20)}) == []
-    assert comparison_without_predecessor(held, {("D", "c"): at(30)}) == []
+    # a run per capture: D follows C in the output, and gets no comparison row either
+    # (probe B: the scheduled mode wrote the table empty, without a word)
+    [note] = comparison_without_predecessor(held, {("D", "c"): at(30), ("A", "e"): at(0)})
+    assert note.text() == (
+        "strategy_comparison: snapshot D (cluster c) follow(s) a snapshot already in the "
+        "output, which this run does not audit; the comparison pairs a run's own consecutive "
+        "snapshots only, so this run writes no strategy comparison row for them (audit each "
+        "with the snapshot before it, in one run, to have them)")
+    # a snapshot before every one the output holds follows none
+    assert comparison_without_predecessor(held, {("Z0", "c"): None}) == []
 
 
 def test_unknown_capture_times_come_first_then_snapshot_ids():
