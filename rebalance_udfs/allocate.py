@@ -143,11 +143,13 @@ def processes(batch: AllocationBatch) -> np.ndarray:
     length = np.ones(len(slot_group), np.int64)
     length[start_at] = run
     listed = batch.call_slot_index >= 0
+    if not listed.any():
+        return np.ones(batch.n_calls, np.int64)
+    # a client the list lacks reads its group's first slot, and is given 1 below
     slot = (batch.group_slot_start[batch.unit_group[batch.call_unit]]
             + np.maximum(batch.call_slot_index, 0))
     own = listed & ~np.isin(batch.call_strategy, KAFKA_STRATEGIES)
-    return np.where(own, length[np.minimum(slot, max(len(length) - 1, 0))]
-                    if len(length) else 1, 1)
+    return np.where(own, length[np.minimum(slot, len(length) - 1)], 1)
 
 
 def first_of_queue(row: np.ndarray) -> np.ndarray:

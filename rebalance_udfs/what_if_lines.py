@@ -1,21 +1,19 @@
 """A group's what-if line: its recommended candidate in words, against today's max load.
 
-`run 16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)`, or
-for a split `give each topic a consumer group of its own, with this group's offsets copied to
-it (N clients in all)
-(...)`; a candidate with fewer clients than today (the recommended row never adds
-clients) says how many fewer: `run 8 clients, AVG (max 1 queue per client instead of 2,
-with 7 clients fewer; 8 queues move once)`, `run 4 clients, AVG (max 1 queue per client
-as today, with 5 clients fewer; no queue moves)`; one that lowers neither, recommended
-because the broker allocates the group and does not compute today's strategy, says that:
-`run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not today's
-CONSISTENT_HASH; 3 queues move once)`; one named as today's group is (`run 3 clients,
-roundrobin`: the same clients and strategy) says what it changes, what every candidate
-is: `, one process per client id, each subscribing every topic`. The group_balance
-recommendation and the run's
-summary quote it (SPEC, group_balance findings). Made in the report pass from the what-if
-rows it has just computed (Arrow string kernels over all the bucket's groups at once), so
-no Spark job reads the what_if table back for it.
+`run 16 clients, AVG (max 6 queues per client instead of 16; 41 queues move once)`, or for
+a split `give each topic a consumer group of its own, with this group's offsets copied to
+it (N clients in all) (...)`; a candidate with fewer clients than today (the recommended
+row never adds clients) says how many fewer: `run 8 clients, AVG (max 1 queue per client
+instead of 2, with 7 clients fewer; 8 queues move once)`, `run 4 clients, AVG (max 1 queue
+per client as today, with 5 clients fewer; no queue moves)`; one that lowers neither,
+recommended because the broker allocates the group and does not compute today's strategy,
+says that: `run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not
+today's CONSISTENT_HASH; 3 queues move once)`; one named as today's group is (`run 3
+clients, roundrobin`: the same clients and strategy) says what it changes, what every
+candidate is: `, one process per client id, each subscribing every topic`. The
+group_balance recommendation and the run's summary quote it (SPEC, group_balance findings).
+Made in the report pass from the what-if rows it has just computed (Arrow string kernels
+over all the bucket's groups at once), so no Spark job reads the what_if table back for it.
 """
 
 from __future__ import annotations

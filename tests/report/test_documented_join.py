@@ -16,14 +16,19 @@ from tests.report import frames
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _complete_run_queries() -> list[tuple[str, str]]:
-    """(file, SQL) of every ```sql block that joins a table on runs."""
+def _sql_blocks(holding: str) -> list[tuple[str, str]]:
+    """(file, SQL) of every ```sql block of README and docs/SPEC.md that holds `holding`."""
     found = []
     for name in ("README.md", "docs/SPEC.md"):
         text = (ROOT / name).read_text(encoding="utf-8")
         found += [(name, sql) for sql in re.findall(r"```sql\n(.*?)```", text, re.S)
-                  if "JOIN runs" in sql]
+                  if holding in sql]
     return found
+
+
+def _complete_run_queries() -> list[tuple[str, str]]:
+    """Every documented SQL that joins a table on runs."""
+    return _sql_blocks("JOIN runs")
 
 
 @pytest.mark.parametrize(("doc", "sql"), _complete_run_queries())
@@ -53,13 +58,8 @@ def test_both_documents_give_the_join() -> None:
 
 
 def _rejects_queries() -> list[tuple[str, str]]:
-    """(file, SQL) of every ```sql block that reads rejects."""
-    found = []
-    for name in ("README.md", "docs/SPEC.md"):
-        text = (ROOT / name).read_text(encoding="utf-8")
-        found += [(name, sql) for sql in re.findall(r"```sql\n(.*?)```", text, re.S)
-                  if "FROM rejects" in sql]
-    return found
+    """Every documented SQL that reads rejects."""
+    return _sql_blocks("FROM rejects")
 
 
 @pytest.mark.parametrize(("doc", "sql"), _rejects_queries())
