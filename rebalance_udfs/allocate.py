@@ -133,23 +133,10 @@ def processes(batch: AllocationBatch) -> np.ndarray:
     """Per call, the processes that run it: the slots its client id has in its group's
     cidAll (one per distinct client_addr, as the broker lists a connection), 1 for a
     client the list lacks and for Kafka's assignors, whose group keys a member by id."""
-    n_groups = len(batch.group_slot_count)
-    slot_group = np.repeat(np.arange(n_groups), batch.group_slot_count)
-    starts = np.ones(len(slot_group), bool)
-    starts[1:] = ((slot_group[1:] != slot_group[:-1])
-                  | (batch.slot_client_rank[1:] != batch.slot_client_rank[:-1]))
-    start_at = np.flatnonzero(starts)
-    run = np.diff(np.append(start_at, len(slot_group)))
-    length = np.ones(len(slot_group), np.int64)
-    length[start_at] = run
-    listed = batch.call_slot_index >= 0
-    if not listed.any():
+    if batch.call_slots is None:
         return np.ones(batch.n_calls, np.int64)
-    # a client the list lacks reads its group's first slot, and is given 1 below
-    slot = (batch.group_slot_start[batch.unit_group[batch.call_unit]]
-            + np.maximum(batch.call_slot_index, 0))
-    own = listed & ~np.isin(batch.call_strategy, KAFKA_STRATEGIES)
-    return np.where(own, length[np.minimum(slot, len(length) - 1)], 1)
+    own = (batch.call_slots > 0) & ~np.isin(batch.call_strategy, KAFKA_STRATEGIES)
+    return np.where(own, batch.call_slots, 1)
 
 
 def first_of_queue(row: np.ndarray) -> np.ndarray:

@@ -73,6 +73,8 @@ class AllocationBatch:
     call_config_queues: np.ndarray  # object: CONFIG `queues` param or None
     # who allocates (SPEC §6): CLIENT (also for null), BROKER, POP, MESSAGE
     call_mode: np.ndarray | None = None  # object
+    # int64: the slots of the call's client id in cidAll, its processes (0 when absent)
+    call_slots: np.ndarray | None = None
     call_pop_share: np.ndarray | None = None  # int64: popShareQueueNum (0 when unset)
 
     @property
@@ -113,6 +115,7 @@ class BatchLayout:
     client_span: int
     client_key: np.ndarray  # int64, ascending: the distinct (group, client rank) keys
     first_slot_of_client: np.ndarray  # int64 per client_key: its indexOf in cidAll
+    slots_of_client: np.ndarray  # int64 per client_key: its slots, one per connection
 
 
 def build_batch(
@@ -220,7 +223,8 @@ def batch_layout(queues: pd.DataFrame, members: pd.DataFrame) -> BatchLayout:
         member_client_rank=client_rank_all, subscribed=subscribed,
         subscribed_topic_rank=topic_rank_all[len(queues):],
         unit_key=unit_group * topic_span + unit_topic_rank + 1, topic_span=topic_span,
-        client_span=span, client_key=sc_key, first_slot_of_client=first_slot_of_client)
+        client_span=span, client_key=sc_key, first_slot_of_client=first_slot_of_client,
+        slots_of_client=sc_n)
 
 
 def with_calls(layout: BatchLayout, members: pd.DataFrame) -> AllocationBatch:
@@ -256,8 +260,10 @@ def with_calls(layout: BatchLayout, members: pd.DataFrame) -> AllocationBatch:
     call_r = calls["_r"].to_numpy(np.int64)
     call_g = calls["_g"].to_numpy(np.int64)
 
+    call_key = call_g * span + call_r + 1
     call_slot_index = sorted_lookup(layout.client_key, layout.first_slot_of_client,
-                                     call_g * span + call_r + 1, -1)
+                                     call_key, -1)
+    call_slots = sorted_lookup(layout.client_key, layout.slots_of_client, call_key, 0)
 
     # Kafka membership: distinct subscribing client ids of each unit, in Java order.
     call_pair = call_unit * span + call_r + 1
@@ -282,6 +288,7 @@ def with_calls(layout: BatchLayout, members: pd.DataFrame) -> AllocationBatch:
         call_rooms=_nullable_objects(calls["rooms"]),
         call_config_queues=_nullable_objects(calls["config_queues"]),
         call_mode=calls["_mode"].to_numpy(object),
+        call_slots=call_slots.astype(np.int64),
         call_pop_share=calls["_pop"].to_numpy(np.int64),
     )
 
