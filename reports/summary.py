@@ -73,7 +73,7 @@ def print_summary(result, out: TextIO | None = None) -> None:
             dup = ("unknown" if c["estimated_duplicates"] is None
                    else f"~{int(c['estimated_duplicates']):,}")
             # Kafka's eager protocol pauses every partition, moved or not
-            paused = c.get("paused_queues", c["queues_moved"])
+            paused = c["paused_queues"]
             moved = (f"{c['queues_moved']} queue(s) moved and paused"
                      if paused == c["queues_moved"]
                      else f"{c['queues_moved']} queue(s) moved, {paused} paused")
