@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import ctypes
 import functools
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -119,6 +120,8 @@ class ReportData:
     what_if: pd.DataFrame | None = None  # None: no what_if table in the output
     # rejected input rows of the shown snapshots per REJECT_KEYS (`rows`); None: no table
     rejects: pd.DataFrame | None = None
+    # with --group: the shown runs' rejects rows of other groups and topics, left out
+    rejects_elsewhere: int = 0
     groups: list[str] = field(default_factory=list)  # --group filter, empty = all
     # how many shown groups have each skew, each group at its latest shown snapshot (skew
     # value → groups); None: counted from group_balance
@@ -546,9 +549,12 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         raise NoOutputError(f"{output}: no consumer group {', '.join(unknown)} "
                             f"in snapshot(s) {shown_snapshots(runs)}. "
                             + "; ".join(why_missing(output, unknown, runs, all_runs)))
+    balance = _or(rows("group_balance", of_groups=detailed), empty)
+    rejects, elsewhere = (group_reject_counts(output, shown, runs, groups, _topics(balance))
+                          if groups else (reject_counts(output, shown, runs), 0))
     return ReportData(
         output=output, runs=runs.reset_index(drop=True),
-        group_balance=_or(rows("group_balance", of_groups=detailed), empty),
+        group_balance=balance,
         skew_counts=index.skew_counts,
         findings=index.findings,
         consumer_load=_or(rows("consumer_load", of_groups=detailed), empty),
@@ -558,7 +564,7 @@ def _load_once(output: str, snapshots: Sequence[str] | None, groups: Sequence[st
         drift=drift_counts(output, shown, groups or None, runs),
         what_if=rows("what_if", of_groups=detailed),
         groups=list(groups or []),
-        rejects=reject_counts(output, shown, runs),
+        rejects=rejects, rejects_elsewhere=elsewhere,
         warnings=replace(load_warnings(output, runs["run_id"]),
                          about_shown=load_about(output, later_runs(all_runs, runs))),
         unfinished=unfinished_snapshots(output, all_runs),
@@ -773,6 +779,52 @@ def reject_counts(output: str, snapshots: Sequence[str],
     names = reject_names_of(output, snapshots, all_runs, counts)
     return counts.assign(names=[names.get(_reject_key(k), []) for k in
                                 counts[REJECT_KEYS].itertuples(index=False)])
+
+
+def group_reject_counts(output: str, snapshots: Sequence[str], all_runs: pd.DataFrame,
+                        groups: Sequence[str], topics: Iterable[str]
+                        ) -> tuple[pd.DataFrame | None, int]:
+    """`reject_counts` for a page of the `groups` named with --group: the rows naming one
+    of them, the queues rows of the `topics` they subscribe, and the rows naming neither
+    a group nor a topic (a capture's raw line, an input a snapshot was missing from: they
+    may be theirs); and how many rows of other groups and topics were left out. Every
+    row_json of the shown runs is read: a few groups' page, not the whole output's."""
+    if not has_table(output, "rejects"):
+        return None, 0
+    theirs = {json_escaped(g) for g in groups} | {f"topic {json_escaped(t)}" for t in topics}
+    columns = list(dict.fromkeys([*RUN_KEYS, *REJECT_KEYS, "row_json"]))
+    frames, elsewhere = [], 0
+    for batch in scan(output, "rejects", snapshots, None, columns):
+        if not batch.num_rows:
+            continue
+        names = (reject_names(batch["row_json"]) if "row_json" in batch.schema.names
+                 else pa.nulls(batch.num_rows, pa.string()))
+        keys = {c: batch[c] for c in batch.schema.names if c != "row_json"}
+        rows = of_complete_runs(pa.table({**keys, "_name": names}).to_pandas(), all_runs)
+        if rows.empty:
+            continue
+        mine = rows["_name"].isna() | rows["_name"].isin(theirs)
+        elsewhere += int((~mine).sum())
+        frames.append(rows[mine])
+    found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=[*REJECT_KEYS, "_name"])
+    counts = found.groupby(REJECT_KEYS, dropna=False, sort=False).agg(
+        rows=("_name", "size"), names=("_name", lambda n: list(n.dropna().unique())
+                                       [:REJECT_NAMES + 1])).reset_index()
+    return counts.astype({"rows": "int64"}), elsewhere
+
+
+def json_escaped(name: str) -> str:
+    """A name as row_json holds it: JSON-escaped as Spark's to_json writes it, non-ASCII
+    kept."""
+    return json.dumps(name, ensure_ascii=False)[1:-1]
+
+
+def _topics(balance: pd.DataFrame) -> list[str]:
+    """The topics of the group_balance topic rows (the groups' subscriptions)."""
+    if balance.empty or "topic" not in balance.columns:
+        return []
+    return sorted(set(balance["topic"].dropna()))
 
 
 def _reject_key(values: Iterable[object]) -> tuple:

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import json
 from collections.abc import Sequence
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reports.html.data import GROUP_IN_ROW, RUN_KEYS, has_table, of_complete_runs, scan
+from reports.html.data import (
+    GROUP_IN_ROW,
+    RUN_KEYS,
+    has_table,
+    json_escaped,
+    of_complete_runs,
+    scan,
+)
 from reports.html.select import in_capture_order
 
 CLOSE_NAMES = 3  # suggested per unknown name
@@ -129,8 +135,7 @@ def _rejected_rows(output: str, groups: Sequence[str], runs: pd.DataFrame) -> di
     and why."""
     if not has_table(output, "rejects"):
         return {}
-    # row_json holds each name JSON-escaped, as Spark's to_json writes it
-    escaped = {json.dumps(g, ensure_ascii=False)[1:-1]: g for g in groups}
+    escaped = {json_escaped(g): g for g in groups}
     wanted = pa.array(list(escaped), pa.string())
     frames = []
     columns = list(dict.fromkeys([*RUN_KEYS, "source_table", "reason", "row_json"]))

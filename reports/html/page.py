@@ -508,11 +508,16 @@ def _no_findings(rejects: pd.DataFrame | None, warnings: RunWarnings | None = No
             f"at all{'; and ' + topics if empty else ''}.")
 
 
-def rejects_section(rejects: pd.DataFrame | None) -> str:
+def rejects_section(rejects: pd.DataFrame | None, elsewhere: int = 0) -> str:
     """Input rows the shown runs could not use, per input and reason (`data.reject_counts`):
-    a group whose rows were rejected is missing from the figures above, or partly so."""
+    a group whose rows were rejected is missing from the figures above, or partly so. On
+    a --group page, those of the named groups (`data.group_reject_counts`): `elsewhere`
+    rows of other groups and topics are said to be in the table, not shown."""
+    others = (f'<p class="muted">{elsewhere:,} rejected row(s) of other groups and topics '
+              "are not on this page of the named groups; the <code>rejects</code> table "
+              "holds them</p>") if elsewhere else ""
     if rejects is None or rejects.empty:
-        return ""
+        return ('<h2 id="rejects">Rejected input rows</h2>' + others) if others else ""
     rows = rejects.sort_values(["rows", "snapshot_id", "source_table"],
                                ascending=[False, True, True])
     if "names" in rows.columns:
@@ -520,7 +525,7 @@ def rejects_section(rejects: pd.DataFrame | None) -> str:
     return ('<h2 id="rejects">Rejected input rows</h2><p class="muted">rows of the inputs '
             "the audit could not use, and inputs a snapshot was missing from: they are in "
             "none of the figures of this page, and the groups named lost them (the "
-            "<code>rejects</code> table holds each row as read)</p>"
+            "<code>rejects</code> table holds each row as read)</p>" + others
             + html_table(rows, ["snapshot_id", "cluster", "source_table", "reason", "rows",
                                 "groups or topics"]))
 
@@ -697,7 +702,7 @@ def render(data: ReportData, top: int = DEFAULT_TOP,
     rebalances = rebalances_by_group(data.group_churn)
     for i, (_, row) in enumerate(worst.iterrows(), start=1):
         body.append(group_section(data, row, i, rebalances))
-    body.append(rejects_section(data.rejects))
+    body.append(rejects_section(data.rejects, data.rejects_elsewhere))
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             "<title>rebalance-audit report</title>"

@@ -656,3 +656,42 @@ def test_an_output_without_churn_names_no_largest_rebalances(tmp_path):
     output = frames.write_outputs(str(tmp_path / "out"))
     shutil.rmtree(f"{output}/rebalance_churn")
     assert top_rebalances(output, ["s2"], None, complete_runs(output)) is None
+
+
+def test_a_group_page_counts_the_rejects_of_its_groups_and_their_topics_only(tmp_path):
+    """`--group g-skew` (subscribing t1): its members row, t1's queues row and a row naming
+    neither group nor topic are its page's; another group's row and another topic's are
+    left out, counted, and so is the dead run's row of g-skew. Without --group: all."""
+    import json
+
+    from deltalake import write_deltalake
+
+    output = frames.write_outputs(str(tmp_path / "out"))
+    shown = [({"consumer_group": "g-skew", "strategy": "AVERAGE"}, "members", "bad", frames.RUN),
+             ({"consumer_group": "g-ok", "strategy": "AVERAGE"}, "members", "bad", frames.RUN),
+             ({"consumer_group": frames.NASTY}, "offsets", "bad", frames.RUN),
+             ({"topic": "t1", "queue_id": -1}, "queues", "negative", frames.RUN),
+             ({"topic": "t9", "queue_id": -1}, "queues", "negative", frames.RUN),
+             ({"consumer_group": "g-skew"}, "members", "bad", "dead")]
+    frame = pd.DataFrame(
+        [{"snapshot_id": "s2", "cluster": "c1", "source_table": table,
+          "row_json": json.dumps(row, separators=(",", ":")), "reason": reason, "run_id": run}
+         for row, table, reason, run in shown]
+        + [{"snapshot_id": "s2", "cluster": "c1", "source_table": "members.txt",
+            "row_json": "GROUP g9 raw line", "reason": "unparsable", "run_id": frames.RUN}])
+    write_deltalake(f"{output}/rejects", frames.to_arrow(frame), mode="overwrite",
+                    partition_by=["snapshot_id"])
+
+    page = load(output, groups=["g-skew"])
+    found = {(r["source_table"], r["reason"]): (r["rows"], r["names"])
+             for r in page.rejects.to_dict("records")}
+    assert found == {("members", "bad"): (1, ["g-skew"]),
+                     ("queues", "negative"): (1, ["topic t1"]),
+                     ("members.txt", "unparsable"): (1, [])}
+    assert page.rejects_elsewhere == 3  # g-ok's, NASTY's and t9's: the dead run's is no row
+    nasty = load(output, groups=[frames.NASTY])
+    assert nasty.rejects[["source_table", "rows"]].values.tolist() == [
+        ["offsets", 1], ["members.txt", 1]]
+    assert nasty.rejects_elsewhere == 4
+    everything = load(output)
+    assert sorted(everything.rejects["rows"]) == [1, 1, 2, 2] and everything.rejects_elsewhere == 0

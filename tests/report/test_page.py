@@ -415,6 +415,23 @@ def test_no_findings_with_rejected_members_rows_is_not_called_balanced():
     assert "No group has findings: every shown group is balanced." in page
 
 
+def test_a_group_page_says_the_rejects_of_other_groups_are_left_out():
+    quiet = pd.DataFrame([frames.balance_row("s2", "g-ok", None)])
+    rejects = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "source_table": "members", "reason": "r1",
+         "rows": 2, "names": ["g-ok"]}])
+    left_out = ("1,500 rejected row(s) of other groups and topics are not on this page of "
+                "the named groups; the <code>rejects</code> table holds them")
+    page = body(render(data(group_balance=quiet, rejects=rejects, groups=["g-ok"],
+                            rejects_elsewhere=1500)))
+    assert left_out in page and "r1" in page
+    page = body(render(data(group_balance=quiet, rejects=rejects.iloc[:0], groups=["g-ok"],
+                            rejects_elsewhere=1500)))
+    assert '<h2 id="rejects">' in page and left_out in page
+    page = body(render(data(group_balance=quiet, rejects=rejects.iloc[:0])))
+    assert 'id="rejects"' not in page
+
+
 def test_no_findings_with_groups_on_topics_without_queues_is_not_called_balanced():
     """The shown runs warned of groups that subscribe a topic with no readable queue: no
     finding names them, so the page must not call every group balanced."""
