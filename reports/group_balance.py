@@ -26,6 +26,7 @@ from rebalance_udfs.spark.rates import rate_out
 from vocabulary.columns import (
     GROUP_KEYS,
     KAFKA_STRATEGIES,
+    POOLED_ASSIGNORS,
     SNAPSHOT_KEYS,
     STICKY_BREAK,
     STICKY_STRATEGIES,
@@ -354,7 +355,14 @@ def _recommendation() -> Column:
         .when(has("MORE_CLIENTS_THAN_QUEUES") & F.col("topic").isNull(), F.concat(F.lit(
             "More clients than queues: the extra clients can only idle; add "), add, F.lit(
             " (at least one per client) or run fewer clients.")))
-        # on a topic's row: its clients may be busy on the group's other topics
+        # on a topic's row: its clients may be busy on the group's other topics, and are
+        # when a pooled assignor deals the topics out together
+        .when(has("MORE_CLIENTS_THAN_QUEUES") & _all_run(POOLED_ASSIGNORS), F.lit(
+            "More subscribing clients than partitions in this topic: the clients past its "
+            "partition count get none of it, and the pooled assignor gives them partitions "
+            "of the group's other topics instead (the whole-group row says whether any "
+            "client idles); add partitions here only if this topic needs more consumers "
+            "reading it in parallel."))
         .when(has("MORE_CLIENTS_THAN_QUEUES"), F.concat(F.lit(
             "More subscribing clients than queues in this topic: the clients past its queue "
             "count get none of it; add "), add, F.lit(" here (at least one per client)."))),

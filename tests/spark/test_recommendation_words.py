@@ -225,16 +225,20 @@ def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) ->
     """range over A(2) and B(2) with 4 members: max 2 where a pooled assignment gives 1.
     It was told to "add read queues" (RocketMQ's word) and never to change its assignor;
     and "split the group by topic" read as one group with two subscriptions, which in
-    RocketMQ is the split brain it warns of."""
+    RocketMQ is the split brain it warns of. P (roundrobin, 3 members) over PA(1) and
+    PB(8): 3 partitions each, none idle, yet PA's row said "add partitions here" as if
+    its clients idled."""
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
                             "broker_name": b, "queue_id": q, "readable": True}
-                           for t, b in (("A", None), ("B", None), ("RA", "b"), ("RB", "b"))
-                           for q in range(2)])
+                           for t, b, n in (("A", None, 2), ("B", None, 2), ("RA", "b", 2),
+                                           ("RB", "b", 2), ("PA", None, 1), ("PB", None, 8))
+                           for q in range(n)])
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
                              "client_id": f"m{i}", "topic": t, "strategy": strategy}
-                            for g, strategy, topics in (("K", "range", "AB"),
-                                                        ("R", "AVG", ("RA", "RB")))
-                            for i in range(4) for t in topics])
+                            for g, strategy, topics, n in (("K", "range", "AB", 4),
+                                                           ("R", "AVG", ("RA", "RB"), 4),
+                                                           ("P", "roundrobin", ("PA", "PB"), 3))
+                            for i in range(n) for t in topics])
     balance = _group_balance(spark, tmp_path, queues, members)
     whole = balance[balance["topic"].isna()].set_index("consumer_group")
     k, r = whole.loc["K", "recommendation"], whole.loc["R", "recommendation"]
@@ -246,6 +250,16 @@ def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) ->
             "topic a consumer group of its own.") in r
     assert "add read queues there (at least one per client)" in r
     assert "split the group" not in k + r
+    p = whole.loc["P"]
+    assert (p["max_queues"], p["idle_clients"], list(p["findings"])) == (3, 0, [])
+    pa_row = balance[balance["topic"] == "PA"].iloc[0]
+    assert list(pa_row["findings"]) == ["IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES"]
+    assert pa_row["recommendation"] == (
+        "More subscribing clients than partitions in this topic: the clients past its "
+        "partition count get none of it, and the pooled assignor gives them partitions of "
+        "the group's other topics instead (the whole-group row says whether any client "
+        "idles); add partitions here only if this topic needs more consumers reading it in "
+        "parallel.")
 
 
 def test_two_processes_sharing_a_client_id_contend_for_its_share(spark, tmp_path) -> None:
