@@ -14,7 +14,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -322,7 +322,7 @@ def _audit(ctx: _Run) -> RunResult:
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
-                line.detail = f"{len(writes)} commit(s), snapshot(s) {', '.join(scope.audited)}"
+                line.detail = published_detail(len(writes), scope.audited)
             with ctx.steps.step("summary", point=None) as line:
                 # stored by the worst groups' job, read again by the tally (1M, warm: 1.2-1.6
                 # s for both, 1.7-1.9 s with a window each, 1.4-1.8 s stored first)
@@ -587,6 +587,13 @@ def _write(ctx: _Run, scope: Scope, tables: dict[str, DataFrame], rejects: DataF
 
     return publish(ctx.spark, ctx.store, ctx.output, pub, baselines, hook, still_current,
                    ctx.steps.describe, landed)
+
+
+def published_detail(commits: int, audited: Sequence[str]) -> str:
+    """The `published` step's line: the commits, and the snapshots they audited (a run of
+    rejects only audits none)."""
+    said = f"snapshot(s) {', '.join(audited)}" if audited else "no snapshot audited"
+    return f"{commits} commit(s), {said}"
 
 
 def _published_meanwhile(ctx: _Run, held: Held, captured: dict, into: list[Note]) -> None:

@@ -73,3 +73,11 @@ def test_a_failed_step_counts_nothing_and_leaves_no_step_open() -> None:
     with steps.step("write"):
         pass
     assert "assign" not in steps.timings and "write" in steps.timings
+
+
+def test_the_published_line_names_the_audited_snapshots_or_says_there_were_none():
+    """A run of rejects only printed `snapshot(s) ` with nothing after it."""
+    from jobs.audit import published_detail
+
+    assert published_detail(8, ["s1", "s2"]) == "8 commit(s), snapshot(s) s1, s2"
+    assert published_detail(2, []) == "2 commit(s), no snapshot audited"
