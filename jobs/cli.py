@@ -20,7 +20,7 @@ from vocabulary.arguments import path, run_id, snapshot_id
 if TYPE_CHECKING:
     from jobs.config import AuditConfig
 
-EXIT_OK, EXIT_USER = 0, 2
+EXIT_OK, EXIT_FAILED, EXIT_USER = 0, 1, 2
 _GIVEN = "_values_given"  # the namespace's record of the single-value flags given
 # set by spark-submit.sh (a wrapper of the user's may set its own name): the command's name
 # in usage lines and errors, which `sys.argv[0]` cannot give (the launcher runs
@@ -192,6 +192,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         said = f": {exc}" if isinstance(exc, RunInterrupted) else ""
         print(f"rebalance-audit: interrupted{said}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        from jobs.resource_errors import jvm_gone_message, resource_message
+
+        # the JVM out of a resource is a setting to change (exit 2, as a user's); one
+        # gone under the run is said as such (exit 1); anything else is a bug's traceback
+        said = resource_message(exc)
+        if said is None and (gone := jvm_gone_message(exc)) is not None:
+            print(f"rebalance-audit: error: {gone}", file=sys.stderr)
+            return EXIT_FAILED
+        if said is None:
+            raise
+        print(f"rebalance-audit: error: {said}", file=sys.stderr)
+        return EXIT_USER
 
 
 def audit_config(args: argparse.Namespace) -> AuditConfig:
