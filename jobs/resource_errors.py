@@ -66,8 +66,8 @@ def jvm_gone_message(exc: BaseException) -> str | None:
 
     if not any(gone(e) for e in _chain(exc)):
         return None
-    return ("Spark's JVM stopped during the run (its last log lines, above, say why; "
-            "the system's out-of-memory killer, or a JVM out of memory, are the usual "
+    return ("Spark's JVM stopped during the run (killed, or ended by an error it logged "
+            "above; the system's out-of-memory killer, or a JVM out of memory, are the usual "
             f"causes: give it more with {_HEAP}); {RERUN}")
 
 

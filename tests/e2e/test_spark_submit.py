@@ -525,3 +525,50 @@ def test_launcher_help_needs_no_jvm() -> None:
     for job in JOBS:  # every command the launcher runs is in its usage
         assert f"./spark-submit.sh {job} " in proc.stdout or \
             f"./spark-submit.sh [spark-submit options] {job} " in proc.stdout, job
+
+
+def _java_children(pid: int) -> list[int]:
+    """The java processes whose parent is `pid` (from /proc: the JVM pyspark started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        if name == "java" and int(rest.split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """The JVM a run from plain Python started, killed (as the system's out-of-memory
+    killer does) once the run reads its inputs: py4j's "Answer from Java side is empty"
+    and a page of traceback, now one line saying so, exit 1."""
+    import signal
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    err_path = tmp_path / "stderr"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "jobs.cli", "audit", "--output",
+                                 str(tmp_path / "out"), "--demo-groups", "10"],
+                                stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 240
+            while "\nread " not in err_path.read_text() and time.monotonic() < deadline:
+                assert proc.poll() is None, err_path.read_text()[-3000:]
+                time.sleep(0.2)
+            jvms = _java_children(proc.pid)
+            assert len(jvms) == 1, err_path.read_text()[-3000:]
+            os.kill(jvms[0], signal.SIGKILL)
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    said = err_path.read_text()
+    assert code == 1, said[-3000:]
+    assert "rebalance-audit: error: Spark's JVM stopped during the run (killed, or ended by " \
+           "an error it logged above;" in said
+    assert "Traceback" not in said

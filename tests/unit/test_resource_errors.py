@@ -72,6 +72,6 @@ def test_a_jvm_gone_under_the_run_is_said_as_such() -> None:
     for gone in (Py4JNetworkError("Answer from Java side is empty"),
                  Py4JError("Error while receiving"), ConnectionRefusedError(111, "refused")):
         said = jvm_gone_message(gone)
-        assert said.startswith("Spark's JVM stopped during the run (its last log lines, "
-                               "above, say why")
+        assert said.startswith("Spark's JVM stopped during the run (killed, or ended by an "
+                               "error it logged above;")
         assert resource_message(gone) is None
