@@ -165,6 +165,20 @@ def _refuse_nothing_read(source: str, snapshot: Snapshot,
                        f"{snapshot.snapshot_id} is replaced")
 
 
+def _unauditable(snapshot: Snapshot, written: dict[str, int]) -> list[str]:
+    """A capture with no members row cannot be audited: an audit finds no group in it and
+    sends its queues and offsets rows to rejects (their lag with them). Said now, not
+    after an audit that exits 0 having audited nothing."""
+    if written.get("members", 0):
+        return []
+    rejected = snapshot.rows["rejects"]
+    why = (f" ({len(rejected)} rejects row(s), the first: {rejected[0]['reason']})"
+           if rejected else "")
+    return [f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster} has no members "
+            f"row{why}. An audit of it has no group to assign: it audits nothing and sends "
+            "its queues and offsets rows to rejects"]
+
+
 def run_capture(args: argparse.Namespace) -> int:
     """Run `capture kafka` or `capture import`; print one line per table written."""
     logging.getLogger("capture.librdkafka").setLevel(logging.CRITICAL)
@@ -199,7 +213,7 @@ def run_capture(args: argparse.Namespace) -> int:
     written = write_snapshot(args.output, snapshot, on_wait=partial(
         print, f"another capture is writing {args.output}: waiting for it to end (at most "
                f"{LOCK_WAIT_SECONDS / 60:g} minutes)", file=sys.stderr, flush=True))
-    for warning in snapshot.warnings:
+    for warning in [*snapshot.warnings, *_unauditable(snapshot, written)]:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"snapshot {snapshot.snapshot_id} of cluster {snapshot.cluster}")
     for table, rows in written.items():

@@ -32,6 +32,24 @@ def test_import_writes_tables_and_replaces_the_snapshot(tmp_path, capsys):
     assert str(queues.captured_at.iloc[0]) == "2026-11-23 10:00:00+00:00"
 
 
+def test_a_capture_without_members_rows_says_an_audit_of_it_audits_nothing(tmp_path,
+                                                                          capsys):
+    """topicRoute and topicStatus alone: queues, no members row. An audit of it exited 0
+    having audited nothing; the capture said nothing of it."""
+    files = [str(DATA / n) for n in ("topicRoute_TopicOrder.json", "topicStatus_TopicOrder.txt")]
+    assert cli("import", *files, "--output", str(tmp_path / "in"), "--cluster", "prod",
+               "--snapshot", "s1") == 0
+    printed = capsys.readouterr()
+    assert "warning: snapshot s1 of cluster prod has no members row. An audit of it has no " \
+           "group to assign: it audits nothing and sends its queues and offsets rows to " \
+           "rejects" in printed.err
+    assert "queues" in printed.out
+    with_members = [*files, str(DATA / "consumerConnection_OrderGroup.txt")]
+    assert cli("import", *with_members, "--output", str(tmp_path / "in2"), "--cluster",
+               "prod", "--snapshot", "s1") == 0
+    assert "no members row" not in capsys.readouterr().err
+
+
 def test_import_errors_are_exit_2(tmp_path, capsys):
     bad = tmp_path / "x.txt"
     bad.write_text("nothing here\n")

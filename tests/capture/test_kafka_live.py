@@ -59,6 +59,10 @@ def test_capture_writes_every_partition_and_committed_offset(live, tmp_path, cap
             assert rejects.reason.str.contains(f"member {member_id}: the broker returned no "
                                                "member metadata", regex=False).any()
         assert "no member metadata" in printed.err
+        # no members row: the audit would audit nothing, said by the capture itself
+        assert ("warning: snapshot s1 of cluster tansu has no members row (" in printed.err
+                and "An audit of it has no group to assign: it audits nothing and sends its "
+                    "queues and offsets rows to rejects" in printed.err)
     else:
         held = {}
         for r in observed.itertuples():
