@@ -78,6 +78,22 @@ def chart_clients(load: pd.DataFrame) -> pd.DataFrame:
     return ranked.head(CHART_CLIENTS).drop(columns=["_q", "_lag"])
 
 
+# the largest axis top drawn with a tick per whole number
+SMALL_COUNT_AXIS = 5
+
+
+def count_axis(title: str, top: float, **more: object) -> dict:
+    """A y axis of whole things (queues, messages) from 0: integer ticks, one apart while
+    the top is small (auto ticks drew 0.2 … 0.8 queues, and ".3~s" lag 200m … 800m,
+    milli-messages read as millions), thousands separated; SI prefixes (k, M, G) past a
+    million, where digits stop fitting."""
+    axis: dict = {"title": title, "rangemode": "tozero", **more}
+    if top <= SMALL_COUNT_AXIS:
+        return {**axis, "tickmode": "linear", "tick0": 0, "dtick": 1, "tickformat": ",d"}
+    return {**axis, "tickmode": "auto", "nticks": 6,
+            "tickformat": ",d" if top < 1e6 else ".3~s"}
+
+
 def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
     """Queues per client stacked by topic; lag per client on a second axis when known.
     At most CHART_CLIENTS clients (`chart_clients`) and CHART_TOPICS topics apart (the
@@ -116,14 +132,12 @@ def client_load_figure(load: pd.DataFrame, title: str) -> go.Figure:
         margin=MARGIN, legend={"orientation": "h", "x": 1, "xanchor": "right",
                                "y": 0, "yanchor": "bottom", "yref": "container"},
         xaxis={"title": "client", "type": "category", "automargin": True},
-        yaxis={"title": "queues", "rangemode": "tozero"},
+        yaxis=count_axis("queues", max((sum(c.values()) for c in per_client), default=0)),
     )
     if has_lag:
         top = float(lag.max()) * 1.1 or 1.0
-        fig.update_layout(yaxis2={"title": "lag (messages)", "overlaying": "y",
-                                  "side": "right", "tickmode": "auto", "nticks": 6,
-                                  "tickformat": ".3~s", "range": [0, top],
-                                  "showgrid": False})
+        fig.update_layout(yaxis2=count_axis("lag (messages)", top, overlaying="y",
+                                            side="right", range=[0, top], showgrid=False))
     return fig
 
 
@@ -175,13 +189,14 @@ def churn_timeline(churn: pd.DataFrame, window: int | None = None) -> go.Figure:
     many latest snapshots of each cluster the data holds where a cluster has more,
     said in the title."""
     fig = go.Figure()
-    title = "Queues moved per snapshot, per cluster"
+    title, top = "Queues moved per snapshot, per cluster", 0.0
     if not churn.empty:
         moved = (churn.assign(queues_moved=pd.to_numeric(churn["queues_moved"],
                                                          errors="coerce").fillna(0))
                  .groupby(["cluster", "snapshot_id", "captured_at"], dropna=False)
                  ["queues_moved"].sum().reset_index()
                  .pipe(in_capture_order, "cluster"))
+        top = float(moved["queues_moved"].max())
         # on a time axis, one capture time alone spans a millisecond (ticks 08:59:59.999 to
         # 09:00:00.001): the snapshots' names say more until there are two times
         by_time = (moved["captured_at"].notna().all()
@@ -201,7 +216,7 @@ def churn_timeline(churn: pd.DataFrame, window: int | None = None) -> go.Figure:
     fig.update_layout(
         title={"text": title, "font": {"size": 14}},
         height=320, margin=MARGIN, xaxis={"automargin": True},
-        yaxis={"title": "queues moved", "rangemode": "tozero"},
+        yaxis=count_axis("queues moved", top),
         showlegend=True,  # the cluster's name, also when there is one cluster
     )
     return fig

@@ -304,10 +304,12 @@ def group_section(data: ReportData, row: pd.Series, index: int,
     title = (f"{esc(row['cluster'])} / {esc(row['consumer_group'])} "
              f"@ {esc(row['snapshot_id'])}")
     parts = [f'<section class="group" id="g{index}"><h3>{index}. {title}</h3>']
-    figures = ", ".join(f"{fmt(row.get(c))} {c.replace('_', ' ')}"
-                        for c in ("clients", "queues", "max_queues", "pooled_max", "skew",
-                                  "idle_clients", "unconsumed_queues", "contended_queues")
-                        if c in row.index)
+    # name then figure, as group_balance names its columns ("1 queues, 1 max queues" read
+    # as broken English)
+    figures = " · ".join(f"{c.replace('_', ' ')} {fmt(row.get(c))}"
+                         for c in ("clients", "queues", "max_queues", "pooled_max", "skew",
+                                   "idle_clients", "unconsumed_queues", "contended_queues")
+                         if c in row.index)
     parts.append(f'<p class="muted">{figures} · severity {fmt(float(row["severity"]))}</p>')
     findings = row.get("findings")
     if findings is not None and len(findings):

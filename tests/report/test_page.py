@@ -634,3 +634,30 @@ def test_the_largest_rebalances_are_named_whatever_the_groups_findings():
 def test_a_page_of_named_groups_is_not_headed_as_needing_attention():
     page = body(render(data(groups=["g-skew"])))
     assert "Groups asked for (" in page and "Groups needing attention" not in page
+
+
+def test_count_axes_tick_whole_numbers_without_milli_prefixes():
+    """A client of 1 queue and lag 2: the axes read 0.2 … 0.8 queues and 200m … 800m
+    messages (".3~s": milli-messages, read as millions)."""
+    from reports.html.charts import churn_timeline, client_load_figure
+
+    load = pd.DataFrame([
+        {"snapshot_id": "s2", "cluster": "c1", "captured_at": frames.T2,
+         "consumer_group": "g", "client_id": c, "queues": n,
+         "queues_by_topic": [("t", n)] if n else [], "lag": lag, "idle": not n,
+         "run_id": frames.RUN} for c, n, lag in (("a", 1, 2), ("b", 0, 0))])
+    small = client_load_figure(load, "t").layout
+    for axis in (small.yaxis, small.yaxis2):
+        assert (axis.tickmode, axis.tick0, axis.dtick, axis.tickformat) == (
+            "linear", 0, 1, ",d")
+    big = client_load_figure(load.assign(queues=[400, 0], queues_by_topic=[[("t", 400)], []],
+                                         lag=[2_500_000, 0]), "t").layout
+    assert (big.yaxis.tickmode, big.yaxis.tickformat) == ("auto", ",d")
+    assert (big.yaxis2.tickformat, big.yaxis2.range) == (".3~s", (0, 2_750_000.0))
+    assert churn_timeline(frames.churn()).layout.yaxis.tickformat == ",d"
+
+
+def test_a_cards_figures_read_name_then_figure():
+    page = body(render(data()))
+    assert ("clients 4 · queues 8 · max queues 5 · pooled max 2 · skew 3 · idle clients 0 · "
+            "unconsumed queues 0 · contended queues 0 · severity") in page
