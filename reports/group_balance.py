@@ -393,8 +393,9 @@ def _share(top: str, value: str, total: str,
 
 
 def _rate_figure(rate: Column) -> Column:
-    """An input rate with the decimals it needs: a mean of 0.008 msg/s read "0.0", and a
-    client's 0.5 msg/s "0"."""
+    """An input rate, or a mean lag, with the decimals it needs: a mean of 0.008 msg/s read
+    "0.0", a client's 0.5 msg/s "0", and a mean lag of 0.67 messages "1", as if a client
+    of 2 were not above twice it."""
     size = F.abs(rate)
     return (F.when(size >= 100, F.format_number(rate, 0))
             .when(size >= 1, F.format_number(rate, 1))
@@ -405,7 +406,7 @@ def _lag_sentence() -> Column:
     """LAG_SKEW: name the client with the most lag / input rate, with its share."""
     lag = F.when(_lag_skewed("max_lag", "mean_lag"), F.concat(
         F.lit("By lag, "), _share("_top_lag_client", "max_lag", "_client_lag_sum"),
-        F.format_number(F.col("mean_lag"), 0), F.lit(" messages).")))
+        _rate_figure(F.col("mean_lag")), F.lit(" messages).")))
     rate = F.when(_lag_skewed("max_in_rate", "mean_in_rate"), F.concat(
         F.lit("By input rate, "),
         _share("_top_rate_client", "max_in_rate", "_client_rate_sum", _rate_figure),

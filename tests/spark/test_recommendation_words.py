@@ -16,16 +16,20 @@ pytestmark = pytest.mark.spark
 
 
 def _group_balance(spark, tmp_path, queues: pd.DataFrame, members: pd.DataFrame,
-                   observed: pd.DataFrame | None = None) -> pd.DataFrame:
+                   observed: pd.DataFrame | None = None,
+                   offsets: pd.DataFrame | None = None) -> pd.DataFrame:
     """The group_balance rows of an audit of `queues`, `members` and, when given,
-    `observed` (no what-if)."""
+    `observed` and `offsets` (no what-if)."""
     tables = {"queues": queues, "members": members}
     if observed is not None:
         tables["observed"] = observed
+    if offsets is not None:
+        tables["offsets"] = offsets
     paths = write_inputs(spark, Path(tmp_path) / "in", **tables)
     out = Path(tmp_path) / "out"
     run(AuditConfig(queues=paths["queues"], members=paths["members"],
-                    observed=paths.get("observed"), output=str(out), engine="offline",
+                    observed=paths.get("observed"), offsets=paths.get("offsets"),
+                    output=str(out), engine="offline",
                     what_if="off", buckets=2), spark=spark)
     return table(out, "group_balance")
 
@@ -121,19 +125,25 @@ def test_a_pooled_group_with_nobody_idle_is_not_short_of_queues(spark, tmp_path)
     assert "MORE_CLIENTS_THAN_QUEUES" in list(whole.loc["IDLE", "findings"])
 
 
-def test_small_input_rates_keep_their_digits(spark, tmp_path) -> None:
-    """20 clients, one queue of 0.5 msg/s: the sentence read "carries 0 (100% ...; mean
-    per client 0.0 msg/s)"."""
+def test_small_input_rates_and_lags_keep_their_digits(spark, tmp_path) -> None:
+    """20 clients, one queue of 0.5 msg/s and lag 2: the sentences read "carries 0 (100%
+    ...; mean per client 0.0 msg/s)" and "carries 2 (100% ...; mean per client 0
+    messages)": the rounded mean hid the figure the finding compares with."""
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
                             "broker_name": "b", "queue_id": 0, "readable": True,
-                            "in_rate": 0.5}])
+                            "in_rate": 0.5, "max_offset": 10}])
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
                              "client_id": f"c{i:02}", "topic": "T", "strategy": "AVG"}
                             for i in range(20)])
-    balance = _group_balance(spark, tmp_path, queues, members)
+    offsets = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": "G",
+                             "topic": "T", "broker_name": "b", "queue_id": 0,
+                             "committed_offset": 8}])
+    balance = _group_balance(spark, tmp_path, queues, members, offsets=offsets)
     whole = balance[balance["topic"].isna()].iloc[0]
     assert ("By input rate, client c00 carries 0.500 (100% of the group's total; mean per "
             "client 0.025 msg/s).") in whole["recommendation"], whole["recommendation"]
+    assert ("By lag, client c00 carries 2 (100% of the group's total; mean per client 0.100 "
+            "messages).") in whole["recommendation"], whole["recommendation"]
 
 
 def test_a_sticky_groups_drift_is_not_blamed_on_a_strategy_it_was_not_checked_by(
