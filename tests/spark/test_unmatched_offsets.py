@@ -69,6 +69,11 @@ def test_offsets_rows_no_queue_takes_are_rejects_with_their_reason(spark, tmp_pa
         "snapshot_id", "cluster", "consumer_group", "topic", "broker_name", "queue_id",
         "committed_offset", "consumed_offset"}
     assert list(rejects["source_table"]).count("members") == 1  # R's member, as before
+    # R's offsets read as an input problem only: the run says no member of it was seen
+    assert ("snapshot s1 (cluster c): 1 group(s) have committed offsets but no usable member "
+            "row subscribing a topic of the queues table (R): no consumer of theirs was seen, "
+            "so if none is running, nobody consumes their queues and their backlog grows"
+            ) in "\n".join(result.warnings)
     runs = table(out, "runs")
     assert dict(runs.iloc[0]["rows"])["rejects"] == 6 == result.rows["rejects"]
     # the offsets G's queues take still give their lag
