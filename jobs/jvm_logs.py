@@ -32,6 +32,11 @@ QUIET_LOGGERS = (
     "org.apache.spark.sql.catalyst.util.StringUtils",
     # a plan's field list cut at spark.sql.debug.maxToStringFields (the pass's wide rows)
     "org.apache.spark.util.SparkStringUtils",
+    # a read whose path it cannot list ("Assume no metadata directory", a data file the
+    # log names gone), with the Java stack trace, ahead of the run's own message naming
+    # the table and the file (`jobs.audit`: exit 2)
+    "org.apache.spark.sql.execution.streaming.sinks.FileStreamSink",  # Spark 4
+    "org.apache.spark.sql.execution.streaming.FileStreamSink",  # Spark 3
 )
 # a task's failure as the executor, the task set and the block manager log it, and the
 # level each is set to on a local master without retries

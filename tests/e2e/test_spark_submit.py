@@ -348,6 +348,26 @@ def test_user_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> 
     assert proc.returncode == 2 and "--members / inputs.members is not" in proc.stdout + proc.stderr
 
 
+def test_a_data_file_gone_from_an_input_is_the_message_without_a_java_stack(
+        tmp_path: Path) -> None:
+    """Spark's FileStreamSink logged "Assume no metadata directory" with a 92-line Java
+    stack trace ahead of the run's own message naming the table and the file."""
+    rows = pa.table({"snapshot_id": ["s1"], "cluster": ["c"], "topic": ["T"],
+                     "broker_name": ["b"], "queue_id": pa.array([0], pa.int32())})
+    write_deltalake(str(tmp_path / "queues"), rows)
+    write_deltalake(str(tmp_path / "members"), pa.table({
+        "snapshot_id": ["s1"], "cluster": ["c"], "consumer_group": ["G"],
+        "client_id": ["a"], "topic": ["T"], "strategy": ["AVG"]}))
+    for data_file in (tmp_path / "queues").glob("*.parquet"):
+        data_file.unlink()
+    proc = _launch("audit", "--queues", str(tmp_path / "queues"), "--members",
+                   str(tmp_path / "members"), "--output", str(tmp_path / "out"))
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2, said[-3000:]
+    assert "a data file its log names cannot be read" in said
+    assert "\tat " not in said and "Traceback" not in said
+
+
 def test_spark_setting_mistakes_exit_2_with_a_message_not_a_traceback(tmp_path: Path) -> None:
     # a master Spark does not know, and a SQL setting of the wrong type, each gave a Py4J
     # traceback and exit 1 (the setting's only once the run had read and validated)
