@@ -288,9 +288,11 @@ def _recommendation() -> Column:
             F.when(has("DUPLICATE_CLIENT_ID") | has("MIXED_STRATEGIES")
                    | has("INCONSISTENT_SUBSCRIPTION"), F.lit("fix the causes named below."))
             .otherwise(F.lit("no client's own strategy takes them (MACHINE_ROOM rooms or "
-                             "CONFIG lists that leave them out, CONSISTENT_HASH with 0 "
-                             "virtual nodes, or a client id the client refuses, such as an "
-                             "empty one): their assignments rows have status UNCONSUMED.")))),
+                             "CONFIG lists that leave them out, MACHINE_ROOM_NEARBY with a "
+                             "client or broker of no room, on which the client's allocation "
+                             "throws, CONSISTENT_HASH with 0 virtual nodes, or a client id "
+                             "the client refuses, such as an empty one): their assignments "
+                             "rows have status UNCONSUMED.")))),
         F.when(has("DUPLICATE_CLIENT_ID"), F.concat(
             F.lit("Client id(s) "), F.array_join(F.col("duplicate_ids"), ", "),
             F.lit(" are used by several processes, and each pulls the id's whole share: give "

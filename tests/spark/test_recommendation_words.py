@@ -237,18 +237,22 @@ def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) ->
     and "split the group by topic" read as one group with two subscriptions, which in
     RocketMQ is the split brain it warns of. P (roundrobin, 3 members) over PA(1) and
     PB(8): 3 partitions each, none idle, yet PA's row said "add partitions here" as if
-    its clients idled."""
+    its clients idled. N (MACHINE_ROOM_NEARBY, no rooms): its queues are unconsumed, and
+    the causes listed left that one out."""
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": t,
                             "broker_name": b, "queue_id": q, "readable": True}
                            for t, b, n in (("A", None, 2), ("B", None, 2), ("RA", "b", 2),
-                                           ("RB", "b", 2), ("PA", None, 1), ("PB", None, 8))
-                           for q in range(n)])
+                                           ("RB", "b", 2), ("PA", None, 1), ("PB", None, 8),
+                                           ("NT", "b", 2))
+                           for q in range(n)]).assign(broker_room=None)
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
                              "client_id": f"m{i}", "topic": t, "strategy": strategy}
                             for g, strategy, topics, n in (("K", "range", "AB", 4),
                                                            ("R", "AVG", ("RA", "RB"), 4),
-                                                           ("P", "roundrobin", ("PA", "PB"), 3))
-                            for i in range(n) for t in topics])
+                                                           ("P", "roundrobin", ("PA", "PB"), 3),
+                                                           ("N", "MACHINE_ROOM_NEARBY-AVG",
+                                                            ("NT",), 2))
+                            for i in range(n) for t in topics]).assign(client_room=None)
     balance = _group_balance(spark, tmp_path, queues, members)
     whole = balance[balance["topic"].isna()].set_index("consumer_group")
     k, r = whole.loc["K", "recommendation"], whole.loc["R", "recommendation"]
@@ -260,6 +264,10 @@ def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) ->
             "topic a consumer group of its own.") in r
     assert "add read queues there (at least one per client)" in r
     assert "split the group" not in k + r
+    # N: no room on its clients or brokers, so each client's allocation throws
+    assert whole.loc["N", "unconsumed_queues"] == 2
+    assert ("MACHINE_ROOM_NEARBY with a client or broker of no room, on which the client's "
+            "allocation throws") in whole.loc["N", "recommendation"]
     p = whole.loc["P"]
     assert (p["max_queues"], p["idle_clients"], list(p["findings"])) == (3, 0, [])
     pa_row = balance[balance["topic"] == "PA"].iloc[0]
