@@ -270,5 +270,37 @@ for ((i = 0; i + 1 < ${#spark_args[@]}; i++)); do
   fi
 done
 export REBALANCE_AUDIT_COMMAND_LINE_CONF="$cli_conf"
-exec "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${config_conf[@]}" \
-  "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}"
+# spark-submit runs the job as a child of its JVM, so a scheduler's SIGTERM (timeout, YARN,
+# Kubernetes) reached the JVM alone: its shutdown stopped Spark under the job, with pages
+# of Java stack traces and no word about the output. The launcher waits for the JVM
+# instead and hands SIGTERM to the job, which stops as on Ctrl-C (jobs/interrupt.py: one
+# line saying what the output holds, exit 130); to the JVM while no job runs yet (or where
+# /proc cannot name it). A background command ignores Ctrl-C: the job takes it back
+# (REBALANCE_AUDIT_LAUNCHED), and the JVM leaves it to the job.
+export REBALANCE_AUDIT_LAUNCHED=1
+"$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${config_conf[@]}" \
+  "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}" &
+submit=$!
+job_of_submit() {
+  local proc stat ppid
+  for proc in /proc/[0-9]*; do
+    stat="$(cat "$proc/stat" 2>/dev/null)" || continue
+    read -r _ ppid _ <<< "${stat##*) }"
+    [[ "$ppid" == "$submit" ]] || continue
+    if tr '\0' ' ' < "$proc/cmdline" 2>/dev/null | grep -q "jobs/cli.py"; then
+      echo "${proc#/proc/}"
+      return
+    fi
+  done
+}
+on_term() {
+  local job
+  job="$(job_of_submit || true)"
+  kill -TERM "${job:-$submit}" 2>/dev/null || true
+}
+trap on_term TERM
+trap ':' INT
+while kill -0 "$submit" 2>/dev/null; do wait "$submit" || true; done
+status=0
+wait "$submit" || status=$?
+exit "$status"

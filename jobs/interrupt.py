@@ -1,4 +1,5 @@
-"""Ctrl-C during a run: one line saying what the output holds, not pages of tracebacks.
+"""Ctrl-C (or SIGTERM) during a run: one line saying what the output holds, not pages of
+tracebacks.
 
 PySpark's own SIGINT handler cancels Spark's jobs through py4j from inside the signal. The
 driver waits on a py4j answer most of a run, so that call is reentrant on the same socket:
@@ -12,6 +13,7 @@ the command line prints `RunInterrupted`'s message (exit 130).
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -24,6 +26,10 @@ from jobs.jvm_logs import silence_all
 from vocabulary.words import listed
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
+# set by spark-submit.sh, which waits for spark-submit in the background
+LAUNCHED = "REBALANCE_AUDIT_LAUNCHED"
+# what stops a run as Ctrl-C does: SIGTERM is what timeout, schedulers and YARN send
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # the command line's process ends with the run: after Ctrl-C the JVM's log is turned off,
 # else the jobs it cancels and the checkpoints the run releases fail with Java stack traces
 # under the run's last line. A notebook keeps its session's log level.
@@ -31,9 +37,14 @@ _silence_jvm_after = False
 
 
 def for_command_line() -> None:
-    """Turn the JVM's log off after a Ctrl-C (the command line, whose process ends)."""
+    """Turn the JVM's log off after a Ctrl-C (the command line, whose process ends). Under
+    spark-submit.sh, which runs spark-submit in the background to hand it SIGTERM, the job
+    starts with Ctrl-C ignored, as a background command does: it takes it back."""
     global _silence_jvm_after
     _silence_jvm_after = True
+    if (os.environ.get(LAUNCHED) and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) == signal.SIG_IGN):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def process_ending() -> bool:
@@ -82,7 +93,8 @@ class _InterruptedCalls(logging.Filter):
 
 @contextmanager
 def interruptible(spark: SparkSession) -> Iterator[None]:
-    """Ctrl-C within raises KeyboardInterrupt only, and Spark's jobs are cancelled after.
+    """Ctrl-C (or SIGTERM) within raises KeyboardInterrupt only, and Spark's jobs are
+    cancelled after.
     Outside the main thread (a notebook's worker, a test's thread) nothing changes:
     Python delivers signals to the main thread only."""
     if threading.current_thread() is not threading.main_thread():
@@ -99,7 +111,7 @@ def interruptible(spark: SparkSession) -> Iterator[None]:
             logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, raise_interrupt)
+    previous = {sig: signal.signal(sig, raise_interrupt) for sig in STOP_SIGNALS}
     root.addFilter(calls)
     try:
         yield
@@ -111,7 +123,8 @@ def interruptible(spark: SparkSession) -> Iterator[None]:
             spark.sparkContext.cancelAllJobs()
         raise
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         # the command line's process ends, and py4j's shutdown may still log the call; a
         # notebook's later py4j failures are logged as always
         if not (calls.interrupted and _silence_jvm_after):

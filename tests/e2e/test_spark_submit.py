@@ -592,3 +592,41 @@ def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(tmp_path: Path) 
     assert "rebalance-audit: error: Spark's JVM stopped during the run (killed, or ended by " \
            "an error it logged above;" in said
     assert "Traceback" not in said
+
+
+@pytest.mark.parametrize("how", ["SIGTERM to the launcher", "Ctrl-C in its terminal"])
+def test_sigterm_to_the_launcher_stops_the_run_as_ctrl_c_does(how: str, tmp_path: Path) -> None:
+    """timeout, YARN and Kubernetes send SIGTERM: to spark-submit's JVM alone it was, whose
+    shutdown stopped Spark under the job: exit 143, Java stack traces, no word of the
+    output. The launcher hands it to the job: one line, exit 130. Ctrl-C, which a
+    terminal sends to its whole process group, stops it as before."""
+    import signal
+    import time
+
+    env = {**os.environ, "REBALANCE_AUDIT_PYTHON": sys.executable}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    out, log = tmp_path / "out", tmp_path / "said"
+    with open(log, "w") as said_file:
+        proc = subprocess.Popen([str(ROOT / "spark-submit.sh"), "audit", "--output", str(out),
+                                 "--demo-groups", "10"], stdout=said_file,
+                                stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 300
+            while "\nvalidate " not in log.read_text() and time.monotonic() < deadline:
+                assert proc.poll() is None, log.read_text()[-3000:]
+                time.sleep(0.2)
+            if how == "SIGTERM to the launcher":
+                proc.send_signal(signal.SIGTERM)
+            else:
+                os.killpg(proc.pid, signal.SIGINT)
+            code = proc.wait(timeout=180)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    said = log.read_text()
+    assert code == 130, said[-3000:]
+    assert [line for line in said.splitlines() if line.startswith("rebalance-audit:")] == [
+        f"rebalance-audit: interrupted: the run published nothing in {out}: it had not begun "
+        "writing, so the output is as the earlier runs left it"], said[-3000:]
+    assert "\tat " not in said and "Traceback" not in said
