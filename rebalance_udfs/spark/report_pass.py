@@ -431,7 +431,7 @@ def report_members(members: DataFrame) -> DataFrame:
     present, the allocation modes and OBSERVED."""
     optional = [c for c in (*MODE_COLUMNS, OBSERVED) if c in members.columns]
     wanted = list(dict.fromkeys([*KERNEL_MEMBER_COLUMNS, *REPORT_MEMBER_COLUMNS, *optional]))
-    return members.withColumn("variant", variant()).select(*wanted)
+    return members.withColumn("variant", variant(members.columns)).select(*wanted)
 
 
 def _packed(queue_side: DataFrame, members: DataFrame, buckets: int, body: Body,

@@ -306,3 +306,31 @@ def test_two_processes_sharing_a_client_id_contend_for_its_share(spark, tmp_path
         "instanceName.")
     assignments = table(Path(tmp_path) / "out", "assignments").sort_values("queue_id")
     assert list(assignments["status"]) == ["CONTENDED", "CONTENDED", "UNCONSUMED", "OK"]
+
+
+def test_members_differing_in_parameters_no_strategy_reads_are_not_mixed(spark,
+                                                                          tmp_path) -> None:
+    """MIXED_STRATEGIES compared the raw parameter maps: a misspelt key on one AVG member,
+    virtual_nodes "10" beside none (10 is the default), the same rooms spaced and ordered
+    otherwise, and pop_share_queue_num on a CLIENT-mode member each made a group "mixed",
+    and on CONSISTENT_HASH hid STRATEGY_IMBALANCE, the real cause. 10 beside 20 virtual
+    nodes still differ."""
+    queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
+                            "broker_name": b, "queue_id": q, "readable": True}
+                           for b in ("r1@b1", "r2@b2") for q in range(2)])
+    cases = {"TYPO": ("AVG", [{"virtual_node": "5"}, None]),
+             "DEFAULT10": ("CONSISTENT_HASH", [{"virtual_nodes": "10"}, None]),
+             "SPACED": ("MACHINE_ROOM", [{"rooms": " r1 , r2 "}, {"rooms": "r2,r1"}]),
+             "POPKEY": ("AVG", [{"pop_share_queue_num": "2"}, None]),
+             "TWENTY": ("CONSISTENT_HASH", [{"virtual_nodes": "10"}, {"virtual_nodes": "20"}])}
+    members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
+                             "client_id": f"m{i}", "topic": "T", "strategy": strategy,
+                             "strategy_params": params}
+                            for g, (strategy, per_member) in cases.items()
+                            for i, params in enumerate(per_member)])
+    balance = _group_balance(spark, tmp_path, queues, members)
+    findings = {r["consumer_group"]: list(r["findings"])
+                for r in balance[balance["topic"].isna()].to_dict("records")}
+    for group in ("TYPO", "DEFAULT10", "SPACED", "POPKEY"):
+        assert "MIXED_STRATEGIES" not in findings[group], (group, findings[group])
+    assert "MIXED_STRATEGIES" in findings["TWENTY"]

@@ -67,11 +67,22 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
     `message_model`, `client_room`, `modes` (who allocates: CLIENT when unset)."""
     mode = (F.coalesce(F.col("allocation_mode"), F.lit(CLIENT))
             if "allocation_mode" in members.columns else F.lit(CLIENT))
-    params = F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>"))
-    # a CONFIG client's queue list is its own: not a parameter the members must agree on
-    params = F.to_json(F.array_sort(F.map_entries(F.when(
-        F.col("strategy") == "CONFIG",
-        F.map_filter(params, lambda key, _value: key != "queues")).otherwise(params))))
+    raw = F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>"))
+    strategy = F.col("strategy")
+    # what each strategy reads of its parameters, as it reads them; a CONFIG client's
+    # queue list is its own, and a key no strategy reads changes nothing: not parameters
+    # the members must agree on
+    hashes = F.when(strategy.endswith("CONSISTENT_HASH"), F.coalesce(
+        F.trim(raw["virtual_nodes"]).cast("int"), F.lit(10)).cast("string"))
+    rooms = F.when(strategy == "MACHINE_ROOM", F.coalesce(F.array_join(F.array_sort(
+        F.array_distinct(F.filter(F.split(F.regexp_replace(F.regexp_replace(
+            raw["rooms"], r"\s*,\s*", ","), r"^\s+|\s+$", ""), ","),
+            lambda r: r != ""))), ","),
+        F.lit("<unset>")))
+    pop = (F.when(F.col("allocation_mode") == "POP", raw["pop_share_queue_num"].cast("int")
+                  .cast("string")) if "allocation_mode" in members.columns else F.lit(None))
+    params = F.concat_ws(";", F.coalesce(hashes, F.lit("-")), F.coalesce(rooms, F.lit("-")),
+                         F.coalesce(pop, F.lit("-")))
     return members.groupBy(*KEYS).agg(
         F.collect_set("client_addr").alias("addrs"),
         F.collect_set("strategy").alias("strategies"),
