@@ -294,6 +294,25 @@ BELOW = "Below is subscription:"
 # the subscription rows up to RocketMQ 4.9.2: `%03d  Topic: %-40s SubExpression: %s`
 OLD_SUBSCRIPTION_ROW = re.compile(r"^\d+\s+Topic:\s+(\S+)\s+SubExpression:")
 GROUP_LINES = ("ConsumeType", "MessageModel", "ConsumeFromWhere")
+# the line every consumerConnection (3.x to 5.x) prints last
+CONNECTION_LAST = ("ConsumeFromWhere:",)
+
+
+def cut_before(state: ImportState, path: str, lines: list[str], header: str,
+               last: tuple[str, ...], after: str) -> bool:
+    """Whether a file with its table's `header` lacks the `last` line its command always
+    prints after the table: a file cut at a line's end (a copy, a full disk) parsed as a
+    whole one, rows and sections lost without a word. Such a file is one rejects row and
+    not used, as a consumerStatus cut before its last section is."""
+    if not any(line.strip().startswith(header) for line in lines) or any(
+            line.strip().startswith(last) for line in lines):
+        return False
+    number = max((n for n, line in enumerate(lines, 1) if line.strip()), default=1)
+    state.snapshot.reject(path, number, (
+        f"the file ends before its {last[-1].rstrip(':')} line, which the command prints "
+        f"{after}: it was cut, so what followed is unknown; the file is not used"),
+        lines[number - 1] if lines else None)
+    return True
 
 
 def import_consumer_connection(state: ImportState, path: str, text: str) -> None:
@@ -302,9 +321,13 @@ def import_consumer_connection(state: ImportState, path: str, text: str) -> None
     subscription:" line, which the tool ends with no line end)."""
     group_name = name_from_file(path, COMMANDS["consumerConnection"], "group")
     group = state.rocket_group(group_name)
+    lines = text.splitlines()
+    if cut_before(state, path, lines, "#ClientId", CONNECTION_LAST,
+                  "last, after the clients, the subscriptions and the message model"):
+        return
     group.connection = True
     section: str | None = "start"
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if stripped.startswith(BELOW):
             section, stripped = "below", stripped[len(BELOW):].strip()
@@ -365,6 +388,9 @@ def group_setting(state: ImportState, group: RocketGroup, key: str, value: str,
 # --------------------------------------------------------------------- consumerProgress
 PROGRESS_FOOTERS = ("Consume TPS:", "Consume Diff Total:", "Diff Total:",
                     "Consume Inflight Total:")
+# the total every consumerProgress prints after its rows: "Diff Total:" up to 4.8,
+# "Consume Diff Total:" since
+PROGRESS_TOTAL = ("Diff Total:", "Consume Diff Total:")
 
 
 def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
@@ -381,6 +407,8 @@ def import_consumer_progress(state: ImportState, path: str, text: str) -> None:
         group_name = retry.pop()
         state.snapshot.warn(f"{path}: group {group_name} taken from its %RETRY% topic")
     state.rocket_group(group_name)  # a group even when no row is usable
+    if cut_before(state, path, lines, "#Topic", PROGRESS_TOTAL, "after the queues' rows"):
+        return
     cols: list[str] | None = None
     for number, line in enumerate(lines, 1):
         stripped = line.strip()

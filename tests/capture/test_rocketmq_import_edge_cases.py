@@ -20,6 +20,8 @@ STATUS_HEADER = ("#Broker Name                      #QID  #Min Offset           
 PROGRESS_HEADER = ("#Topic        #Broker Name  #QID  #Broker Offset  #Consumer Offset  "
                    "#Client IP  #Diff  #LastTime")
 CONNECTION = (DATA / "consumerConnection_OrderGroup.txt").read_text()
+# what consumerProgress prints after its rows: a file without it was cut
+PROGRESS_TOTALS = "\n\nConsume TPS: 0.00\nConsume Diff Total: 0\n"
 
 
 def status_row(broker: str, qid: int, max_offset: int, time: str = "2026-11-23 10:15:40,123"):
@@ -32,6 +34,15 @@ def progress_row(broker: str, qid: int, broker_offset: int, consumer_offset: int
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
+    """`text` as file `name`; a consumerProgress with the totals the tool prints after its
+    rows (`cut` writes one without)."""
+    if "consumerProgress" in name and "Diff Total:" not in text:
+        text += PROGRESS_TOTALS
+    return cut(tmp_path, name, text)
+
+
+def cut(tmp_path: Path, name: str, text: str) -> str:
+    """`text` as file `name`, as it is."""
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -218,6 +229,38 @@ def test_a_consumer_status_cut_short_is_not_used(tmp_path, cut):
         "the file ends before #Consumer RT&TPS#, which every consumerStatus prints after the "
         "queues: it was cut, so the queues its client holds are unknown (its last value may "
         "be cut short too); the file is not used"), last)
+
+
+@pytest.mark.parametrize("kept", [3, 7, 10])
+def test_a_consumer_connection_cut_at_a_line_end_is_not_used(tmp_path, kept):
+    """Cut after 3 lines (the subscriptions gone: members with no topic), 7 (%RETRY%'s
+    subscription gone) or 10 (MessageModel gone: a BROADCASTING group read as
+    CLUSTERING): each was imported whole, exit 0, no word."""
+    lines = CONNECTION.splitlines()[:kept]
+    path = cut(tmp_path, "consumerConnection_OrderGroup.txt", "\n".join(lines) + "\n")
+    snap = run(str(DATA / "topicRoute_TopicOrder.json"), path)
+    assert rows(snap, "members", "client_id") == []
+    assert rejects(snap) == [(path, kept, (
+        "the file ends before its ConsumeFromWhere line, which the command prints last, "
+        "after the clients, the subscriptions and the message model: it was cut, so what "
+        "followed is unknown; the file is not used"), lines[-1])]
+
+
+@pytest.mark.parametrize("name", ["consumerProgress_OrderGroup.txt",
+                                  "v4_8/consumerProgress_OrderGroup.txt"])
+def test_a_consumer_progress_cut_at_a_line_end_is_not_used(tmp_path, name):
+    """Cut after 6 lines: broker-b's queues went from the offsets and, without a route
+    file, from the queues table, with exit 0 and no word. Whole files of either layout
+    (4.8's "Diff Total:", later "Consume Diff Total:") are read as before."""
+    whole = (DATA / name).read_text()
+    assert len(rows(run(write(tmp_path / "whole", "consumerProgress_OrderGroup.txt", whole)),
+                    "offsets", "queue_id")) >= 8
+    lines = whole.splitlines()[:6]
+    snap = run(cut(tmp_path, "consumerProgress_OrderGroup.txt", "\n".join(lines) + "\n"))
+    assert rows(snap, "offsets", "queue_id") == [] and rows(snap, "queues", "queue_id") == []
+    assert [r[1:3] for r in rejects(snap)] == [(6, (
+        "the file ends before its Consume Diff Total line, which the command prints after "
+        "the queues' rows: it was cut, so what followed is unknown; the file is not used"))]
 
 
 @pytest.mark.parametrize(("java", "strategy", "param", "what"), [
