@@ -7,8 +7,10 @@ started, `baselines`):
    writes, and if it dies part-way, readers see those snapshots as incomplete;
 2. replace each output table's partitions of those snapshots, one commit per table;
 3. verify that no other writer touched any of those partitions after this run's commit;
-4. commit the `runs` rows: from now on every table holds, for each of these snapshots,
-   the rows of exactly this run, and `runs` names it.
+4. commit the `runs` rows, then verify 3 again: another run's table commits take no lock,
+   and one landing between 3 and 4 (this run stalled there) takes the `runs` rows back
+   out (ConflictError). From then on every table holds, for each of these snapshots, the
+   rows of exactly this run, and `runs` names it.
 
 The last check of what the run computed against (`still_current`), the `runs` commit and
 the caller's look at what others published meanwhile (`landed`) are one turn under the
@@ -27,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -154,14 +156,8 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
                       f"{rows:,} rows, version {result.version}")
         hook(f"committed:{name}")
 
-    # nobody overwrote what this run just wrote: a run writes each table once, so every
-    # later commit is another writer's, whatever run id it carries (two runs may be given
-    # the same --run-id; telling them apart by it let one publish the other's rows)
-    for result, partitions in writes:
-        path = f"{output}/{result.table}"
-        others = store.changes_after(path, result.version, partitions)
-        if others:
-            raise ConflictError.of_commits(result.table, path, partitions, others, run_id)
+    if (overtaken := _overwritten(store, output, writes, run_id)) is not None:
+        raise overtaken
     with publish_turn(output):
         still_current()
         hook("verified")
@@ -170,9 +166,33 @@ def publish(spark: SparkSession, store: Store, output: str, pub: Publication,
         final = store.write(spark.createDataFrame(rows, RUNS_SCHEMA), runs_path, RUNS,
                             PARTITION_BY, replace=scope.audited + fresh, since=since,
                             run_id=run_id)
+        # another run's table commits need no lock: one may have landed after the check
+        # above and before this commit (this run stalled between them: stopped, paused,
+        # waiting for the lock), and `runs` would name this run beside its rows. Looked
+        # at again now that `runs` names it; found, the rows go again: nothing published
+        if (overtaken := _overwritten(store, output, writes, run_id)) is not None:
+            with suppress(ConflictError):  # another run took them back already
+                store.write(None, runs_path, RUNS, PARTITION_BY,
+                            replace=scope.audited + fresh,
+                            since=TableState(runs_path, final.version), run_id=run_id)
+            raise overtaken
         hook("published")
         landed()
     return [r for r, _ in writes] + [final]
+
+
+def _overwritten(store: Store, output: str, writes: list[tuple[WriteResult, list]],
+                 run_id: str) -> ConflictError | None:
+    """The conflict of another writer's commit to a partition this run wrote, after its
+    own commit, or None. A run writes each table once, so every later commit is another
+    writer's, whatever run id it carries (two runs may be given the same --run-id;
+    telling them apart by it let one publish the other's rows)."""
+    for result, partitions in writes:
+        path = f"{output}/{result.table}"
+        others = store.changes_after(path, result.version, partitions)
+        if others:
+            return ConflictError.of_commits(result.table, path, partitions, others, run_id)
+    return None
 
 
 def _own(baselines: dict[str, TableState], name: str, result: WriteResult,

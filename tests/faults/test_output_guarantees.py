@@ -464,6 +464,35 @@ def test_run_overtaken_between_its_table_commits_publishes_nothing(spark, inputs
         assert assert_one_complete_run(out, snapshot) == "Y"
 
 
+def test_a_run_overtaken_between_its_check_and_its_runs_commit_publishes_nothing(
+        spark, inputs, tmp_path) -> None:
+    """X checked its tables, then stalled before its `runs` commit (stopped, paused, or
+    waiting for the publish lock) while Y replaced every table and died before landing.
+    X's `runs` commit named X beside Y's rows: the documented join gave no row of A or
+    C. Now X looks again once `runs` names it and takes its rows back: no complete run
+    of them until the next run, which repairs every table."""
+    out = tmp_path / "out"
+    audit(spark, inputs["full"], out, "old")
+
+    def y_dies(point: str) -> None:
+        if point == "committed:rejects":  # every table written; before its own check
+            raise RuntimeError("Y killed")
+
+    def y_writes_meanwhile(point: str) -> None:
+        if point == "verified":
+            with pytest.raises(RuntimeError, match="Y killed"):
+                audit(spark, inputs["full"], out, "Y", hook=y_dies)
+
+    with pytest.raises(ConflictError, match=r"run Y wrote snapshot\(s\) A, C of the "
+                                            r"assignments table"):
+        audit(spark, inputs["full"], out, "X", hook=y_writes_meanwhile)
+    assert complete_run(out, "A") is None and complete_run(out, "C") is None
+    assert run_ids(out, "assignments", "A") == {"Y"}
+    audit(spark, inputs["full"], out, "rerun")
+    for snapshot in ("A", "C"):
+        assert assert_one_complete_run(out, snapshot) == "rerun"
+
+
 def test_a_run_overwritten_by_one_of_the_same_run_id_publishes_nothing(spark, inputs,
                                                                        tmp_path) -> None:
     """Two runs given the same --run-id: Y (other inputs) overwrites X's assignments and
