@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -215,8 +216,15 @@ def run(config: AuditConfig, spark: SparkSession | None = None,
             raise error from exc
         raise
     finally:
-        spark.sparkContext.setJobDescription(None)
-        ctx.persist.release()
+        # with the run's error in flight, a JVM gone under it (killed) makes these fail
+        # too: the run's own error stands, not theirs
+        failing = sys.exception() is not None
+        for tidy in (lambda: spark.sparkContext.setJobDescription(None), ctx.persist.release):
+            try:
+                tidy()
+            except Exception:
+                if not failing:
+                    raise
 
 
 def read_times_in_utc() -> None:

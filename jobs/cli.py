@@ -184,6 +184,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return JOBS[args.job](args)
     except AuditError as exc:
+        from jobs.resource_errors import jvm_gone_message, mute_py4j
+
+        # a write that failed because the JVM was killed under it is that, not the write's
+        if (gone := jvm_gone_message(exc)) is not None:
+            mute_py4j()
+            print(f"rebalance-audit: error: {gone}", file=sys.stderr)
+            return EXIT_FAILED
         print(f"rebalance-audit: error: {exc}", file=sys.stderr)
         return EXIT_USER
     except KeyboardInterrupt as exc:
@@ -193,12 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rebalance-audit: interrupted{said}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
-        from jobs.resource_errors import jvm_gone_message, resource_message
+        from jobs.resource_errors import jvm_gone_message, mute_py4j, resource_message
 
         # the JVM out of a resource is a setting to change (exit 2, as a user's); one
         # gone under the run is said as such (exit 1); anything else is a bug's traceback
         said = resource_message(exc)
         if said is None and (gone := jvm_gone_message(exc)) is not None:
+            mute_py4j()
             print(f"rebalance-audit: error: {gone}", file=sys.stderr)
             return EXIT_FAILED
         if said is None:

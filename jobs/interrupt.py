@@ -23,6 +23,7 @@ from contextlib import contextmanager, suppress
 from pyspark.sql import SparkSession
 
 from jobs.jvm_logs import silence_all
+from jobs.resource_errors import quiet_accumulator_eof
 from vocabulary.words import listed
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process Ctrl-C ended
@@ -42,6 +43,7 @@ def for_command_line() -> None:
     starts with Ctrl-C ignored, as a background command does: it takes it back."""
     global _silence_jvm_after
     _silence_jvm_after = True
+    quiet_accumulator_eof()
     if (os.environ.get(LAUNCHED) and threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) == signal.SIG_IGN):
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -14,6 +14,8 @@ snapshots without a `runs` row until a re-run repairs them.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Iterator
 
 _HEAP = ("the driver's heap: `--driver-memory 6g` (spark-submit.sh, local runs; "
@@ -35,8 +37,9 @@ OUT_OF: tuple[tuple[str, str, str], ...] = (
 )
 # what py4j says when the JVM it talked to is gone (no Java exception came back)
 JVM_GONE = ("Answer from Java side is empty", "Error while receiving", "Error while sending")
-RERUN = ("the output is as a run stopped part-way leaves it (README: Guarantees): its "
-         "snapshots have no `runs` row, and a re-run of the same command repairs them")
+RERUN = ("the output is as a run stopped part-way leaves it (README: Guarantees): the "
+         "snapshots it had begun replacing have no `runs` row until a re-run of the same "
+         "command repairs them")
 
 
 def resource_message(exc: BaseException) -> str | None:
@@ -101,3 +104,32 @@ def _text(exc: BaseException) -> str:
         return str(exc)
     except Exception:  # a Py4JJavaError whose JVM is gone cannot render itself
         return type(exc).__name__
+
+
+def quiet_accumulator_eof() -> None:
+    """pyspark's accumulator server, a thread reading the JVM's updates, prints a
+    traceback (EOFError) when the JVM is killed mid-run, above the run's one line: for the
+    command line, whose process ends with the run, that one is not printed; any other
+    error of the thread still is."""
+    from pyspark import accumulators
+
+    for name in ("AccumulatorTCPServer", "AccumulatorUnixServer"):
+        server = getattr(accumulators, name, None)
+        if server is None or getattr(server, "_jvm_gone_quiet", False):
+            continue
+        printed = server.handle_error
+
+        def handle_error(self, request, client_address, _printed=printed) -> None:
+            if not isinstance(sys.exception(), (EOFError, ConnectionError)):
+                _printed(self, request, client_address)
+
+        server.handle_error = handle_error
+        server._jvm_gone_quiet = True
+
+
+def mute_py4j() -> None:
+    """Once the JVM is gone and said so: py4j's records of the calls that still try it,
+    as the process ends (logged on the root logger and its own, each with a traceback)."""
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+    logging.getLogger().addFilter(
+        lambda record: "while sending command" not in record.getMessage())

@@ -561,10 +561,13 @@ def _java_children(pid: int) -> list[int]:
     return found
 
 
-def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize("step", ["read ", "write "])
+def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(step: str,
+                                                                  tmp_path: Path) -> None:
     """The JVM a run from plain Python started, killed (as the system's out-of-memory
-    killer does) once the run reads its inputs: py4j's "Answer from Java side is empty"
-    and a page of traceback, now one line saying so, exit 1."""
+    killer does) once the run reads its inputs, or writes its tables: py4j's "Answer from
+    Java side is empty" and a page of traceback (while writing, the tidying up's own
+    ConnectionRefusedError over the run's error), now one line saying so, exit 1."""
     import signal
     import time
 
@@ -577,7 +580,7 @@ def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(tmp_path: Path) 
                                 stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=ROOT)
         try:
             deadline = time.monotonic() + 240
-            while "\nread " not in err_path.read_text() and time.monotonic() < deadline:
+            while f"\n{step}" not in err_path.read_text() and time.monotonic() < deadline:
                 assert proc.poll() is None, err_path.read_text()[-3000:]
                 time.sleep(0.2)
             jvms = _java_children(proc.pid)

@@ -32,8 +32,8 @@ def test_each_resource_the_jvm_runs_out_of_names_its_setting() -> None:
         "it more with the driver's heap: `--driver-memory 6g` (spark-submit.sh, local runs; "
         "`--executor-memory` on a cluster), `REBALANCE_AUDIT_DRIVER_MEMORY=6g` for a run "
         "started from plain Python, or `spark.driver.memory`; the output is as a run stopped "
-        "part-way leaves it (README: Guarantees): its snapshots have no `runs` row, and a "
-        "re-run of the same command repairs them")
+        "part-way leaves it (README: Guarantees): the snapshots it had begun replacing have "
+        "no `runs` row until a re-run of the same command repairs them")
     assert "`--driver-memory 6g`" in said[
         "java.lang.OutOfMemoryError: GC overhead limit exceeded"]
     assert "ran out of threads" in said[
