@@ -200,12 +200,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rebalance-audit: interrupted{said}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
-        from jobs.resource_errors import jvm_gone_message, mute_py4j, resource_message
+        from jobs.resource_errors import (
+            jvm_gone_message,
+            mute_py4j,
+            resource_message,
+            worker_gone_message,
+        )
 
         # the JVM out of a resource is a setting to change (exit 2, as a user's); one
         # gone under the run is said as such (exit 1); anything else is a bug's traceback
         said = resource_message(exc)
-        if said is None and (gone := jvm_gone_message(exc)) is not None:
+        if said is None and (gone := jvm_gone_message(exc) or worker_gone_message(exc)):
             mute_py4j()
             print(f"rebalance-audit: error: {gone}", file=sys.stderr)
             return EXIT_FAILED

@@ -15,6 +15,7 @@ snapshots without a `runs` row until a re-run repairs them.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterator
 
@@ -72,6 +73,24 @@ def jvm_gone_message(exc: BaseException) -> str | None:
     return ("Spark's JVM stopped during the run (killed, or ended by an error it logged "
             "above; the system's out-of-memory killer, or a JVM out of memory, are the usual "
             f"causes: give it more with {_HEAP}); {RERUN}")
+
+
+# what Spark says when a Python worker (or the daemon forking them) died under a task
+WORKER_GONE = ("Python worker exited unexpectedly",
+               "while reading the port number from pyspark.daemon's stdout")
+
+
+def worker_gone_message(exc: BaseException) -> str | None:
+    """A run whose Python worker died under a task (killed: the out-of-memory killer,
+    an operator), said as such; None for any other error."""
+    text = "\n".join(_texts(exc))
+    if not any(marker in text for marker in WORKER_GONE):
+        return None
+    code = re.search(r"terminated with code: (-?\d+)", text)
+    how = f" (its exit code {code.group(1)})" if code else ""
+    return (f"a Python worker of Spark's died under the run{how}: killed, by the system's "
+            "out-of-memory killer as a rule; give the machine more memory, or the run fewer "
+            f"cores (`--master local[1]`) so that fewer workers hold groups at once; {RERUN}")
 
 
 def _said(line: str, what: str, remedy: str) -> str:

@@ -547,27 +547,35 @@ def test_launcher_help_needs_no_jvm() -> None:
             f"./spark-submit.sh [spark-submit options] {job} " in proc.stdout, job
 
 
-def _java_children(pid: int) -> list[int]:
-    """The java processes whose parent is `pid` (from /proc: the JVM pyspark started)."""
+def _children(pid: int, named: bytes) -> list[int]:
+    """The processes whose parent is `pid` and whose command line holds `named` (from
+    /proc: the JVM pyspark started, the pyspark.daemon that JVM started)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            stat = (entry / "stat").read_text()
+            stat, command = (entry / "stat").read_text(), (entry / "cmdline").read_bytes()
         except (OSError, ValueError):
             continue
-        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
-        if name == "java" and int(rest.split()[1]) == pid:
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == pid and named in command:
             found.append(int(entry.name))
     return found
 
 
-@pytest.mark.parametrize("step", ["read ", "write "])
-def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(step: str,
-                                                                  tmp_path: Path) -> None:
+@pytest.mark.parametrize(("step", "killed", "said"), [
+    ("read ", "jvm", "Spark's JVM stopped during the run (killed, or ended by an error it "
+                     "logged above;"),
+    ("write ", "jvm", "Spark's JVM stopped during the run (killed, or ended by an error it "
+                      "logged above;"),
+    ("read prior ", "worker", "a Python worker of Spark's died under the run"),
+])
+def test_a_jvm_or_worker_killed_under_the_run_is_one_line_not_a_traceback(
+        step: str, killed: str, said: str, tmp_path: Path) -> None:
     """The JVM a run from plain Python started, killed (as the system's out-of-memory
     killer does) once the run reads its inputs, or writes its tables: py4j's "Answer from
     Java side is empty" and a page of traceback (while writing, the tidying up's own
-    ConnectionRefusedError over the run's error), now one line saying so, exit 1."""
+    ConnectionRefusedError over the run's error), now one line saying so, exit 1. So is
+    its pyspark.daemon killed as the assign pass starts (a 127-line Py4J and Java
+    traceback)."""
     import signal
     import time
 
@@ -582,19 +590,24 @@ def test_a_jvm_killed_under_the_run_is_one_line_not_a_traceback(step: str,
             deadline = time.monotonic() + 240
             while f"\n{step}" not in err_path.read_text() and time.monotonic() < deadline:
                 assert proc.poll() is None, err_path.read_text()[-3000:]
-                time.sleep(0.2)
-            jvms = _java_children(proc.pid)
+                time.sleep(0.05)
+            jvms = _children(proc.pid, b"java")
             assert len(jvms) == 1, err_path.read_text()[-3000:]
-            os.kill(jvms[0], signal.SIGKILL)
+            victims = jvms
+            while killed == "worker" and time.monotonic() < deadline:
+                if victims := _children(jvms[0], b"pyspark.daemon"):
+                    break
+                time.sleep(0.02)
+            for victim in victims:
+                os.kill(victim, signal.SIGKILL)
             code = proc.wait(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
-    said = err_path.read_text()
-    assert code == 1, said[-3000:]
-    assert "rebalance-audit: error: Spark's JVM stopped during the run (killed, or ended by " \
-           "an error it logged above;" in said
-    assert "Traceback" not in said
+    text = err_path.read_text()
+    assert code == 1, text[-3000:]
+    assert f"rebalance-audit: error: {said}" in text, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
 
 
 @pytest.mark.parametrize("how", ["SIGTERM to the launcher", "Ctrl-C in its terminal"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from py4j.protocol import Py4JError, Py4JNetworkError
 
-from jobs.resource_errors import jvm_gone_message, resource_message
+from jobs.resource_errors import jvm_gone_message, resource_message, worker_gone_message
 
 # how a failed Spark job carries a task's error: the Java error a line among many
 STAGE_FAILURE = """An error occurred while calling o412.collectToPython.
@@ -75,3 +75,18 @@ def test_a_jvm_gone_under_the_run_is_said_as_such() -> None:
         assert said.startswith("Spark's JVM stopped during the run (killed, or ended by an "
                                "error it logged above;")
         assert resource_message(gone) is None
+
+
+def test_a_python_worker_killed_under_a_task_is_said_as_such() -> None:
+    """kill -9 of pyspark.daemon during the assign pass: exit 1 and a 127-line Py4J and
+    Java traceback, with no word that the output was untouched."""
+    error = RuntimeError(STAGE_FAILURE.format(
+        error="org.apache.spark.SparkException: EOFException occurred while reading the "
+              "port number from pyspark.daemon's stdout and terminated with code: 137.."))
+    said = worker_gone_message(error)
+    assert said.startswith("a Python worker of Spark's died under the run (its exit code "
+                           "137): killed, by the system's out-of-memory killer as a rule")
+    assert "a re-run of the same command repairs them" in said
+    assert worker_gone_message(RuntimeError("Python worker exited unexpectedly (crashed)"))
+    assert worker_gone_message(RuntimeError("a group named daemon")) is None
+    assert resource_message(error) is None and jvm_gone_message(error) is None
