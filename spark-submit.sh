@@ -276,7 +276,9 @@ export REBALANCE_AUDIT_COMMAND_LINE_CONF="$cli_conf"
 # instead and hands SIGTERM to the job, which stops as on Ctrl-C (jobs/interrupt.py: one
 # line saying what the output holds, exit 130); to the JVM while no job runs yet (or where
 # /proc cannot name it). A background command ignores Ctrl-C: the job takes it back
-# (REBALANCE_AUDIT_LAUNCHED), and the JVM leaves it to the job.
+# (REBALANCE_AUDIT_LAUNCHED) and gets it from the terminal as before, and the JVM leaves
+# it to the job; with no job here (the JVM starting, a cluster's driver elsewhere) Ctrl-C
+# stops the JVM, as it did.
 export REBALANCE_AUDIT_LAUNCHED=1
 "$SUBMIT" --conf spark.ui.showConsoleProgress=true "${log_conf[@]}" "${config_conf[@]}" \
   "${spark_args[@]}" "$ROOT/jobs/cli.py" "${job_args[@]}" &
@@ -298,8 +300,18 @@ on_term() {
   job="$(job_of_submit || true)"
   kill -TERM "${job:-$submit}" 2>/dev/null || true
 }
+on_int() {  # the job has Ctrl-C from the terminal, unless it has not taken it back yet
+  local job ignored
+  job="$(job_of_submit || true)"
+  ignored="$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$job/status" 2>/dev/null || true)"
+  if [[ -z "$job" ]]; then
+    kill -TERM "$submit" 2>/dev/null || true
+  elif [[ -n "$ignored" ]] && (( 0x$ignored & 2 )); then  # bit 2: SIGINT
+    kill -TERM "$job" 2>/dev/null || true
+  fi
+}
 trap on_term TERM
-trap ':' INT
+trap on_int INT
 while kill -0 "$submit" 2>/dev/null; do wait "$submit" || true; done
 status=0
 wait "$submit" || status=$?
