@@ -212,6 +212,9 @@ def capture_kafka(opts: KafkaCaptureOptions) -> Snapshot:
     return snap
 
 
+MAX_PORT = 65_535
+
+
 def _every_address_refuses(bootstrap: str, timeout: float) -> str | None:
     """Why no --bootstrap-servers address takes a TCP connection, when every one refused
     it; else None (one answers, or one only times out or has no name: librdkafka's own
@@ -224,6 +227,9 @@ def _every_address_refuses(bootstrap: str, timeout: float) -> str | None:
             ((host, port),) = addresses(rest if sep else item)
         except (WireError, ValueError):
             return None  # librdkafka says what it makes of it
+        if not 0 < port <= MAX_PORT:  # the resolver takes it modulo 65,536
+            refusals.append(f"{host}:{port} names no TCP port (1 to {MAX_PORT:,})")
+            continue
         try:
             connect(host, port, min(timeout, 10.0)).close()
         except ConnectionRefusedError:

@@ -6,10 +6,10 @@ reached the user as a Python traceback wrapping a Java one, with the cause a hun
 lines down. These are no bug of the job and no mistake in the inputs: the run needs more
 of something, and the message names it and where to set it. A JVM that stopped under
 the run (killed by the system's OOM killer, or by Spark after an error in a task
-thread) is said as such too, in one line.
+thread) is said as such too, in one line, and so is a Python worker killed under a task.
 
-The output stays as the README's Guarantees say a run stopped part-way leaves it: its
-snapshots without a `runs` row until a re-run repairs them.
+The output stays as the README's Guarantees say a run stopped part-way leaves it: the
+snapshots it had begun replacing without a `runs` row until a re-run repairs them.
 """
 
 from __future__ import annotations

@@ -126,6 +126,11 @@ def test_a_refused_connection_fails_at_once_naming_each_address(tmp_path, capsys
     assert (f"cannot reach {servers}: 127.0.0.1:{ports[0]} refused the connection; "
             f"127.0.0.1:{ports[1]} refused the connection") in err
     assert not (tmp_path / "o").exists()
+    # a port past 65,535 was said to refuse: the resolver took it modulo 65,536
+    assert cli("kafka", "--bootstrap-servers", "127.0.0.1:99999", "--output",
+               str(tmp_path / "o"), "--timeout", "20") == 2
+    assert ("cannot reach 127.0.0.1:99999: 127.0.0.1:99999 names no TCP port (1 to 65,535)"
+            in capsys.readouterr().err)
 
 
 def test_a_group_with_nothing_on_the_broker_is_named_and_alone_writes_nothing(
