@@ -68,18 +68,17 @@ from jobs.scope import (
     idle_buckets,
     implausible_capture_times,
     lookalike_columns,
-    offsets_without_members,
 )
 from jobs.session import build_session, launched_by_spark_submit
 from jobs.sizing import partitions_for, waves_for
 from jobs.validate import reject_rows, writable_snapshot_id
 from jobs.write import RUNS, Publication, count_rows, publish
-from rebalance_udfs.spark.arrow import GROUP_NOT_AUDITED
 from rebalance_udfs.spark.comparison import comparison_plan
 from rebalance_udfs.spark.report_pass import (
     COMPARISON,
     EMPTY_TOPICS,
     LAG_UNKNOWN,
+    MEMBERLESS,
     RACK_AWARE,
     UNMATCHED_OFFSETS,
     assignment_rows,
@@ -116,8 +115,6 @@ SUMMARIZED = ("group_balance", "rebalance_churn")
 OPTIONAL_TABLES = ("strategy_comparison",)
 DEMO_INPUTS = "demo_inputs"
 PRIOR_ATTEMPTS = 2
-# `named`'s kind for the groups whose offsets no member reads (`offsets_without_members`)
-NO_MEMBERS = "offsets_without_members"
 
 
 class StalePrior(TableError):
@@ -332,7 +329,7 @@ def _audit(ctx: _Run) -> RunResult:
                                             scope.missing_from.get("offsets", set())),
                         *groups_assigned_by_rack(named[RACK_AWARE]),
                         *groups_with_empty_topics(named[EMPTY_TOPICS]),
-                        *groups_without_members(named.get(NO_MEMBERS, {}))]
+                        *groups_without_members(named[MEMBERLESS])]
                 writes = _write(ctx, scope, tables, run_rejects, counts, times, captured,
                                 baselines, prior,
                                 landed=partial(_published_meanwhile, ctx, held, captured, late))
@@ -541,7 +538,6 @@ def _assign_and_report(ctx: _Run, inputs: Inputs, times: DataFrame, prior: Prior
         if left:
             cores = ctx.spark.sparkContext.defaultParallelism
             offsets_left = unpack(side, UNMATCHED_OFFSETS, waves_for(left, cores))
-            named[NO_MEMBERS] = offsets_without_members(offsets_left, GROUP_NOT_AUDITED)
             unmatched = reject_rows(offsets_left, "offsets", F.col("reason"))
         if simulates_more(inputs, config.what_if):
             counts.pop("what_if")  # filtered by the groups' findings after the pass

@@ -460,30 +460,13 @@ def groups_with_empty_topics(found: dict[tuple[str | None, str | None], NamedGro
         for (s, c), n in sorted(found.items(), key=_key) if n.groups]
 
 
-def offsets_without_members(offsets_left: DataFrame, not_audited: str
-                            ) -> dict[tuple[str | None, str | None], NamedGroups]:
-    """Per snapshot and cluster, the groups whose offsets rows no queue took because the
-    group has no member subscribing a queue (`offsets_left` rows of reason `not_audited`):
-    how many, and the first NAMED by name. One small job, run only when offsets rows were
-    left over."""
-    from rebalance_udfs.spark.report_pass import NAMED
-
-    found = (offsets_left.where(F.col("reason") == not_audited)
-             .groupBy("snapshot_id", "cluster")
-             .agg(F.countDistinct("consumer_group").alias("groups"),
-                  F.slice(F.sort_array(F.collect_set("consumer_group")), 1, NAMED)
-                  .alias("first"))
-             .collect())
-    return {(r["snapshot_id"], r["cluster"]): NamedGroups(r["groups"], list(r["first"]))
-            for r in found}
-
-
 def groups_without_members(found: dict[tuple[str | None, str | None], NamedGroups]
                            ) -> list[Note]:
     """A note per snapshot and cluster with groups that committed offsets but have no
-    member reading a queue (`offsets_without_members`): every consumer of theirs gone,
-    the stalled group an on-call engineer looks for first. Their offsets rows are
-    rejects rows, which read as an input problem; no output table has a row of them."""
+    member reading a queue (the assign-and-report pass's MEMBERLESS groups): every
+    consumer of theirs gone, the stalled group an on-call engineer looks for first.
+    Their offsets rows are rejects rows, which read as an input problem; no output table
+    has a row of them."""
     return [Note(None, s, c, (
         f"{n.groups} group(s) have committed offsets but no usable member row subscribing "
         f"a topic of the queues table ({_listed(n)}): no consumer of theirs was seen, so "

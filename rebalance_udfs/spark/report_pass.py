@@ -18,8 +18,8 @@ no table has to be materialized to be counted. It also counts the groups the run
 about and names the first few of them (`NAMED_KINDS`): with offsets, those whose lag
 stays unknown (LAG_UNKNOWN); and the Kafka groups whose clients would assign by rack
 (RACK_AWARE, `rebalance_udfs.racks`); and the groups that subscribe a topic with no
-readable queue (EMPTY_TOPICS), each named with those topics. The offsets rows no queue
-row took
+readable queue (EMPTY_TOPICS), each named with those topics; and the groups with offsets
+rows and no member reading a queue (MEMBERLESS). The offsets rows no queue row took
 (UNMATCHED_OFFSETS) are one more stream, which the run writes to `rejects`.
 
 Members on a Kafka sticky assignor are chained snapshot after snapshot in the same call
@@ -56,6 +56,7 @@ from rebalance_udfs.racks import rack_aware_groups
 from rebalance_udfs.report_pass import MEMBER_COLUMNS as REPORT_MEMBER_COLUMNS
 from rebalance_udfs.report_pass import OBSERVED, TABLES, report_bucket
 from rebalance_udfs.spark.arrow import (
+    GROUP_NOT_AUDITED,
     OFFSET_ROW,
     ROW,
     UNMATCHED_SCHEMA,
@@ -93,11 +94,14 @@ UNMATCHED_OFFSETS = "unmatched_offsets"
 # groups counted beside the tables, and the first NAMED of them by name per (snapshot,
 # cluster), one counts row each: when the pass has offsets, the groups with queues and no
 # known lag; always, the Kafka groups whose clients would assign by rack, and the groups
-# that subscribe a topic with no readable queue (their named rows' `detail`: the topics)
+# that subscribe a topic with no readable queue (their named rows' `detail`: the topics),
+# and the groups whose offsets rows no queue took because no member of theirs reads one
 LAG_UNKNOWN, LAG_NAMED, NAMED = "lag_unknown_groups", "lag_unknown_named", 5
 RACK_AWARE, RACK_NAMED = "rack_aware_groups", "rack_aware_named"
 EMPTY_TOPICS, EMPTY_NAMED = "empty_topic_groups", "empty_topic_named"
-NAMED_KINDS = {LAG_NAMED: LAG_UNKNOWN, RACK_NAMED: RACK_AWARE, EMPTY_NAMED: EMPTY_TOPICS}
+MEMBERLESS, MEMBERLESS_NAMED = "memberless_groups", "memberless_named"
+NAMED_KINDS = {LAG_NAMED: LAG_UNKNOWN, RACK_NAMED: RACK_AWARE, EMPTY_NAMED: EMPTY_TOPICS,
+               MEMBERLESS_NAMED: MEMBERLESS}
 # the topics a named group's `detail` lists; the others are counted
 TOPICS_NAMED = 3
 CODES = {name: code for code, name in enumerate([*TABLES, COMPARISON, COUNTS,
@@ -150,7 +154,9 @@ def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = F
     of them (LAG_NAMED, `first_named`), its `racked` groups (RACK_AWARE,
     `rebalance_udfs.racks.rack_aware_groups`) and the first of them (RACK_NAMED), and its
     groups subscribing a topic with no readable queue (EMPTY_TOPICS, `empty_topics`) and
-    the first of them with those topics (EMPTY_NAMED)."""
+    the first of them with those topics (EMPTY_NAMED), and the groups of its
+    UNMATCHED_OFFSETS rows that no member reads (MEMBERLESS, `memberless`) and the first
+    of them (MEMBERLESS_NAMED)."""
     counted = {"assignments": assigned, **tables}
     named = {}
     if lag_expected and "group_balance" in tables:
@@ -164,6 +170,12 @@ def pack(assigned: pa.Table, tables: dict[str, pa.Table], lag_expected: bool = F
     if racked is not None and racked.num_rows:
         counted[RACK_AWARE] = racked
         named[RACK_NAMED] = first_named(racked)
+    unmatched = tables.get(UNMATCHED_OFFSETS)
+    if unmatched is not None and unmatched.num_rows:
+        gone = memberless(unmatched)
+        if gone.num_rows:
+            counted[MEMBERLESS] = gone
+            named[MEMBERLESS_NAMED] = first_named(gone)
     tables = {**tables, COUNTS: _counts(counted, named)}
     codes, blobs = [], []
     for name, table in tables.items():
@@ -209,6 +221,18 @@ def empty_topics(balance: pa.Table) -> pa.Table:
                      "consumer_group": whole.column("consumer_group"),
                      "detail": pa.array([listed(t[:TOPICS_NAMED], len(t)) for t in topics],
                                         pa.string())})
+
+
+def memberless(unmatched: pa.Table) -> pa.Table:
+    """The groups, once per snapshot and cluster, of the offsets rows no queue took
+    because the group has no queue to audit (UNMATCHED_SCHEMA rows of reason
+    GROUP_NOT_AUDITED): every member of theirs gone, or none subscribing a topic the
+    queues table has. A bucket holds all of a group's rows, so counting them per bucket
+    counts each once."""
+    left = unmatched.filter(pc.and_(pc.equal(unmatched.column("reason"), GROUP_NOT_AUDITED),
+                                    pc.is_valid(unmatched.column("consumer_group"))))
+    return left.select(["snapshot_id", "cluster", "consumer_group"]).group_by(
+        ["snapshot_id", "cluster", "consumer_group"], use_threads=False).aggregate([])
 
 
 def first_named(groups: pa.Table, n: int = NAMED) -> pa.Table:
@@ -302,7 +326,8 @@ def pass_counts(packed: DataFrame
                 ) -> tuple[dict[str, Counts], dict[str, dict[Key, NamedGroups]]]:
     """Rows per (snapshot_id, cluster) of every table of a packed frame, assignments
     included, and the groups of each of NAMED_KINDS (LAG_UNKNOWN: only when the pass had
-    offsets; RACK_AWARE; EMPTY_TOPICS): a few rows per bucket to the driver."""
+    offsets; RACK_AWARE; EMPTY_TOPICS; MEMBERLESS): a few rows per bucket to the
+    driver."""
     kinds = list(NAMED_KINDS.values())
     out: dict[str, Counts] = {name: {} for name in ("assignments", *TABLES, COMPARISON,
                                                     UNMATCHED_OFFSETS, *kinds)}

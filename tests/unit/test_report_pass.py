@@ -15,6 +15,7 @@ import pytest
 from rebalance_udfs.claim_facts import claim_facts, lag_of
 from rebalance_udfs.exact import RATE_TYPE
 from rebalance_udfs.report_pass import OBSERVED, report_bucket
+from rebalance_udfs.spark.arrow import GROUP_NOT_AUDITED, OFFSETS_NOT_READ, UNMATCHED_SCHEMA
 from rebalance_udfs.spark.report_pass import (
     CODES,
     COUNTS,
@@ -22,6 +23,8 @@ from rebalance_udfs.spark.report_pass import (
     EMPTY_TOPICS,
     LAG_NAMED,
     LAG_UNKNOWN,
+    MEMBERLESS,
+    MEMBERLESS_NAMED,
     RACK_AWARE,
     RACK_NAMED,
     TABLE,
@@ -29,6 +32,7 @@ from rebalance_udfs.spark.report_pass import (
     empty_topics,
     first_named,
     lag_unknown,
+    memberless,
     pack,
 )
 from vocabulary.schemas import ASSIGNED_ARROW_SCHEMA
@@ -304,6 +308,41 @@ def test_groups_subscribing_a_topic_with_no_readable_queue_are_counted_and_named
                             members.filter(pc.equal(members.column("consumer_group"), "g2")),
                             "off")
     assert empty_topics(only_g2["group_balance"]).num_rows == 0
+
+
+def test_groups_with_offsets_and_no_member_reading_a_queue_are_counted_and_named() -> None:
+    """The offsets rows no queue took because their group has no queue to audit name
+    that group, once per snapshot and cluster however many rows it has; rows of a queue
+    the group does not read (OFFSETS_NOT_READ) name nobody: that group has members."""
+    def row(group: str | None, queue: int, reason: str, snapshot: str = "s1") -> dict:
+        return {"snapshot_id": snapshot, "cluster": "c", "consumer_group": group,
+                "topic": "T", "broker_name": "b", "queue_id": queue,
+                "committed_offset": 1, "consumed_offset": None, "reason": reason}
+    unmatched = pa.Table.from_pylist([
+        row("gone", 0, GROUP_NOT_AUDITED), row("gone", 1, GROUP_NOT_AUDITED),
+        row("gone", 0, GROUP_NOT_AUDITED, "s2"), row("live", 9, OFFSETS_NOT_READ),
+        row(None, 0, GROUP_NOT_AUDITED), *(row(f"g{i}", 0, GROUP_NOT_AUDITED)
+                                           for i in range(6))], schema=UNMATCHED_SCHEMA)
+    assert sorted(memberless(unmatched).to_pylist(), key=lambda r: tuple(r.values())) == [
+        {"snapshot_id": s, "cluster": "c", "consumer_group": g}
+        for s, g in [*(("s1", f"g{i}") for i in range(6)), ("s1", "gone"), ("s2", "gone")]]
+    assigned = pa.table({f.name: pa.array([], f.type) for f in ASSIGNED_ARROW_SCHEMA},
+                        schema=ASSIGNED_ARROW_SCHEMA)
+
+    def counted(unmatched: pa.Table) -> dict:
+        packed = pack(assigned, {"unmatched_offsets": unmatched})
+        blob = packed.filter(pc.equal(packed.column(TABLE), CODES[COUNTS]))
+        counts = pa.Table.from_batches(list(_read_streams(iter(
+            blob.select(["_blob"]).to_batches()))))
+        return {(r["table"], r["snapshot_id"], r["consumer_group"]): r["rows"]
+                for r in counts.to_pylist() if r["table"] in (MEMBERLESS, MEMBERLESS_NAMED)}
+
+    assert counted(unmatched) == {
+        (MEMBERLESS, "s1", None): 7, (MEMBERLESS, "s2", None): 1,
+        **{(MEMBERLESS_NAMED, "s1", g): 1 for g in ("g0", "g1", "g2", "g3", "g4")},
+        (MEMBERLESS_NAMED, "s2", "gone"): 1}
+    assert counted(unmatched.filter(pc.equal(unmatched.column("reason"),
+                                             OFFSETS_NOT_READ))) == {}
 
 
 def test_the_first_groups_by_name_are_named_per_snapshot_and_cluster() -> None:
