@@ -184,13 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return JOBS[args.job](args)
     except AuditError as exc:
-        from jobs.resource_errors import jvm_gone_message, mute_py4j
-
-        # a write that failed because the JVM was killed under it is that, not the write's
-        if (gone := jvm_gone_message(exc)) is not None:
-            mute_py4j()
-            print(f"rebalance-audit: error: {gone}", file=sys.stderr)
-            return EXIT_FAILED
+        # a write that failed because the JVM or a worker was killed under it is that
+        if (gone := _runtime_gone(exc)) is not None:
+            return gone
         print(f"rebalance-audit: error: {exc}", file=sys.stderr)
         return EXIT_USER
     except KeyboardInterrupt as exc:
@@ -200,24 +196,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rebalance-audit: interrupted{said}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
-        from jobs.resource_errors import (
-            jvm_gone_message,
-            mute_py4j,
-            resource_message,
-            worker_gone_message,
-        )
+        from jobs.resource_errors import resource_message
 
         # the JVM out of a resource is a setting to change (exit 2, as a user's); one
         # gone under the run is said as such (exit 1); anything else is a bug's traceback
         said = resource_message(exc)
-        if said is None and (gone := jvm_gone_message(exc) or worker_gone_message(exc)):
-            mute_py4j()
-            print(f"rebalance-audit: error: {gone}", file=sys.stderr)
-            return EXIT_FAILED
+        if said is None and (gone := _runtime_gone(exc)) is not None:
+            return gone
         if said is None:
             raise
         print(f"rebalance-audit: error: {said}", file=sys.stderr)
         return EXIT_USER
+
+
+def _runtime_gone(exc: BaseException) -> int | None:
+    """EXIT_FAILED, with one line saying so, when `exc` comes of the JVM or a Python
+    worker gone under the run (`jobs.resource_errors.gone_message`); None otherwise.
+    py4j's own records of the calls that still try the JVM are muted first."""
+    from jobs.resource_errors import gone_message, mute_py4j
+
+    if (gone := gone_message(exc)) is None:
+        return None
+    mute_py4j()
+    print(f"rebalance-audit: error: {gone}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def audit_config(args: argparse.Namespace) -> AuditConfig:

@@ -93,6 +93,14 @@ def worker_gone_message(exc: BaseException) -> str | None:
             f"cores (`--master local[1]`) so that fewer workers hold groups at once; {RERUN}")
 
 
+def gone_message(exc: BaseException) -> str | None:
+    """The JVM or a Python worker gone under the run (`jvm_gone_message`,
+    `worker_gone_message`), said as such; None for any other error. Whatever the job
+    made of the failure (a write's AuditError, say) came after the loss, which is the
+    news."""
+    return jvm_gone_message(exc) or worker_gone_message(exc)
+
+
 def _said(line: str, what: str, remedy: str) -> str:
     """The sentence, quoting the JVM's error from its class name on (a failed job's line
     opens with the stage and task that hit it)."""

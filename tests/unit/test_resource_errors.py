@@ -90,3 +90,29 @@ def test_a_python_worker_killed_under_a_task_is_said_as_such() -> None:
     assert worker_gone_message(RuntimeError("Python worker exited unexpectedly (crashed)"))
     assert worker_gone_message(RuntimeError("a group named daemon")) is None
     assert resource_message(error) is None and jvm_gone_message(error) is None
+
+
+def test_a_failure_the_job_said_in_its_own_words_is_still_a_worker_or_jvm_gone(
+        monkeypatch, capsys) -> None:
+    """A write the job turned into an AuditError (exit 2, a user's mistake) because a
+    worker or the JVM died under it is said as that loss, exit 1, as the same loss
+    outside a write is; an AuditError of any other cause keeps its own words."""
+    from jobs import cli
+    from vocabulary.errors import AuditError
+
+    def fails_with(cause: BaseException):
+        def job(_args) -> int:
+            raise AuditError("writing consumer_load failed") from cause
+        return job
+
+    killed = RuntimeError(STAGE_FAILURE.format(error="Python worker exited unexpectedly"))
+    for cause, code, words in (
+            (killed, cli.EXIT_FAILED, "a Python worker of Spark's died under the run"),
+            (Py4JNetworkError("Answer from Java side is empty"), cli.EXIT_FAILED,
+             "Spark's JVM stopped during the run"),
+            (ValueError("a bad row"), cli.EXIT_USER, "writing consumer_load failed")):
+        monkeypatch.setitem(cli.JOBS, "audit", fails_with(cause))
+        assert cli.main(["audit", "--output", "out"]) == code
+        err = capsys.readouterr().err
+        assert err.startswith("rebalance-audit: error: ") and words in err
+        assert err.count("\n") == 1
