@@ -177,9 +177,7 @@ def skew_histogram(counts: pd.Series) -> go.Figure:
         # ticks each power of ten, with room above the tallest bar for its count
         yaxis=({"title": "groups (log scale)", "type": "log", "dtick": 1, "tickformat": ",d",
                 "range": [-0.2, math.log10(counts.max()) + 0.9]}
-               if log else
-               {"title": "groups", "rangemode": "tozero", "tickformat": ",d",
-                "dtick": 1 if counts.empty or counts.max() <= 5 else None}),
+               if log else count_axis("groups", 0 if counts.empty else counts.max())),
     )
     return fig
 

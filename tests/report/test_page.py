@@ -248,6 +248,7 @@ def test_the_skew_axis_reaches_five_and_counts_are_whole():
     assert few.yaxis.tickformat == ",d"
     some = skew_histogram(pd.Series({0: 50, 3: 2})).layout
     assert some.yaxis.type is None and some.yaxis.dtick is None
+    assert (some.yaxis.tickformat, some.yaxis.rangemode) == (",d", "tozero")
     # 120,000 balanced groups beside one skewed: a log axis, where a bar of 1 still shows
     many = skew_histogram(pd.Series({0: 120_000, 12: 1})).layout
     assert list(many.xaxis.range) == [-0.5, 12.5]
