@@ -244,13 +244,18 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
     absent = [s for s in asked if s not in clusters]
     notes.extend(Note(None, None, None, f"snapshot {s} is in none of the inputs")
                  for s in absent)
+    # with --snapshot only those snapshots' rows are read: "at all" sent users looking
+    # for rows the other snapshots have
+    of = (f"of the --snapshot(s) given ({listed([named(s) for s in asked[:5]], len(asked))})"
+          if asked
+          else "at all")
     if not queues and not members:
         notes.append(Note(None, None, None, "the queues and members inputs have no usable "
-                                            "rows at all: nothing to audit"))
+                                            f"rows {of}: nothing to audit"))
     elif not queues:
-        notes.append(Note(None, None, None, "the queues input has no usable rows at all"))
+        notes.append(Note(None, None, None, f"the queues input has no usable rows {of}"))
     elif not members:
-        notes.append(Note(None, None, None, "the members input has no usable rows at all"))
+        notes.append(Note(None, None, None, f"the members input has no usable rows {of}"))
     usable_clusters: dict[str, set] = defaultdict(set)
     for s, c in (*queues, *members):
         usable_clusters[s].add(c)

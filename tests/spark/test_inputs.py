@@ -417,6 +417,35 @@ def test_scope_counts_usable_rows_as_read_less_rejected(spark, tmp_path) -> None
         "snapshot nope is in none of the inputs"]
 
 
+
+def test_a_snapshot_asked_for_that_only_offsets_hold_is_not_said_to_empty_the_inputs(
+        spark, tmp_path) -> None:
+    """`--snapshot s8`, s8 only in offsets: the run reads only s8's rows, and said the
+    queues and members inputs "have no usable rows at all" though they hold snapshot A."""
+    from jobs.read import InputPaths, read_inputs
+    from jobs.scope import find_scope
+    from storage.delta import DeltaStore
+    from tests.support.delta_inputs import write_inputs
+    from tests.support.outputs import member_rows, queue_rows
+
+    offsets = pd.DataFrame([{"snapshot_id": "s8", "cluster": "c", "consumer_group": "G",
+                             "topic": "T", "broker_name": "broker-a", "queue_id": 0,
+                             "committed_offset": 1, "consumed_offset": 1}])
+    paths = write_inputs(spark, tmp_path, queues=queue_rows(["A"]),
+                         members=member_rows(["A"]), offsets=offsets)
+
+    def said(snapshots: tuple[str, ...]) -> list[str]:
+        read = read_inputs(DeltaStore(spark, "offline"),
+                           InputPaths(paths["queues"], paths["members"], paths["offsets"]),
+                           snapshots, Persisted())
+        return [n.text() for n in find_scope(read, snapshots).notes
+                if "input has no" in n.text() or "inputs have no" in n.text()]
+
+    assert "the queues and members inputs have no usable rows of the --snapshot(s) given (s8): " \
+        "nothing to audit" in said(("s8",))
+    assert not [t for t in said(("s8",)) if "at all" in t]
+    assert said(()) == []
+
 def test_members_with_their_topic_column_under_another_name_are_a_noted_problem(
         spark, tmp_path) -> None:
     """A members table whose topic column is named otherwise (`topic_name`) reads as
