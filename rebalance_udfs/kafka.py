@@ -23,9 +23,18 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     partition r goes to s_{(j0 + r) mod k}, j0 = the first subscriber at or after p
     (wrapping), and the pointer ends after the last one served. So only the pointer is
     sequential, over the topics of a group; each step runs for all groups at once.
+
+    The deal is over every member of the group that subscribes, whatever strategy it runs,
+    as `range` counts them: a group that mixes assignors (the inputs can describe one,
+    Kafka's coordinator would not let it form) has each member take its own strategy's
+    share among all members, and the partitions dealt to a member on another strategy
+    are not the roundrobin members' to claim.
     """
     if len(calls) == 0:
         return EMPTY_CLAIMS
+    mine = calls
+    calls = np.flatnonzero(np.isin(batch.unit_group[batch.call_unit],
+                                   batch.unit_group[batch.call_unit[mine]]))
     units = batch.call_unit[calls]
     ranks = batch.call_client_rank[calls]
     groups = batch.unit_group[units]
@@ -39,8 +48,7 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     group_first = np.cumsum(group_members) - group_members
 
     # Subscriptions: one call per (unit, member), sorted by unit then member.
-    sub_key, first = np.unique(units * n_ranks + ranks, return_index=True)
-    sub_call = calls[first]
+    sub_key = np.unique(units * n_ranks + ranks)
     sub_unit_global, sub_rank = sub_key // n_ranks, sub_key % n_ranks
     rr_units, sub_unit = np.unique(sub_unit_global, return_inverse=True)
     sub_member = (np.searchsorted(member_key, batch.unit_group[sub_unit_global] * n_ranks
@@ -71,4 +79,10 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     rows, pos = expand_blocks(batch.unit_queue_start[rr_units], n_parts)
     r = pos - batch.unit_queue_start[rr_units][rows]
     owner = unit_sub_start[rows] + (j0[rows] + r) % unit_subs[rows]
-    return sub_call[owner], pos
+    # the dealt partitions of the members that run roundrobin, claimed by their call
+    dealt = sub_key[owner]
+    mine_key, mine_first = np.unique(batch.call_unit[mine] * n_ranks
+                                     + batch.call_client_rank[mine], return_index=True)
+    at = np.minimum(np.searchsorted(mine_key, dealt), len(mine_key) - 1)
+    kept = mine_key[at] == dealt
+    return mine[mine_first[at[kept]]], pos[kept]
