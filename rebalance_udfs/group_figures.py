@@ -474,7 +474,9 @@ class _Pass:
         count = np.maximum(subscribing, 1)
         ideal = -(-queues // count)
         bits = _bits([
-            (f["idle_clients"] > 0, "IDLE_CLIENTS"),
+            # a topic with no readable queue idles all its clients: the recommendation
+            # and the run's warning name it, no finding code does (README)
+            ((f["idle_clients"] > 0) & (queues > 0), "IDLE_CLIENTS"),
             ((subscribing > queues) & (queues > 0), "MORE_CLIENTS_THAN_QUEUES"),
             (subscribing < gf["clustering_clients"][tg], "INCONSISTENT_SUBSCRIPTION"),
             ((_lengths(strategies) > 1) | (gf["variants"][tg] > 1), "MIXED_STRATEGIES"),

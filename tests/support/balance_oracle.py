@@ -271,7 +271,8 @@ def group_balance_report(facts: DataFrame, member_topics: DataFrame,
     # a retry topic's queue count is its group's retryQueueNums: idling there is by design
     retry = F.col("topic").startswith(RETRY_TOPIC_PREFIX)
     topic_rows = topics.withColumn("findings", _codes(
-        ((F.col("idle_clients") > 0) & ~retry, "IDLE_CLIENTS"),
+        # a topic with no readable queue is named by its recommendation, by no code
+        ((F.col("idle_clients") > 0) & (F.col("queues") > 0) & ~retry, "IDLE_CLIENTS"),
         ((F.col("subscribing_clients") > F.col("queues")) & (F.col("queues") > 0) & ~retry,
          "MORE_CLIENTS_THAN_QUEUES"),
         (F.col("subscribing_clients") < F.col("clustering_clients"),

@@ -291,6 +291,9 @@ def test_groups_subscribing_a_topic_with_no_readable_queue_are_counted_and_named
     whole = {r["consumer_group"]: r for r in tables["group_balance"].to_pylist()
              if r["topic"] is None}
     assert whole["g1"]["findings"] == [] and whole["g2"]["findings"] == []
+    # nor do its empty topics' rows: queues 0, every client idle on them, no finding code
+    empty = [r for r in tables["group_balance"].to_pylist() if r["topic"] in ("t6", "t9")]
+    assert [(r["queues"], r["findings"]) for r in empty] == [(0, []), (0, [])]
     assert empty_topics(tables["group_balance"]).to_pylist() == [
         {"snapshot_id": "s", "cluster": "c", "consumer_group": "g1",
          "detail": "t6, t7, t8 and 1 more"}]
