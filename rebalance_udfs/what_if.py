@@ -76,6 +76,7 @@ from rebalance_udfs.ordering import java_key, java_rank
 from rebalance_udfs.positional import expand_blocks
 from rebalance_udfs.what_if_lines import LINE, what_if_lines
 from vocabulary.columns import (
+    BROADCAST,
     BROADCASTING,
     BROKER_MODES,
     CLAIM_STATUSES,
@@ -115,7 +116,9 @@ COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
 # beside COLUMNS in `what_if_bucket`'s rows, not in the table: the group's queues the row
 # leaves unconsumed (a candidate of CONSISTENT_HASH with 0 virtual nodes claims none, and
 # today's row those no client's subscription or strategy takes). The recommendation
-# prefers rows that leave fewer (`_ranked`), and the what-if line says so
+# prefers rows that leave fewer (`_ranked`), and the what-if line says so. A queue a
+# BROADCASTING member claims is consumed whatever the clustering clients do, as
+# group_balance counts it (status BROADCAST is a claimant): no row leaves it unconsumed
 UNCLAIMED = "unclaimed_queues"
 
 
@@ -163,7 +166,8 @@ def _bucket_tables(assigned: pd.DataFrame, members: pd.DataFrame) -> _Tables:
     groups["maxq"] = topics.groupby("g")["qt"].max().reindex(groups["g"]).fillna(0).to_numpy()
     groups = groups[(groups["C"] > 0) & (groups["Q"] > 0)]
     current = _current_rows(groups, clients, claim, clust, member_g, topics)
-    owned = np.bincount(queues["g"].to_numpy(np.int64), queues["owner"].notna().to_numpy(float),
+    consumed = queues["owner"].notna().to_numpy(bool) | queues["_broadcast"].to_numpy(bool)
+    owned = np.bincount(queues["g"].to_numpy(np.int64), consumed.astype(float),
                         minlength=int(groups["g"].max()) + 1 if len(groups) else 0)
     current[UNCLAIMED] = (groups["Q"].to_numpy() - owned[groups["g"].to_numpy(np.int64)]
                           ).astype(np.int64)
@@ -406,9 +410,10 @@ def _queue_table(a: pd.DataFrame, g: np.ndarray, client_rank: np.ndarray,
                  clients: pd.DataFrame) -> tuple[pd.DataFrame, tuple[np.ndarray, ...]]:
     """Each group's queues once, in the kernels' mqAll order (topic, broker name, both
     Java order, queue id), from today's assignment rows `a` (group g, client Java rank):
-    the first row of each queue, its duplicate estimate and its owner today (the
-    first-sorted client claiming it, `_owner_i` its row in `clients` or -1). Also the
-    claims (g, client rank) of the rows."""
+    the first row of each queue, its duplicate estimate, its owner today (the
+    first-sorted client claiming it, `_owner_i` its row in `clients` or -1) and whether a
+    BROADCASTING member claims it (`_broadcast`). Also the claims (g, client rank) of the
+    rows."""
     broker = a["broker_name"].fillna("").to_numpy(object)
     topic_rank = java_rank(a["topic"].to_numpy(object))
     broker_rank = java_rank(broker)
@@ -440,6 +445,9 @@ def _queue_table(a: pd.DataFrame, g: np.ndarray, client_rank: np.ndarray,
     owner_i = np.full(len(first), -1, np.int64)
     owner_i[q_of[owning]] = _client_index(clients, g[owning], client_rank[owning])
     queues["_owner_i"] = owner_i
+    broadcast = np.zeros(len(first), bool)
+    broadcast[q_of[a["status"].eq(BROADCAST).to_numpy(bool)]] = True
+    queues["_broadcast"] = broadcast
     return queues, (g[claims], client_rank[claims])
 
 
@@ -618,7 +626,11 @@ def _simulate(cands: pd.DataFrame, groups: pd.DataFrame, clients: pd.DataFrame,
     out = allocate_bucket(hq[[*QUEUE_COLUMNS, "cand", "q"]], hm[[*MEMBER_COLUMNS, *MODE_COLUMNS]])
 
     held = out[out["client_id"].notna() & out["status"].isin(CLAIM_STATUSES)]
-    claimed = held.drop_duplicates(["cand", "q"]).groupby("cand").size()
+    # a queue a broadcaster claims today is consumed under every candidate too
+    broadcast = queues["_broadcast"].to_numpy(bool)
+    taken = pd.concat([held[["cand", "q"]], cands[["cand", "g"]].merge(
+        queues.loc[broadcast, ["g", "q"]], on="g")[["cand", "q"]]])
+    claimed = taken.drop_duplicates(["cand", "q"]).groupby("cand").size()
     per_client = held.groupby(["cand", "client_id"]).size().rename("n").reset_index()
     load = hc[["cand", "client_id"]].drop_duplicates().merge(
         per_client, on=["cand", "client_id"], how="left").fillna({"n": 0})

@@ -245,6 +245,36 @@ def test_a_group_balanced_message_by_message_is_recommended_as_it_is() -> None:
     assert best_change(out) == "no simulated change lowers the max load below today's"
 
 
+def test_queues_a_broadcaster_consumes_are_consumed_under_every_candidate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """a and b on AVG, c BROADCASTING, 6 queues: AVG over cidAll [a, b, c] leaves 4 and 5
+    to c alone, which group_balance counts as consumed (status BROADCAST is a claimant).
+    The what-if counted them unconsumed today, so "2 clients, AVG" (max 3, every queue
+    to a clustering client) was recommended over today's max 2."""
+    queues = pd.DataFrame([{"snapshot_id": "s", "cluster": "c", "consumer_group": "g",
+                            "topic": "T", "broker_name": "b", "queue_id": q,
+                            "broker_room": None, "committed_offset": 1, "consumed_offset": 1}
+                           for q in range(6)])
+    members = pd.DataFrame([
+        {"snapshot_id": "s", "cluster": "c", "consumer_group": "g", "client_id": cid,
+         "client_addr": None, "topic": "T", "strategy": "AVG", "message_model": model,
+         "client_room": None, "virtual_nodes": None, "rooms": None, "config_queues": None,
+         "allocation_mode": None, "pop_share_queue_num": None}
+        for cid, model in (("a", None), ("b", None), ("c", "BROADCASTING"))])
+    today = allocate_bucket(queues[[*QUEUE_COLUMNS, "committed_offset", "consumed_offset"]],
+                            members[[*MEMBER_COLUMNS, *MODE_COLUMNS]])
+    args = today[ASSIGNED_COLUMNS], members[WHAT_IF_MEMBER_COLUMNS]
+    out = what_if_bucket(*args)
+    assert (out[UNCLAIMED] == 0).all()
+    best = out[out["recommended"]].iloc[0]
+    assert best["is_current"] and best["max_queues"] == 2
+    assert best_change(out) == "no simulated change lowers the max load below today's"
+    # the kernels' path counts them so too
+    monkeypatch.setattr(what_if, "_closed_form_applies",
+                        lambda cands, *_: np.zeros(len(cands), dtype=bool))
+    pd.testing.assert_frame_equal(out, what_if_bucket(*args))
+
+
 def test_a_broker_asked_for_a_strategy_it_does_not_compute_is_recommended_one_it_does(
         ) -> None:
     """3 BROKER members on CONSISTENT_HASH, 3 queues: the clients would compute max 1, but
