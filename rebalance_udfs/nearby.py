@@ -6,7 +6,9 @@ caller first runs the inner strategy on its own room's queues with its own room'
 on that room's queues with the whole cidAll. Rooms come from the `broker_room` and
 `client_room` columns (upstream: a user-supplied `MachineRoomResolver`). A null or empty
 room anywhere in mqAll or cidAll makes upstream throw `IllegalArgumentException`
-(`StringUtils.isNoneEmpty(null)` is false too), so that call claims nothing.
+(`StringUtils.isNoneEmpty(null)` is false too), so that call claims nothing: upstream's
+`RebalanceImpl` then returns before it updates the client's queues, and the client goes
+on pulling the queues it held, which no snapshot of the queues records.
 
 Everything is flattened into *sub-allocations* (call, queue list, client list): a queue list
 is one (unit, broker room), a client list one (group, client room) or the whole cidAll.

@@ -290,7 +290,9 @@ def _recommendation() -> Column:
             .otherwise(F.lit("no client's own strategy takes them (MACHINE_ROOM rooms or "
                              "CONFIG lists that leave them out, MACHINE_ROOM_NEARBY with a "
                              "client or broker of no room, on which the client's allocation "
-                             "throws, CONSISTENT_HASH with 0 virtual nodes, or a client id "
+                             "throws and the client keeps pulling whatever it held before, "
+                             "which no snapshot of the queues shows (--observed does), "
+                             "CONSISTENT_HASH with 0 virtual nodes, or a client id "
                              "the client refuses, such as an empty one): their assignments "
                              "rows have status UNCONSUMED.")))),
         F.when(has("DUPLICATE_CLIENT_ID"), F.concat(

@@ -267,7 +267,9 @@ def test_a_kafka_group_is_told_what_to_change_in_kafka_words(spark, tmp_path) ->
     # N: no room on its clients or brokers, so each client's allocation throws
     assert whole.loc["N", "unconsumed_queues"] == 2
     assert ("MACHINE_ROOM_NEARBY with a client or broker of no room, on which the client's "
-            "allocation throws") in whole.loc["N", "recommendation"]
+            "allocation throws and the client keeps pulling whatever it held before, which "
+            "no snapshot of the queues shows (--observed does)") in whole.loc["N",
+                                                                  "recommendation"]
     p = whole.loc["P"]
     assert (p["max_queues"], p["idle_clients"], list(p["findings"])) == (3, 0, [])
     pa_row = balance[balance["topic"] == "PA"].iloc[0]
