@@ -33,8 +33,8 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     if len(calls) == 0:
         return EMPTY_CLAIMS
     mine = calls
-    calls = np.flatnonzero(np.isin(batch.unit_group[batch.call_unit],
-                                   batch.unit_group[batch.call_unit[mine]]))
+    call_group = batch.unit_group[batch.call_unit]
+    calls = np.flatnonzero(np.isin(call_group, call_group[mine]))
     units = batch.call_unit[calls]
     ranks = batch.call_client_rank[calls]
     groups = batch.unit_group[units]
@@ -48,7 +48,7 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     group_first = np.cumsum(group_members) - group_members
 
     # Subscriptions: one call per (unit, member), sorted by unit then member.
-    sub_key = np.unique(units * n_ranks + ranks)
+    sub_key, first = np.unique(units * n_ranks + ranks, return_index=True)
     sub_unit_global, sub_rank = sub_key // n_ranks, sub_key % n_ranks
     rr_units, sub_unit = np.unique(sub_unit_global, return_inverse=True)
     sub_member = (np.searchsorted(member_key, batch.unit_group[sub_unit_global] * n_ranks
@@ -79,6 +79,8 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     rows, pos = expand_blocks(batch.unit_queue_start[rr_units], n_parts)
     r = pos - batch.unit_queue_start[rr_units][rows]
     owner = unit_sub_start[rows] + (j0[rows] + r) % unit_subs[rows]
+    if len(calls) == len(mine):  # every member of these groups runs roundrobin
+        return calls[first][owner], pos
     # the dealt partitions of the members that run roundrobin, claimed by their call
     dealt = sub_key[owner]
     mine_key, mine_first = np.unique(batch.call_unit[mine] * n_ranks
