@@ -45,7 +45,9 @@ def java_rank(values: np.ndarray) -> np.ndarray:
 
     Vectorized: one hash pass over the rows (`pd.factorize`), one sort over the distinct
     values (a second hash lookup per row, as a sorted-uniques index took, was half the
-    cost)."""
+    cost). pandas' string table ends a string at a NUL and cannot tell lone surrogates
+    apart, so `c` and `c\x00` share a rank: the strings must be free of both, which the
+    inputs are (validation rejects a NUL; Arrow's UTF-8 cannot hold a lone surrogate)."""
     codes, uniques = pd.factorize(np.asarray(values, dtype=object))
     uniques = np.asarray(uniques, dtype=object)
     rank = np.full(len(uniques) + 1, -1, np.int64)  # the last: a null's (code -1)
