@@ -201,9 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the JVM out of a resource is a setting to change (exit 2, as a user's); one
         # gone under the run is said as such (exit 1); anything else is a bug's traceback
         said = resource_message(exc)
-        if said is None and (gone := _runtime_gone(exc)) is not None:
-            return gone
         if said is None:
+            if (gone := _runtime_gone(exc)) is not None:
+                return gone
             raise
         print(f"rebalance-audit: error: {said}", file=sys.stderr)
         return EXIT_USER

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from jobs.read import SUBSCRIPTION, UNREAD_PARAMS
 from rebalance_udfs.spark.report_pass import NamedGroups
 from vocabulary.contracts import STRATEGY_PARAM_KEYS
-from vocabulary.words import EMPTY_TOPICS, listed, named
+from vocabulary.words import EMPTY_TOPICS, NAMED, listed, named
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ def find_scope(inputs, requested: tuple[str, ...]) -> Scope:
                  for s in absent)
     # with --snapshot only those snapshots' rows are read: "at all" sent users looking
     # for rows the other snapshots have
-    of = (f"of the --snapshot(s) given ({listed([named(s) for s in asked[:5]], len(asked))})"
+    of = (f"of the --snapshot(s) given ({listed([named(s) for s in asked[:NAMED]], len(asked))})"
           if asked
           else "at all")
     if not queues and not members:
@@ -283,7 +283,7 @@ def _row_order(row: Row) -> tuple:
 
 
 def _named_per_snapshot(rows: DataFrame, name: Column, say: Callable[[Row, str], str],
-                        named: int = 5, joiner: str = ", ",
+                        named: int = NAMED, joiner: str = ", ",
                         **figures: Column) -> list[Note]:
     """A note per snapshot and cluster of `rows` (one Spark job, a few rows to the
     driver): `say(row, listed)` with `row.n` the rows counted, `listed` the first `named`

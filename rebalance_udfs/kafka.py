@@ -32,11 +32,11 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     """
     if len(calls) == 0:
         return EMPTY_CLAIMS
-    mine = calls
+    # the deal runs over every call of the groups involved, whatever their strategy
     call_group = batch.unit_group[batch.call_unit]
-    calls = np.flatnonzero(np.isin(call_group, call_group[mine]))
-    units = batch.call_unit[calls]
-    ranks = batch.call_client_rank[calls]
+    dealing = np.flatnonzero(np.isin(call_group, call_group[calls]))
+    units = batch.call_unit[dealing]
+    ranks = batch.call_client_rank[dealing]
     groups = batch.unit_group[units]
     n_ranks = int(ranks.max()) + 1
 
@@ -79,12 +79,12 @@ def roundrobin_kernel(batch: AllocationBatch, calls: np.ndarray) -> Claims:
     rows, pos = expand_blocks(batch.unit_queue_start[rr_units], n_parts)
     r = pos - batch.unit_queue_start[rr_units][rows]
     owner = unit_sub_start[rows] + (j0[rows] + r) % unit_subs[rows]
-    if len(calls) == len(mine):  # every member of these groups runs roundrobin
-        return calls[first][owner], pos
+    if len(dealing) == len(calls):  # every member of these groups runs roundrobin
+        return dealing[first][owner], pos
     # the dealt partitions of the members that run roundrobin, claimed by their call
     dealt = sub_key[owner]
-    mine_key, mine_first = np.unique(batch.call_unit[mine] * n_ranks
-                                     + batch.call_client_rank[mine], return_index=True)
+    mine_key, mine_first = np.unique(batch.call_unit[calls] * n_ranks
+                                     + batch.call_client_rank[calls], return_index=True)
     at = np.minimum(np.searchsorted(mine_key, dealt), len(mine_key) - 1)
     kept = mine_key[at] == dealt
-    return mine[mine_first[at[kept]]], pos[kept]
+    return calls[mine_first[at[kept]]], pos[kept]

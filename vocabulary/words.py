@@ -13,6 +13,11 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+# how many names a message lists before it counts the rest: the warnings the pass counts
+# (`rebalance_udfs.spark.report_pass`) and those `jobs.scope` finds name as many
+NAMED = 5
+
+
 def listed(first: Sequence[str], total: int, joiner: str = ", ") -> str:
     """The first few of `total` names, joined, then how many more there are: a message
     names a few and counts the rest (`a, b and 3 more`)."""

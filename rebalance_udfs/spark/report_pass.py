@@ -83,7 +83,7 @@ from vocabulary.schemas import (
     LOAD_FIGURES,
     WHAT_IF_SCHEMA,
 )
-from vocabulary.words import listed
+from vocabulary.words import NAMED, listed
 
 TABLE, BLOB = "_table", "_blob"
 ASSIGNMENTS = 0
@@ -96,7 +96,7 @@ UNMATCHED_OFFSETS = "unmatched_offsets"
 # known lag; always, the Kafka groups whose clients would assign by rack, and the groups
 # that subscribe a topic with no readable queue (their named rows' `detail`: the topics),
 # and the groups whose offsets rows no queue took because no member of theirs reads one
-LAG_UNKNOWN, LAG_NAMED, NAMED = "lag_unknown_groups", "lag_unknown_named", 5
+LAG_UNKNOWN, LAG_NAMED = "lag_unknown_groups", "lag_unknown_named"
 RACK_AWARE, RACK_NAMED = "rack_aware_groups", "rack_aware_named"
 EMPTY_TOPICS, EMPTY_NAMED = "empty_topic_groups", "empty_topic_named"
 MEMBERLESS, MEMBERLESS_NAMED = "memberless_groups", "memberless_named"
