@@ -44,6 +44,7 @@ from vocabulary.columns import (
     CLIENT,
     CLUSTERING,
     POOLED_ASSIGNORS,
+    POP,
     RETRY_TOPIC_PREFIX,
     SHARED_MODES,
 )
@@ -304,7 +305,11 @@ class _Pass:
         addr = _strings(m, "client_addr")
         self.c_connections = _distinct_count(self.m_cc, addr, nc, pd.notna(addr))
         self.c_by_broker = clients.any(np.isin(mode, list(BROKER_MODES)))
-        self.c_all_shared = ~clients.any(~np.isin(mode, list(SHARED_MODES)))
+        # a POP member on a strategy the broker does not compute is as a BROKER one: its
+        # queues have one owner each (`rebalance_udfs.batch`), so its idle is real
+        shared = np.isin(mode, list(SHARED_MODES)) & ~(
+            (mode == POP) & ~_is_in(self.m_strategy, BROKER_STRATEGIES))
+        self.c_all_shared = ~clients.any(~shared)
 
     def _read_facts(self) -> None:
         f = self.facts

@@ -65,7 +65,10 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
     null: the member's rows that subscribe nothing): `addrs`, `strategies`, `variants`
     (strategy with its parameters), `clustering` (1 when a row is in clustering mode),
     `message_model`, `client_room`, `modes` (who allocates: CLIENT when unset)."""
-    mode = (F.coalesce(F.col("allocation_mode"), F.lit(CLIENT))
+    # a POP member on a strategy the broker does not pop with is as a BROKER one
+    mode = (F.when((F.col("allocation_mode") == POP)
+                   & ~F.col("strategy").isin(*BROKER_STRATEGIES), F.lit(BROKER))
+            .otherwise(F.coalesce(F.col("allocation_mode"), F.lit(CLIENT)))
             if "allocation_mode" in members.columns else F.lit(CLIENT))
     raw = F.coalesce(F.col("strategy_params"), F.create_map().cast("map<string,string>"))
     strategy = F.col("strategy")

@@ -112,3 +112,27 @@ def test_sorted_sets_and_max_strings_follow_code_point_order() -> None:
                 default=None) for g in range(7)]
     assert _sorted_sets(codes, np.array(values, dtype=object), 7,
                         np.zeros(400, bool)).to_pylist() == [[]] * 7
+
+
+def test_pop_members_on_a_strategy_the_broker_does_not_pop_with_idle_as_broker_ones() -> None:
+    """POP on CONSISTENT_HASH is allocated as under BROKER (one owner per queue): its idle
+    clients are idle, as a BROKER group's are; POP on AVG shares the queues (no idle
+    findings). Topic T has 1 queue, held by a; b and c hold none."""
+    fact = {"snapshot_id": "s", "cluster": "c", "topic": "T", "client_id": "a",
+            "lag_all_known": 0, "contended": 0, "claim_lag": None, "queue_lag_known": 0,
+            "unconsumed_queues": 0, "contended_queues": 0, "rows": 1, "claims": 1,
+            "queues": 1, "rate_all_known": 0, "queue_rate_known": 0}
+    findings = {}
+    for group, strategy, mode in (("pop_hash", "CONSISTENT_HASH", "POP"),
+                                  ("broker_hash", "CONSISTENT_HASH", "BROKER"),
+                                  ("pop_avg", "AVG", "POP")):
+        members = _members([_member(c, "T", consumer_group=group, strategy=strategy,
+                                    variant=f"{strategy}|[]", allocation_mode=mode)
+                            for c in "abc"])
+        _, balance = _split(group_figures(_facts([{**fact, "consumer_group": group}]),
+                                          members))
+        findings[group] = {r["topic"]: r["findings"] for r in balance}
+    unsupported = ["IDLE_CLIENTS", "MORE_CLIENTS_THAN_QUEUES", "BROKER_UNSUPPORTED_STRATEGY"]
+    assert findings["broker_hash"] == {"T": unsupported, None: unsupported}
+    assert findings["pop_hash"] == findings["broker_hash"]
+    assert findings["pop_avg"] == {"T": [], None: []}
