@@ -36,6 +36,7 @@ from rebalance_udfs.group_figures import MEMBER_COLUMNS as FIGURE_MEMBER_COLUMNS
 from rebalance_udfs.group_figures import group_figures
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
+    TODAY_NO_OPTION,
     UNCLAIMED,
     WHAT_IF_MEMBER_COLUMNS,
     typed_arrow,
@@ -79,10 +80,11 @@ def report_bucket(rows: pa.Table, members: pa.Table, what_if: str,
         raise ValueError(f"what_if must be one of {WHAT_IF_MODES}, not {what_if!r}")
     load, balance = group_figures(claim_facts(rows.select(ROW_COLUMNS)),
                                   members.select(FIGURE_MEMBER_COLUMNS))
-    simulated, unclaimed = _what_if(rows, members,
-                                    _simulated_groups(balance, members, what_if))
+    simulated, unclaimed, no_option = _what_if(rows, members,
+                                               _simulated_groups(balance, members, what_if))
     tables = {"consumer_load": load,
-              "group_balance": _with_lines(balance, what_if_lines(simulated, unclaimed)),
+              "group_balance": _with_lines(balance, what_if_lines(simulated, unclaimed,
+                                                                  no_option)),
               "what_if": simulated}
     if pairs is not None:
         tables["churn"] = churn_totals(*churn_inputs(
@@ -121,16 +123,18 @@ def _simulated_groups(balance: pa.Table, members: pa.Table, what_if: str) -> pa.
 
 
 def _what_if(rows: pa.Table, members: pa.Table,
-             chosen: pa.Table) -> tuple[pa.Table, pa.Array | None]:
+             chosen: pa.Table) -> tuple[pa.Table, pa.Array | None, pa.Array | None]:
     """what_if rows (WHAT_IF_ARROW_SCHEMA) of the `chosen` groups, and per row the queues
-    it leaves unconsumed (`what_if.UNCLAIMED`: for the lines, not in the table)."""
+    it leaves unconsumed and whether its group's today row is no option
+    (`what_if.UNCLAIMED`, `what_if.TODAY_NO_OPTION`: for the lines, not in the table)."""
     if not chosen.num_rows:
-        return WHAT_IF_ARROW_SCHEMA.empty_table(), None
+        return WHAT_IF_ARROW_SCHEMA.empty_table(), None, None
     assigned = _of_groups(rows.select(ASSIGNED_COLUMNS), chosen)
     simulated = _of_groups(members.select(WHAT_IF_MEMBER_COLUMNS), chosen)
     frame = what_if_bucket(_pandas(assigned), _pandas(simulated))
     return (typed_arrow(frame, WHAT_IF_ARROW_SCHEMA),
-            pa.array(frame[UNCLAIMED].to_numpy(np.int64), pa.int64()))
+            pa.array(frame[UNCLAIMED].to_numpy(np.int64), pa.int64()),
+            pa.array(frame[TODAY_NO_OPTION].to_numpy(bool), pa.bool_()))
 
 
 def _of_groups(table: pa.Table, groups: pa.Table) -> pa.Table:

@@ -120,6 +120,9 @@ COLUMNS = [*GROUP_KEYS, "candidate", "clients", "strategy", "virtual_nodes",
 # BROADCASTING member claims is consumed whatever the clustering clients do, as
 # group_balance counts it (status BROADCAST is a claimant): no row leaves it unconsumed
 UNCLAIMED = "unclaimed_queues"
+# beside them too: whether the group's today row is no option (the broker is asked for a
+# strategy it does not compute, `_ranked`): its what-if line says why the change
+TODAY_NO_OPTION = "today_no_option"
 
 
 def _group_rows(groups: pd.DataFrame, g: np.ndarray) -> np.ndarray:
@@ -273,13 +276,13 @@ def _by_name(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def what_if_bucket(assigned: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
-    """Candidate rows (COLUMNS and UNCLAIMED) of every group in the bucket; see the module
-    docstring.
+    """Candidate rows (COLUMNS, UNCLAIMED and TODAY_NO_OPTION) of every group in the
+    bucket; see the module docstring.
 
     `assigned`: today's assignment rows of the groups (ASSIGNED_COLUMNS); `members`: their
     member rows (WHAT_IF_MEMBER_COLUMNS)."""
     if assigned.empty or members.empty:
-        return pd.DataFrame(columns=[*COLUMNS, UNCLAIMED])
+        return pd.DataFrame(columns=[*COLUMNS, UNCLAIMED, TODAY_NO_OPTION])
     groups, clients, queues, topics, current, pop = _bucket_tables(assigned, members)
     candidates = _candidates(groups)
     split = candidates["split_by_topic"].to_numpy(bool)
@@ -381,6 +384,7 @@ def _ranked(out: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
         columns[name] = out[name].to_numpy()[final]
     columns["recommended"] = recommended[final]
     columns[UNCLAIMED] = unclaimed[final]
+    columns[TODAY_NO_OPTION] = groups["broker_unsupported"].to_numpy(bool)[row]
     return pd.DataFrame(columns)
 
 
@@ -1256,5 +1260,7 @@ def best_change(rows: pd.DataFrame) -> str:
                                        "is_current", "recommended"]], preserve_index=False)
     unclaimed = (pa.array(rows[UNCLAIMED].to_numpy(np.int64)) if UNCLAIMED in rows.columns
                  else None)
-    lines = what_if_lines(table, unclaimed).column(LINE).to_pylist()
+    no_option = (pa.array(rows[TODAY_NO_OPTION].to_numpy(bool))
+                 if TODAY_NO_OPTION in rows.columns else None)
+    lines = what_if_lines(table, unclaimed, no_option).column(LINE).to_pylist()
     return lines[0] if lines else "no simulated change lowers the max load below today's"

@@ -5,9 +5,9 @@ a split `give each topic a consumer group of its own, with this group's offsets 
 it (N clients in all) (...)`; a candidate with fewer clients than today (the recommended
 row never adds clients) says how many fewer: `run 8 clients, AVG (max 1 queue per client
 instead of 2, with 7 clients fewer; 8 queues move once)`, `run 4 clients, AVG (max 1 queue
-per client as today, with 5 clients fewer; no queue moves)`; one that lowers neither,
-recommended because the broker allocates the group and does not compute today's strategy,
-says that: `run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not
+per client as today, with 5 clients fewer; no queue moves)`; one recommended because the
+broker allocates the group and does not compute today's strategy says that, whatever else
+it changes: `run 3 clients, AVG (max 1 queue per client; the broker computes AVG, not
 today's CONSISTENT_HASH; 3 queues move once)`; one named as today's group is (`run 3
 clients, roundrobin`: the same clients and strategy) says what it changes, what every
 candidate is: `, one process per client id, each subscribing every topic`. The
@@ -26,15 +26,20 @@ from vocabulary.columns import GROUP_KEYS
 LINE = "what_if_line"
 
 
-def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table:
+def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None,
+                  no_option: pa.Array | None = None) -> pa.Table:
     """GROUP_KEYS and LINE of every group in `rows` (what_if rows, WHAT_IF_ARROW_SCHEMA)
     whose recommended row is not today's; groups where today is best have none.
     `unclaimed`: per row, the group's queues it leaves unconsumed (`what_if.UNCLAIMED`;
     None: none); a recommended row that consumes queues today leaves unconsumed says how
-    many."""
+    many. `no_option`: per row, whether its group's today row is no option
+    (`what_if.TODAY_NO_OPTION`; None: taken as so where the row lowers nothing): its line
+    says the broker computes the candidate's strategy, not today's."""
     counts = unclaimed if unclaimed is not None else pa.array(
         [0] * rows.num_rows, pa.int64())
     rows = rows.append_column("_unclaimed", pc.cast(counts, pa.int64()))
+    if no_option is not None:
+        rows = rows.append_column("_no_option", pc.cast(no_option, pa.bool_()))
     today = rows.filter(rows.column("is_current")).select(
         [*GROUP_KEYS, "max_queues", "clients", "strategy", "_unclaimed", "candidate"]
     ).rename_columns([*GROUP_KEYS, "_today_max", "_today_clients", "_today_strategy",
@@ -87,14 +92,15 @@ def what_if_lines(rows: pa.Table, unclaimed: pa.Array | None = None) -> pa.Table
             same, " as today", pc.binary_join_element_wise(" instead of ",
                                                            text("_today_max"), "")), "")
     against = pc.if_else(fewer, pc.binary_join_element_wise(against, saved, ""), against)
-    # neither lower nor fewer nor consuming more: today's row was no option
-    # (`what_if._ranked`: the broker allocates the group and does not compute today's
-    # strategy)
+    # today's row was no option (`what_if._ranked`: the broker allocates the group and
+    # does not compute today's strategy), whatever else the row changes; without the
+    # flag, a row neither lower nor fewer nor consuming more can only be so
+    no_option = (best.column("_no_option") if no_option is not None
+                 else pc.invert(pc.or_(pc.or_(lower, fewer), consumes)))
     against = pc.if_else(
-        pc.or_(pc.or_(lower, fewer), consumes), against,
-        pc.binary_join_element_wise(against, "; the broker computes ",
-                                    best.column("strategy"), ", not today's ",
-                                    best.column("_today_strategy"), ""))
+        pc.fill_null(no_option, False), pc.binary_join_element_wise(
+            against, "; the broker computes ", best.column("strategy"), ", not today's ",
+            best.column("_today_strategy"), ""), against)
     against = pc.if_else(consumes, pc.binary_join_element_wise(
         against, "; consumes ", counted(taken, " queue", " queues"),
         " nobody consumes today", ""), against)

@@ -13,6 +13,7 @@ from rebalance_udfs.hashring import build_rings, node_hashes, route
 from rebalance_udfs.what_if import (
     ASSIGNED_COLUMNS,
     COLUMNS,
+    TODAY_NO_OPTION,
     UNCLAIMED,
     WHAT_IF_MEMBER_COLUMNS,
     best_change,
@@ -45,7 +46,7 @@ def test_seed_group_gets_a_change_reaching_max_1() -> None:
     """4 clients, 2 topics of 2 queues, AVG: today max 2 where pooled is 1."""
     out = what_if_bucket(*_group([f"consumer-{i}" for i in range(1, 5)],
                                  {"TopicA": 2, "TopicB": 2}, "AVG"))
-    assert list(out.columns) == [*COLUMNS, UNCLAIMED]
+    assert list(out.columns) == [*COLUMNS, UNCLAIMED, TODAY_NO_OPTION]
     now = out[out["is_current"]].iloc[0]
     assert (now["max_queues"], now["clients"], now["idle_clients"], now["skew"]) == (2, 4, 2, 1)
     best = out[out["recommended"]].iloc[0]
@@ -292,6 +293,20 @@ def test_a_broker_asked_for_a_strategy_it_does_not_compute_is_recommended_one_it
                                 "once)")
     client_side = what_if_bucket(*_group(["a", "b", "c"], {"B": 3}, "CONSISTENT_HASH"))
     assert client_side[client_side["recommended"]].iloc[0]["is_current"]
+
+
+def test_a_broker_not_computing_today_says_so_when_the_change_also_drops_clients() -> None:
+    """5 BROKER members on CONSISTENT_HASH, 3 queues (the hash gives one client 2): AVG at
+    3 clients is recommended (max 1, 2 clients fewer); the line still says today's strategy is the broker's
+    no-go, as with today's count. A client-side group is told nothing of the broker."""
+    out = what_if_bucket(*_group(list("abcde"), {"B": 3}, "CONSISTENT_HASH", mode="BROKER"))
+    assert out[TODAY_NO_OPTION].all()
+    assert best_change(out) == (
+        "run 3 clients, AVG (max 1 queue per client instead of 2, with 2 clients fewer; the "
+        "broker computes AVG, not today's CONSISTENT_HASH; 3 queues move once)")
+    client_side = what_if_bucket(*_group(list("abcde"), {"B": 3}, "CONSISTENT_HASH"))
+    assert not client_side[TODAY_NO_OPTION].any()
+    assert "broker" not in best_change(client_side)
 
 
 def test_an_even_group_is_recommended_as_it_is_not_scaled_out() -> None:
