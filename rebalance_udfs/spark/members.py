@@ -8,7 +8,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from rebalance_udfs.batch import DEFAULT_VIRTUAL_NODES
-from vocabulary.columns import CLUSTERING
+from vocabulary.columns import CLUSTERING, POP
+from vocabulary.findings import BROKER_STRATEGIES
 
 
 def clustering() -> Column:
@@ -25,7 +26,9 @@ def variant(columns: Sequence[str] = ()) -> Column:
       (`rebalance_udfs.batch.DEFAULT_VIRTUAL_NODES`), so "10", " 10" and none agree;
     - rooms, for MACHINE_ROOM: the set of names (`machine_room.parse_rooms`), so
       " r1 , r2 " and "r2,r1" agree; unset is apart from an empty list;
-    - pop_share_queue_num in POP mode.
+    - pop_share_queue_num, where the broker pops (POP mode, AVG or AVG_BY_CIRCLE): the
+      integer, 0 for unset or below (the broker's `allocate4Pop` lets every client pop
+      every queue for all of them, `rebalance_udfs.pop`), so none, "0" and "-1" agree.
 
     A key no strategy reads (a misspelt one, which the run warns of) changes nothing a
     client computes, and two clients are not two views of the split for it. CONFIG's
@@ -37,7 +40,8 @@ def variant(columns: Sequence[str] = ()) -> Column:
     names = F.filter(F.transform(F.split(F.col("rooms"), ","),
                                  lambda r: F.regexp_replace(r, r"^\s+|\s+$", "")),
                      lambda r: r != "")
-    pop = (F.when(F.col("allocation_mode") == "POP", F.col("pop_share_queue_num"))
+    pop = (F.when((F.col("allocation_mode") == POP) & strategy.isin(*BROKER_STRATEGIES),
+                  F.greatest(F.coalesce(F.col("pop_share_queue_num"), F.lit(0)), F.lit(0)))
            if {"allocation_mode", "pop_share_queue_num"} <= set(columns) else F.lit(None))
     agreed = F.struct(
         F.when(strategy.endswith("CONSISTENT_HASH"), F.coalesce(

@@ -315,8 +315,11 @@ def test_members_differing_in_parameters_no_strategy_reads_are_not_mixed(spark,
     """MIXED_STRATEGIES compared the raw parameter maps: a misspelt key on one AVG member,
     virtual_nodes "10" beside none (10 is the default), the same rooms spaced and ordered
     otherwise, and pop_share_queue_num on a CLIENT-mode member each made a group "mixed",
-    and on CONSISTENT_HASH hid STRATEGY_IMBALANCE, the real cause. 10 beside 20 virtual
-    nodes still differ."""
+    and on CONSISTENT_HASH hid STRATEGY_IMBALANCE, the real cause. So did a POP member's
+    unset share beside "0" and "-1" (the broker reads all three as 0: every client pops
+    every queue), and shares on a strategy the broker does not pop with (it allocates
+    those as under BROKER). 10 beside 20 virtual nodes, and shares 1 beside 2, still
+    differ."""
     queues = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "topic": "T",
                             "broker_name": b, "queue_id": q, "readable": True}
                            for b in ("r1@b1", "r2@b2") for q in range(2)])
@@ -324,15 +327,23 @@ def test_members_differing_in_parameters_no_strategy_reads_are_not_mixed(spark,
              "DEFAULT10": ("CONSISTENT_HASH", [{"virtual_nodes": "10"}, None]),
              "SPACED": ("MACHINE_ROOM", [{"rooms": " r1 , r2 "}, {"rooms": "r2,r1"}]),
              "POPKEY": ("AVG", [{"pop_share_queue_num": "2"}, None]),
-             "TWENTY": ("CONSISTENT_HASH", [{"virtual_nodes": "10"}, {"virtual_nodes": "20"}])}
+             "TWENTY": ("CONSISTENT_HASH", [{"virtual_nodes": "10"}, {"virtual_nodes": "20"}]),
+             "POPZERO": ("AVG", [None, {"pop_share_queue_num": "0"},
+                                 {"pop_share_queue_num": "-1"}]),
+             "POPHASH": ("CONSISTENT_HASH", [{"pop_share_queue_num": "1"},
+                                             {"pop_share_queue_num": "2"}]),
+             "POPTWO": ("AVG", [{"pop_share_queue_num": "1"}, {"pop_share_queue_num": "2"}])}
     members = pd.DataFrame([{"snapshot_id": "s1", "cluster": "c", "consumer_group": g,
                              "client_id": f"m{i}", "topic": "T", "strategy": strategy,
-                             "strategy_params": params}
+                             "strategy_params": params,
+                             "allocation_mode": "POP" if g in ("POPZERO", "POPHASH", "POPTWO")
+                             else None}
                             for g, (strategy, per_member) in cases.items()
                             for i, params in enumerate(per_member)])
     balance = _group_balance(spark, tmp_path, queues, members)
     findings = {r["consumer_group"]: list(r["findings"])
                 for r in balance[balance["topic"].isna()].to_dict("records")}
-    for group in ("TYPO", "DEFAULT10", "SPACED", "POPKEY"):
+    for group in ("TYPO", "DEFAULT10", "SPACED", "POPKEY", "POPZERO", "POPHASH"):
         assert "MIXED_STRATEGIES" not in findings[group], (group, findings[group])
     assert "MIXED_STRATEGIES" in findings["TWENTY"]
+    assert "MIXED_STRATEGIES" in findings["POPTWO"]

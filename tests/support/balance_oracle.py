@@ -82,8 +82,10 @@ def member_topic_facts(members: DataFrame) -> DataFrame:
             raw["rooms"], r"\s*,\s*", ","), r"^\s+|\s+$", ""), ","),
             lambda r: r != ""))), ","),
         F.lit("<unset>")))
-    pop = (F.when(F.col("allocation_mode") == "POP", raw["pop_share_queue_num"].cast("int")
-                  .cast("string")) if "allocation_mode" in members.columns else F.lit(None))
+    pop = (F.when((F.col("allocation_mode") == "POP") & strategy.isin(*BROKER_STRATEGIES),
+                  F.greatest(F.coalesce(raw["pop_share_queue_num"].cast("int"), F.lit(0)),
+                             F.lit(0)).cast("string"))
+           if "allocation_mode" in members.columns else F.lit(None))
     params = F.concat_ws(";", F.coalesce(hashes, F.lit("-")), F.coalesce(rooms, F.lit("-")),
                          F.coalesce(pop, F.lit("-")))
     return members.groupBy(*KEYS).agg(

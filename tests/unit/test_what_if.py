@@ -297,8 +297,9 @@ def test_a_broker_asked_for_a_strategy_it_does_not_compute_is_recommended_one_it
 
 def test_a_broker_not_computing_today_says_so_when_the_change_also_drops_clients() -> None:
     """5 BROKER members on CONSISTENT_HASH, 3 queues (the hash gives one client 2): AVG at
-    3 clients is recommended (max 1, 2 clients fewer); the line still says today's strategy is the broker's
-    no-go, as with today's count. A client-side group is told nothing of the broker."""
+    3 clients is recommended (max 1, 2 clients fewer); the line still says the broker does
+    not compute today's strategy, as at today's count. A client-side group is told nothing
+    of the broker."""
     out = what_if_bucket(*_group(list("abcde"), {"B": 3}, "CONSISTENT_HASH", mode="BROKER"))
     assert out[TODAY_NO_OPTION].all()
     assert best_change(out) == (
