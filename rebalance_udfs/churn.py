@@ -26,9 +26,14 @@ SIDE = "_side"
 BEFORE, AFTER = 0, 1
 # a predecessor claim row's re-consumed messages, where both offsets are known
 DUPLICATES = "_duplicates"
+# a claim row of status SHARED: POP clients the broker pops one queue for, or MESSAGE
+# clients balancing message by message; a claimant of such a queue that keeps it goes on
+# consuming it whoever joins or leaves it (upstream drops only a pop queue a client no
+# longer has), so its move stops nothing and hands no offset over
+SHARED_CLAIM = "_shared"
 # client_id is null on every row but a clustering claim (OK, CONTENDED, SHARED)
 QUEUE_COLUMNS = [*GROUP_KEYS, SIDE, "topic", "broker_name", "queue_id", "client_id",
-                 DUPLICATES]
+                 DUPLICATES, SHARED_CLAIM]
 # topics / strategies as one comparable string each (null when unknown); EAGER: whether
 # the client runs one of Kafka's eager assignors (false when unknown)
 TOPICS, STRATEGIES, EAGER = "_topics", "_strategies", "_eager"
@@ -107,6 +112,10 @@ class _Queues:
         self._duplicates(single_chunk(rows[DUPLICATES]))
         self.moved = (self.in_before & self.in_after & self.has_before & self.has_after
                       & self.differ)
+        # moved, shared on either side, and a claimant on both: consumed throughout
+        shared = _numpy(pc.fill_null(single_chunk(rows[SHARED_CLAIM]), False), bool)
+        kept = _flags(self.pair_queue, self.n, self.pair_before & self.pair_after)
+        self.goes_on = self.moved & _flags(self.code, self.n, shared) & kept
 
     def _claimants(self, client: pa.Array, side: np.ndarray) -> None:
         claim = _numpy(client.is_valid(), bool)
@@ -150,7 +159,7 @@ class _Queues:
 
         before, after = claimants(self.pair_before), claimants(self.pair_after)
         taken = pa.array(order, pa.int64())
-        known = self.dup_known[order]
+        known = self.dup_known[order] & ~self.goes_on[order]
         structs = pa.StructArray.from_arrays(
             [self.topic.take(taken), self.broker.take(taken), self.queue_id.take(taken),
              _sole(before), _sole(after), before, after,
@@ -251,10 +260,11 @@ def _paused(q: _Queues, c: _Clients, n: int, joined: np.ndarray,
     on range, roundrobin or sticky) a rebalance first revokes every partition of every
     member, so every queue claimed before that the group still has pauses, moved or not.
     A rebalance is what any of the churn's changes takes: a client joined or left, a queue
-    added or removed, other topics or strategies, or a queue moved."""
+    added or removed, other topics or strategies, or a queue moved. A shared queue one of
+    its claimants keeps (`_Queues.goes_on`) does not pause."""
     moved = _count(q.group[q.moved], n)
     claimed = _count(q.group[q.in_before & q.in_after & q.has_before], n)
     changed = (_flags(c.group, n, joined | left | c.subscription | c.strategy)
                | _flags(q.group, n, q.in_before ^ q.in_after) | (moved > 0))
     eager = _flags(c.group, n, c.eager_before)
-    return np.where(eager & changed, claimed, moved)
+    return np.where(eager & changed, claimed, _count(q.group[q.moved & ~q.goes_on], n))

@@ -13,7 +13,7 @@ output tables, so each pair's two sides meet in one call. `churn_inputs` gives w
   predecessor is not in the run;
 * a queue's claimants are its clustering claims (status OK, CONTENDED or SHARED); the
   duplicate estimate of a BEFORE claim is consumed - committed, at least 0, where both
-  are known;
+  are known; a SHARED claim is marked (`churn.SHARED_CLAIM`);
 * a client's topics and strategies are compared as one string each (null: unknown, as
   for the clients of a predecessor known only by its assignment rows).
 """
@@ -31,12 +31,13 @@ from rebalance_udfs.churn import (
     DUPLICATES,
     EAGER,
     QUEUE_COLUMNS,
+    SHARED_CLAIM,
     SIDE,
     STRATEGIES,
     TOPICS,
 )
 from rebalance_udfs.exact import single_chunk
-from vocabulary.columns import CLAIM_STATUSES, EAGER_ASSIGNORS, GROUP_KEYS
+from vocabulary.columns import CLAIM_STATUSES, EAGER_ASSIGNORS, GROUP_KEYS, SHARED
 
 # the pairs the pass is told of: per cluster, a run snapshot and its predecessor
 PAIR_KEYS = ["cluster", "snapshot_id", "previous_snapshot_id", "previous_in_run"]
@@ -71,6 +72,8 @@ def churn_inputs(rows: pa.Table, clients: pa.Table, prior_rows: pa.Table | None,
         **{k: queues.column(k) for k in ("topic", "broker_name", "queue_id")},
         "client_id": pc.if_else(claim, client, pa.scalar(None, pa.string())),
         DUPLICATES: _duplicates(queues, before),
+        SHARED_CLAIM: pc.fill_null(pc.and_(claim, pc.equal(queues.column("status"), SHARED)),
+                                   False),
     })
     clients = _linked(_client_keys(clients), _client_keys(prior_clients), links)
     return queues.select(QUEUE_COLUMNS), clients.select(CLIENT_COLUMNS)

@@ -29,7 +29,8 @@ subscribes):
   roundrobin or sticky) first revokes every partition of every member, so there every
   queue claimed in both snapshots' queue sets before pauses, moved or not, when anything
   above changed (a trigger, or a move); cooperative-sticky and RocketMQ pause the moved
-  queues only.
+  queues only, less the SHARED ones (POP / MESSAGE) one of whose claimants keeps them:
+  that client goes on consuming, and such a move has no duplicate estimate.
 - `moves`: the moved queues, sorted by (topic, broker_name, queue_id): `from_client` /
   `to_client` are the sole claimant before / after (null when the queue was contended on
   that side), `from_clients` / `to_clients` the full claimant sets, `duplicate_estimate` the

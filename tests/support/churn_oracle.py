@@ -98,7 +98,7 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
     """One aggregation over queue facts and client facts together (no join between them)."""
     facts = changes.select(
         *GROUP_KEYS, *PAIR_COLUMNS, F.lit(True).alias("_queue"), "in_before", "in_after",
-        "moved", F.when(F.col("moved"), _move_struct()).alias("move"),
+        "moved", "goes_on", F.when(F.col("moved"), _move_struct()).alias("move"),
         (F.size("claimants_before") > 0).alias("claimed_before"),
     ).unionByName(clients.withColumn("_queue", F.lit(False)), allowMissingColumns=True)
     queue, client = F.col("_queue"), ~F.col("_queue")
@@ -121,6 +121,7 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
         count(queue & after & ~before).alias("queues_added"),
         count(queue & before & ~after).alias("queues_removed"),
         count(queue & F.col("moved")).alias("queues_moved"),
+        count(queue & F.col("goes_on")).alias("_goes_on"),
         F.array_sort(F.collect_list("move")).alias("moves"),
         F.sum(dup).cast("long").alias("estimated_duplicates"),  # null when none is known
         F.count(dup).cast("int").alias("duplicates_known_moves"),
@@ -133,8 +134,10 @@ def _group_totals(changes: DataFrame, clients: DataFrame) -> DataFrame:
     changed = ((F.size("clients_joined") + F.size("clients_left") + F.col("queues_added")
                 + F.col("queues_removed") + F.col("queues_moved") > 0)
                | F.col("_subscription") | F.col("_strategy"))
+    # otherwise the moved queues, less the shared ones a claimant keeps consuming
     return totals.withColumn("paused_queues", F.when(F.col("_eager") & changed, F.col("_claimed"))
-                             .otherwise(F.col("queues_moved"))).drop("_claimed", "_eager")
+                             .otherwise(F.col("queues_moved") - F.col("_goes_on"))
+                             ).drop("_claimed", "_eager", "_goes_on")
 
 
 def oracle_churn(assignments: DataFrame, consumer_load: DataFrame,

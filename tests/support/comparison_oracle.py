@@ -142,8 +142,9 @@ def queue_changes(linked: DataFrame, extra_keys: tuple[str, ...] = ()) -> DataFr
 
     `linked`: ROW_COLUMNS rows with `_side` (see `link_rows`). Output: QUEUE_KEYS,
     `extra_keys`, in_before, in_after, claimants_before, claimants_after (sorted arrays),
-    moved (`reports.rebalance_churn`'s definition), duplicate_estimate (long, null when
-    unknown).
+    moved (`reports.rebalance_churn`'s definition), goes_on (moved, SHARED on either side
+    and a claimant on both: that POP / MESSAGE client goes on consuming it),
+    duplicate_estimate (long, null when unknown or goes_on).
     """
     # groupBy keys compare nulls as equal: broker_name is null-safe without coalescing
     per_queue = linked.groupBy(*QUEUE_KEYS, *extra_keys).agg(
@@ -155,8 +156,14 @@ def queue_changes(linked: DataFrame, extra_keys: tuple[str, ...] = ()) -> DataFr
         .alias("claimants_after"),
         # offsets are per group per queue: every claim row of the old owner(s) has them
         F.max(F.when(_side(BEFORE) & _claim(), _duplicates())).alias("duplicate_estimate"),
+        F.max(_claim() & (F.col("status") == "SHARED")).alias("_shared"),
     )
     moved = (F.col("in_before") & F.col("in_after") & (F.size("claimants_before") > 0)
              & (F.size("claimants_after") > 0)
              & (F.col("claimants_before") != F.col("claimants_after")))
-    return per_queue.withColumn("moved", moved)
+    goes_on = (moved & F.col("_shared")
+               & (F.size(F.array_intersect("claimants_before", "claimants_after")) > 0))
+    return (per_queue.withColumn("moved", moved).withColumn("goes_on", goes_on)
+            .withColumn("duplicate_estimate",
+                        F.when(~F.col("goes_on"), F.col("duplicate_estimate")))
+            .drop("_shared"))

@@ -11,7 +11,7 @@ from rebalance_udfs.churn import AFTER, BEFORE, CLIENT_COLUMNS, QUEUE_COLUMNS, c
 from vocabulary.schemas import CHURN_TOTALS_ARROW_SCHEMA
 
 _INTS = {"_side": pa.int32(), "queue_id": pa.int32(), "_duplicates": pa.int64(),
-         "_eager": pa.bool_()}
+         "_eager": pa.bool_(), "_shared": pa.bool_()}
 
 
 def _table(columns: list[str], rows: list[tuple]) -> pa.Table:
@@ -20,8 +20,8 @@ def _table(columns: list[str], rows: list[tuple]) -> pa.Table:
 
 
 def _q(group: str, side: int, broker: str | None, qid: int, client: str | None,
-       dup: int | None = None) -> tuple:
-    return ("s2", "k", group, side, "t", broker, qid, client, dup)
+       dup: int | None = None, shared: bool = False) -> tuple:
+    return ("s2", "k", group, side, "t", broker, qid, client, dup, shared)
 
 
 def _c(group: str, side: int, client: str, topics: str | None = '["t"]',
@@ -58,6 +58,29 @@ def test_one_group_by_hand():
     assert (row["clients_joined"], row["clients_left"]) == (["ç"], ["a"])
     assert (row["_subscription"], row["_strategy"]) == (True, False)
     assert row["paused_queues"] == 2  # RocketMQ: the moved queues pause
+
+
+def test_a_shared_queue_a_claimant_keeps_moves_but_does_not_pause():
+    """POP / MESSAGE claims (status SHARED): a claimant that keeps a queue goes on consuming
+    it (upstream drops only a pop queue a client no longer has), so that move pauses
+    nothing and hands no offset over (no duplicate estimate). Queue 0: {a, b} -> {a, b,
+    c}, kept; queue 1: {a} -> {b, c}, nobody keeps it: paused, with a's estimate; queue 2:
+    CONTENDED {a, b} -> {b}, not shared: paused as before."""
+    queues = [
+        _q("p", BEFORE, "b", 0, "a", 5, True), _q("p", BEFORE, "b", 0, "b", 5, True),
+        *[_q("p", AFTER, "b", 0, c, None, True) for c in "abc"],
+        _q("p", BEFORE, "b", 1, "a", 3), _q("p", AFTER, "b", 1, "b", None, True),
+        _q("p", AFTER, "b", 1, "c", None, True),
+        _q("p", BEFORE, "b", 2, "a"), _q("p", BEFORE, "b", 2, "b"), _q("p", AFTER, "b", 2, "b"),
+    ]
+    clients = [*[_c("p", BEFORE, c) for c in "ab"], *[_c("p", AFTER, c) for c in "abc"]]
+    (row,) = churn_totals(_table(QUEUE_COLUMNS, queues),
+                          _table(CLIENT_COLUMNS, clients)).to_pylist()
+    assert row["queues_moved"] == 3
+    assert [(m["queue_id"], m["duplicate_estimate"]) for m in row["moves"]] == [
+        (0, None), (1, 3), (2, None)]
+    assert row["paused_queues"] == 2
+    assert (row["estimated_duplicates"], row["duplicates_known_moves"]) == (3, 1)
 
 
 def _kafka_join(group: str, assignor: str, eager: bool) -> tuple[list, list]:
