@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rebalance_udfs.ordering import java_key
 
-__all__ = ["sticky_assign", "sticky_owners"]
+__all__ = ["sticky_assign", "sticky_owners", "subscriptions_equal"]
 
 # Follow-up rebalances replayed for cooperative-sticky. Usually one settles the group; in
 # random trials about 2 % needed two and very few three. If it never settles, the last
@@ -115,8 +115,9 @@ def sticky_assign(
         claims.append(mine)
 
     owners = sticky_owners(counts, member_topics, claims,
-                           constrained=len(set(raw_subs)) <= 1, topic_names=topics,
-                           member_names=members, cooperative=cooperative)
+                           constrained=subscriptions_equal(members, raw_subs),
+                           topic_names=topics, member_names=members,
+                           cooperative=cooperative)
     result: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
     ti = 0
     for pid, i in enumerate(owners):  # pid order: topics in Java order, then partition
@@ -125,6 +126,24 @@ def sticky_assign(
         if i >= 0:
             result[members[i]].append((topics[ti], pid - offset[ti]))
     return result
+
+
+def subscriptions_equal(member_names: Sequence[str],
+                        subscriptions: Sequence[frozenset[str]]) -> bool:
+    """Whether upstream takes the constrained path (`allSubscriptionsEqual`): it walks the
+    members in its HashMap's order (`_java_map_order` of their ids' hashes) and takes the
+    first subscription that is not empty as the group's, so a member subscribing nothing
+    (a consumer whose pattern matches no topic yet) met before it passes, and one met
+    after it does not. Topics are compared by name, those without partitions too.
+    `member_names` in Java order of id, the order they are put in the map (members in one
+    hash bucket are met in it)."""
+    common: frozenset[str] = frozenset()
+    for i in _java_map_order([_java_string_hash(m) for m in member_names]):
+        if not common:
+            common = subscriptions[i]
+        elif subscriptions[i] != common:
+            return False
+    return True
 
 
 def sticky_owners(
@@ -144,8 +163,9 @@ def sticky_owners(
     partitions; partition id = the partitions of the topics before t + partition number.
     Member i is the i-th member in Java order of id, subscribed to the topic indexes
     `member_topics[i]` and owning the partition ids `claims[i]` before this rebalance.
-    `constrained`: every member subscribes the same topic names (counted before topics
-    without partitions are dropped, as upstream does). `topic_names` / `member_names`:
+    `constrained`: upstream takes the constrained path (`subscriptions_equal`); there a
+    member subscribing nothing takes part as if it subscribed the others' topics, as
+    upstream's quotas count it and keep what it owned. `topic_names` / `member_names`:
     topic t's and member i's names, whose Java hashes order what upstream keeps in hash
     tables (which members keep the larger quota first; which partition a reverse
     movement takes back). Returns the owner member index of every partition id, -1 for
@@ -153,6 +173,9 @@ def sticky_owners(
     """
     layout = _Layout(counts)
     claims = list(claims)
+    if constrained:
+        common = frozenset().union(*member_topics)
+        member_topics = [topics or common for topics in member_topics]
     hashes = [_java_string_hash(name) for name in topic_names]
     ids = [_java_string_hash(name) for name in member_names]
     owners = _assign_once(layout, member_topics, claims, constrained, hashes, ids)

@@ -7,7 +7,9 @@ ids) per group snapshot after snapshot in cluster order (`_position`), each star
 the previous snapshot's result.
 
 Kafka semantics:
-- only CLUSTERING members that subscribe a topic take part; a topic's partitions are its
+- only CLUSTERING members take part, a member whose rows name no topic too (it joined
+  subscribing nothing: upstream's constrained path may hand it partitions, see
+  `sticky.subscriptions_equal`); a topic's partitions are its
   readable queues in `MessageQueue` order (broker name in Java order, null as "", then
   queue id) and partition index = position in that order;
 - BROADCASTING members claim every queue of the topics they subscribe (status BROADCAST)
@@ -36,7 +38,7 @@ import pandas as pd
 
 from rebalance_udfs.key_codes import runs
 from rebalance_udfs.ordering import java_key, java_rank
-from rebalance_udfs.sticky import sticky_owners
+from rebalance_udfs.sticky import sticky_owners, subscriptions_equal
 from vocabulary.columns import (
     BROADCAST,
     BROADCASTING,
@@ -44,6 +46,7 @@ from vocabulary.columns import (
     COOPERATIVE_STICKY,
     GROUP_KEYS,
     OK,
+    STICKY_STRATEGIES,
     UNCONSUMED,
 )
 
@@ -59,14 +62,46 @@ _CLAIM_COLUMNS = ["_row", "client_id", "strategy", "status"]
 
 # a queue's identity across snapshots: (topic, broker_name or None, queue_id)
 Queue = tuple[str, str | None, int]
-# a member row that subscribes a topic: (client_id, topic, strategy, broadcasting)
-MemberRow = tuple[str, str, str, bool]
+# a member row: (client_id, topic or None, strategy, broadcasting)
+MemberRow = tuple[str, str | None, str, bool]
 
 
 def member_side(members: pd.DataFrame) -> pd.DataFrame:
     """Member rows (a frame with GROUP_KEYS, client_id, topic, strategy and message_model)
     as MEMBER_SIDE rows: no queue, not a prior claim."""
     return members.assign(broker_name=None, queue_id=None, _prior=False)[MEMBER_SIDE]
+
+
+def chained_members(members: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a bucket's member frame (GROUP_KEYS, client_id, topic, strategy,
+    message_model) the chain takes: those on a sticky assignor, a member's that subscribe
+    nothing only in a group whose clustering members all run one. In a group that mixes
+    assignors (which Kafka's coordinator does not let form) the other members' kernels
+    count subscribers only, so a member subscribing nothing stays out of it there too."""
+    sticky = members["strategy"].isin(STICKY_STRATEGIES)
+    clustering = members["message_model"].fillna(CLUSTERING).ne(BROADCASTING)
+    mixed = (~sticky & clustering).groupby([members[k] for k in GROUP_KEYS],
+                                           dropna=False).transform("any")
+    return members[sticky & (members["topic"].notna() | ~mixed.astype(bool))]
+
+
+def claimed_subscriptions(members: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+    """`members` and, per chain claim (`claims`: GROUP_KEYS, topic, client_id) of a member
+    that does not subscribe the claimed queue's topic, a row subscribing it copied from
+    the member's row naming no topic: a claim enters the batch through its client's call
+    in the queue's unit (`allocate.decided_kernel`), and such a member has none. Only
+    groups wholly on the sticky assignors have such claims (`chained_members`), so no
+    other kernel counts the added subscriber."""
+    keys = [*GROUP_KEYS, "client_id"]
+    wanted = claims[[*keys, "topic"]].drop_duplicates()
+    known = wanted.merge(members[[*keys, "topic"]].drop_duplicates(), how="left",
+                         indicator=True)
+    missing = known[known["_merge"] == "left_only"].drop(columns="_merge")
+    if missing.empty:
+        return members
+    blank = members[members["topic"].isna()].drop(columns="topic").drop_duplicates(keys)
+    added = missing.merge(blank, on=keys)[members.columns]
+    return pd.concat([members, added], ignore_index=True)
 
 
 def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:
@@ -183,14 +218,14 @@ def _flag(value: object) -> bool:
 
 def _member_rows(members: pd.DataFrame
                  ) -> tuple[dict[tuple, list[MemberRow]], dict[tuple, list[tuple]]]:
-    """Per group snapshot (GROUP_KEYS): its member rows that subscribe a topic, and its
-    prior claims (topic, broker_name or None, queue_id, client_id), in row order."""
+    """Per group snapshot (GROUP_KEYS): its member rows (a topic null: the member
+    subscribes nothing, and still joins the group), and its prior claims (topic,
+    broker_name or None, queue_id, client_id), in row order."""
     is_prior = members["_prior"].fillna(False).astype(bool).to_numpy()
     keys = zip(*(members[c].to_numpy(object).tolist() for c in GROUP_KEYS), strict=True)
     client = members["client_id"].to_numpy(object).tolist()
     topic = members["topic"].to_numpy(object)
-    subscribes = (~pd.isna(topic)).tolist()
-    topic = topic.tolist()
+    topic = np.where(pd.isna(topic), None, topic).tolist()
     strategy = members["strategy"].to_numpy(object).tolist()
     broadcasting = members["message_model"].fillna(CLUSTERING).eq(BROADCASTING).tolist()
     broker = members["broker_name"].to_numpy(object)
@@ -201,7 +236,7 @@ def _member_rows(members: pd.DataFrame
     for i, key in enumerate(keys):
         if is_prior[i]:
             prior[key].append((topic[i], broker[i], queue_id[i], client[i]))
-        elif subscribes[i]:
+        else:
             roster[key].append((client[i], topic[i], strategy[i], broadcasting[i]))
     return roster, prior
 
@@ -241,9 +276,14 @@ def _assign_snapshot(
     cooperative = True
     for client, topic, strategy, broadcasting in roster:
         if broadcasting:
-            broadcasts.add((client, topic, strategy))
+            if topic is not None:
+                broadcasts.add((client, topic, strategy))
             continue
-        subscribed[client].add(topic)
+        # a member subscribing nothing is a member of the group all the same (upstream's
+        # assignor gets every member that joined): its set stays empty
+        mine = subscribed[client]
+        if topic is not None:
+            mine.add(topic)
         if client not in strategy_of or strategy < strategy_of[client]:
             strategy_of[client] = strategy
         cooperative = cooperative and strategy == COOPERATIVE_STICKY
@@ -289,7 +329,8 @@ def _sticky_rows(
     owner_of = sticky_owners(
         [end - start for start, end in spans],
         [frozenset(index[t] for t in subscribed[c] if t in index) for c in clients],
-        claimed, constrained=len({frozenset(subscribed[c]) for c in clients}) <= 1,
+        claimed, constrained=subscriptions_equal(
+            clients, [frozenset(subscribed[c]) for c in clients]),
         topic_names=names, member_names=clients, cooperative=cooperative)
     rows: list[list[int]] = [[] for _ in clients]
     for row, i in zip(itertools.chain.from_iterable(range(*span) for span in spans),

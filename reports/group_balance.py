@@ -303,7 +303,14 @@ def _recommendation() -> Column:
             F.lit("Members run different strategies or parameters ("),
             F.array_join(F.col("strategies"), ", "),
             F.lit("): deploy one allocation strategy to the whole group."))),
-        F.when(has("INCONSISTENT_SUBSCRIPTION") & _all_run(KAFKA_STRATEGIES), F.lit(
+        F.when(has("INCONSISTENT_SUBSCRIPTION") & _all_run(STICKY_STRATEGIES), F.lit(
+            "Members subscribe different topics: Kafka assigns each topic among its own "
+            "subscribers, but the sticky assignors deal every partition among all members, "
+            "one that subscribes nothing too, when the first member they meet subscribes "
+            "nothing (a consumer whose pattern matches no topic yet) and the others one "
+            "set, and each client's load follows its subscriptions; give every client the "
+            "same subscriptions for an even spread.")).when(
+            has("INCONSISTENT_SUBSCRIPTION") & _all_run(KAFKA_STRATEGIES), F.lit(
             "Members subscribe different topics: Kafka assigns each topic among its own "
             "subscribers, so none of it is left to a client that does not subscribe it, but "
             "each client's load follows its subscriptions; give every client the same "

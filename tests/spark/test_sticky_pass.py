@@ -232,3 +232,43 @@ def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, t
         _one_status_per_queue(assignment_rows(both).toPandas())
     finally:
         persist.release()
+
+
+def test_a_member_subscribing_nothing_takes_its_share_in_a_wholly_sticky_group(spark,
+                                                                                tmp_path):
+    """Group q: a and b read T (4 queues), member 0 subscribes nothing; all on sticky.
+    Upstream's HashMap meets 0 first, so its constrained path deals 0 queues 0 and 3
+    (Kafka's compiled assignors gave these): the pass gives 0 a call for T so its claims
+    count, every queue OK. Group m is the same with b on range: 0 takes no part there
+    (range counts T's subscribers only), and no queue is left unconsumed for it."""
+    queues = pd.DataFrame([
+        {"snapshot_id": "s1", "cluster": "c", "topic": "T", "broker_name": None,
+         "queue_id": i, "readable": True, "max_offset": 100, "in_rate": 1.0,
+         "broker_room": None} for i in range(4)])
+    member = {"snapshot_id": "s1", "cluster": "c", "message_model": None,
+              "allocation_mode": None, "client_room": None, "strategy_params": None}
+    members = pd.DataFrame([
+        {**member, "consumer_group": g, "client_id": c, "topic": t, "strategy": st,
+         "client_addr": f"h-{c}"}
+        for g, rows in (("q", (("a", "T", "sticky"), ("b", "T", "sticky"),
+                               ("0", None, "sticky"))),
+                        ("m", (("a", "T", "sticky"), ("b", "T", "range"),
+                               ("0", None, "sticky"))))
+        for c, t, st in rows])
+    paths = write_inputs(spark, Path(tmp_path), queues=queues, members=members)
+    persist = Persisted()
+    try:
+        inputs = read_written(spark, paths, persist)
+        times = snapshot_times(inputs.queues)
+        history, _ = churn_history(member_snapshots(inputs.members, times), None)
+        packed = assign_and_report_all(inputs, times, 2, Prior([]), True, "all", history)
+        rows = assignment_rows(packed).toPandas()
+        claims = {g: sorted(zip(r["queue_id"], r["client_id"].fillna("-"), r["status"],
+                                strict=True))
+                  for g, r in rows.groupby("consumer_group")}
+        assert claims["q"] == [(0, "0", "OK"), (1, "a", "OK"), (2, "b", "OK"),
+                               (3, "0", "OK")]
+        assert "0" not in {c for _, c, _ in claims["m"]}
+        assert "UNCONSUMED" not in {s for *_, s in claims["m"]}
+    finally:
+        persist.release()

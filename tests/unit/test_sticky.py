@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from rebalance_udfs.ordering import java_key
-from rebalance_udfs.sticky import sticky_assign
+from rebalance_udfs.sticky import sticky_assign, subscriptions_equal
 from tests.support.examples import load
 
 Assignment = dict[str, list[tuple[str, int]]]
@@ -34,7 +34,13 @@ SCENARIOS = [
 
 
 def _subs(subscriptions: Mapping[str, list[str]]) -> dict[str, set[str]]:
-    return {m: set(ts) for m, ts in subscriptions.items()}
+    """Each member's topics, as upstream's assignor takes them: on the constrained path
+    (`subscriptions_equal`) a member subscribing nothing takes the others' topics."""
+    subs = {m: set(ts) for m, ts in sorted(subscriptions.items(), key=lambda i: java_key(i[0]))}
+    if subscriptions_equal(list(subs), [frozenset(ts) for ts in subs.values()]):
+        common = set().union(*subs.values())
+        subs = {m: ts or set(common) for m, ts in subs.items()}
+    return subs
 
 
 def validity_errors(
@@ -86,11 +92,12 @@ def valid_previous_owner(
     other current member claimed it too.
     """
     claims: dict[tuple[str, int], set[str]] = {}
+    subs = _subs(subscriptions)
     for member, tps in (previous or {}).items():
-        if member not in subscriptions:
+        if member not in subs:
             continue
         for topic, partition in tps:
-            if topic in subscriptions[member] and 0 <= partition < partitions.get(topic, 0):
+            if topic in subs[member] and 0 <= partition < partitions.get(topic, 0):
                 claims.setdefault((topic, partition), set()).add(member)
     all_claims: Counter[tuple[str, int]] = Counter()
     for member, tps in (previous or {}).items():
@@ -262,7 +269,11 @@ def test_conflicting_claims_are_invalidated() -> None:
 
 def test_edges() -> None:
     assert sticky_assign({}, {"t": 3}) == {}
-    assert sticky_assign({"a": [], "b": ["t"]}, {"t": 2}) == {"a": [], "b": [("t", 0), ("t", 1)]}
+    # upstream's HashMap meets a (hash bucket 1) before b (2): a subscribing nothing does
+    # not break allSubscriptionsEqual, and the constrained path deals it a quota; met
+    # after b, c does break it, and the general path gives it nothing
+    assert sticky_assign({"a": [], "b": ["t"]}, {"t": 2}) == {"a": [("t", 0)], "b": [("t", 1)]}
+    assert sticky_assign({"c": [], "b": ["t"]}, {"t": 2}) == {"b": [("t", 0), ("t", 1)], "c": []}
     assert sticky_assign({"a": ["empty", "nope"]}, {"empty": 0}) == {"a": []}
     assert sticky_assign({"a": ["t"], "b": ["t"], "c": ["t"]}, {"t": 1}, {"c": [("t", 0)]}) == {
         "a": [], "b": [], "c": [("t", 0)]}
@@ -389,9 +400,10 @@ def balanced_assignments(draw: st.DrawFn) -> tuple[dict, dict, dict]:
     rng.shuffle(tps)
     assignment: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
     # fewest potential owners first, each to a random least-loaded subscriber
-    tps.sort(key=lambda tp: sum(tp[0] in ts for ts in subscriptions.values()))
+    subs = _subs(subscriptions)  # as upstream takes them
+    tps.sort(key=lambda tp: sum(tp[0] in ts for ts in subs.values()))
     for topic, partition in tps:
-        eligible = [m for m in members if topic in subscriptions[m]]
+        eligible = [m for m in members if topic in subs[m]]
         low = min(len(assignment[m]) for m in eligible)
         choice = rng.choice([m for m in eligible if len(assignment[m]) == low])
         assignment[choice].append((topic, partition))
