@@ -83,9 +83,8 @@ def _sticky_verdicts(exp: pd.DataFrame, obs: pd.DataFrame,
     strategy; one row per member and subscribed topic) runs `sticky` or
     `cooperative-sticky`. It is settled when its observed holders hold every queue the
     recomputation has claimed and no other, each once, each by a member subscribing its
-    topic (or one the recomputation gives that topic's queues), and no holder of a
-    topic's queue holds two or more queues more than a member subscribing that topic
-    (which could take one). Returns (settled: GROUP_KEYS; breaks:
+    topic, and no holder of a topic's queue holds two or more queues more than a member
+    subscribing that topic (which could take one). Returns (settled: GROUP_KEYS; breaks:
     GROUP_KEYS + STICKY_BREAK, the failing properties of each other qualifying group in
     words, which the OBSERVED_DRIFT sentence quotes). All by groupby and merge, no Python
     per group."""
@@ -100,13 +99,8 @@ def _sticky_verdicts(exp: pd.DataFrame, obs: pd.DataFrame,
     holder = [*QUEUE_KEYS, "client_id"]  # a holder read twice is one, as below
     exp_q = exp[exp["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
     obs_q = obs[obs["client_id"].notna()].merge(sticky, on=GROUP_KEYS).drop_duplicates(holder)
-    # a member subscribing nothing that upstream's constrained path hands a topic's
-    # partitions (`sticky.subscriptions_equal`) takes them as that topic's subscriber:
-    # the recomputation's holders count as subscribers too
-    subscribers = pd.concat([
-        members[members["topic"].notna()].merge(sticky, on=GROUP_KEYS)[
-            [*GROUP_KEYS, "topic", "client_id"]],
-        exp_q[[*GROUP_KEYS, "topic", "client_id"]]], ignore_index=True).drop_duplicates()
+    subscribers = members[members["topic"].notna()].merge(sticky, on=GROUP_KEYS)[
+        [*GROUP_KEYS, "topic", "client_id"]].drop_duplicates()
     bad = []  # per failing property: GROUP_KEYS + STICKY_BREAK, sorted within its group
 
     def said(rows: pd.DataFrame, words: pd.Series | str) -> None:  # a group's first case

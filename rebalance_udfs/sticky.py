@@ -164,34 +164,41 @@ def sticky_owners(
     Member i is the i-th member in Java order of id, subscribed to the topic indexes
     `member_topics[i]` and owning the partition ids `claims[i]` before this rebalance.
     `constrained`: upstream takes the constrained path (`subscriptions_equal`); there a
-    member subscribing nothing takes part as if it subscribed the others' topics, as
-    upstream's quotas count it and keep what it owned. `topic_names` / `member_names`:
+    member subscribing nothing is dealt a quota of the others' topics, and refuses it
+    (`ConsumerCoordinator` rejoins when an assignment does not match its subscription):
+    the group rebalances again from what the others accepted, until a round changes
+    nothing, and the partitions it is dealt then are nobody's. `topic_names` /
+    `member_names`:
     topic t's and member i's names, whose Java hashes order what upstream keeps in hash
     tables (which members keep the larger quota first; which partition a reverse
     movement takes back). Returns the owner member index of every partition id, -1 for
     nobody.
     """
     layout = _Layout(counts)
-    claims = list(claims)
-    if constrained:
-        common = frozenset().union(*member_topics)
-        member_topics = [topics or common for topics in member_topics]
+    claims = [set(mine) for mine in claims]
+    common = frozenset().union(*member_topics) if constrained else frozenset()
+    refusing = [bool(common) and not topics for topics in member_topics]
+    member_topics = [topics or common for topics in member_topics]
     hashes = [_java_string_hash(name) for name in topic_names]
     ids = [_java_string_hash(name) for name in member_names]
     owners = _assign_once(layout, member_topics, claims, constrained, hashes, ids)
-    if cooperative:
-        for _ in range(_MAX_SETTLE_ROUNDS):
-            withheld = _transferring(owners, claims, constrained)
-            if not withheld:
-                break
-            # The revoking members gave those partitions up and the receivers did not get
-            # them yet: that is what every member owns when the follow-up rebalance runs.
-            claims = [set() for _ in member_topics]
-            for pid, i in enumerate(owners):
-                if i >= 0 and pid not in withheld:
-                    claims[i].add(pid)
-            owners = _assign_once(layout, member_topics, claims, constrained, hashes, ids)
-    return owners
+    for _ in range(_MAX_SETTLE_ROUNDS):
+        withheld = _transferring(owners, claims, constrained) if cooperative else set()
+        refused = any(i >= 0 and refusing[i] for i in owners)
+        if not withheld and not refused:
+            break
+        # The revoking members gave the withheld partitions up and the receivers did not
+        # get them yet, and a refusing member took nothing: that is what every member
+        # owns when the follow-up rebalance runs.
+        accepted = [set() for _ in member_topics]
+        for pid, i in enumerate(owners):
+            if i >= 0 and pid not in withheld and not refusing[i]:
+                accepted[i].add(pid)
+        if not withheld and accepted == claims:
+            break  # the refusing members' rejoin changes nothing any more
+        claims = accepted
+        owners = _assign_once(layout, member_topics, claims, constrained, hashes, ids)
+    return [-1 if i >= 0 and refusing[i] else i for i in owners]
 
 
 def _pid(index: Mapping[str, int], counts: Sequence[int], offset: Sequence[int],

@@ -8,8 +8,8 @@ the previous snapshot's result.
 
 Kafka semantics:
 - only CLUSTERING members take part, a member whose rows name no topic too (it joined
-  subscribing nothing: upstream's constrained path may hand it partitions, see
-  `sticky.subscriptions_equal`); a topic's partitions are its
+  subscribing nothing: upstream's constrained path may deal it partitions, which it
+  refuses, see `sticky.sticky_owners`); a topic's partitions are its
   readable queues in `MessageQueue` order (broker name in Java order, null as "", then
   queue id) and partition index = position in that order;
 - BROADCASTING members claim every queue of the topics they subscribe (status BROADCAST)
@@ -75,33 +75,15 @@ def member_side(members: pd.DataFrame) -> pd.DataFrame:
 def chained_members(members: pd.DataFrame) -> pd.DataFrame:
     """The rows of a bucket's member frame (GROUP_KEYS, client_id, topic, strategy,
     message_model) the chain takes: those on a sticky assignor, a member's that subscribe
-    nothing only in a group whose clustering members all run one. In a group that mixes
-    assignors (which Kafka's coordinator does not let form) the other members' kernels
-    count subscribers only, so a member subscribing nothing stays out of it there too."""
+    nothing only in a group whose clustering members all run one (it changes the path and
+    the quotas, `sticky.sticky_owners`). In a group that mixes assignors (which Kafka's
+    coordinator does not let form) the sticky members split the queues among those that
+    subscribe, as the other members' kernels count subscribers only."""
     sticky = members["strategy"].isin(STICKY_STRATEGIES)
     clustering = members["message_model"].fillna(CLUSTERING).ne(BROADCASTING)
     mixed = (~sticky & clustering).groupby([members[k] for k in GROUP_KEYS],
                                            dropna=False).transform("any")
     return members[sticky & (members["topic"].notna() | ~mixed.astype(bool))]
-
-
-def claimed_subscriptions(members: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
-    """`members` and, per chain claim (`claims`: GROUP_KEYS, topic, client_id) of a member
-    that does not subscribe the claimed queue's topic, a row subscribing it copied from
-    the member's row naming no topic: a claim enters the batch through its client's call
-    in the queue's unit (`allocate.decided_kernel`), and such a member has none. Only
-    groups wholly on the sticky assignors have such claims (`chained_members`), so no
-    other kernel counts the added subscriber."""
-    keys = [*GROUP_KEYS, "client_id"]
-    wanted = claims[[*keys, "topic"]].drop_duplicates()
-    known = wanted.merge(members[[*keys, "topic"]].drop_duplicates(), how="left",
-                         indicator=True)
-    missing = known[known["_merge"] == "left_only"].drop(columns="_merge")
-    if missing.empty:
-        return members
-    blank = members[members["topic"].isna()].drop(columns="topic").drop_duplicates(keys)
-    added = missing.merge(blank, on=keys)[members.columns]
-    return pd.concat([members, added], ignore_index=True)
 
 
 def sticky_bucket(queues: pd.DataFrame, members: pd.DataFrame) -> pd.DataFrame:

@@ -305,11 +305,12 @@ def _recommendation() -> Column:
             F.lit("): deploy one allocation strategy to the whole group."))),
         F.when(has("INCONSISTENT_SUBSCRIPTION") & _all_run(STICKY_STRATEGIES), F.lit(
             "Members subscribe different topics: Kafka assigns each topic among its own "
-            "subscribers, but the sticky assignors deal every partition among all members, "
-            "one that subscribes nothing too, when the first member they meet subscribes "
-            "nothing (a consumer whose pattern matches no topic yet) and the others one "
-            "set, and each client's load follows its subscriptions; give every client the "
-            "same subscriptions for an even spread.")).when(
+            "subscribers, and each client's load follows its subscriptions, but when the "
+            "first member the sticky assignors meet subscribes nothing (a consumer whose "
+            "pattern matches no topic yet) and the others one set, they deal it a share, "
+            "which it refuses and rejoins: the group rebalances again and again and that "
+            "share stays unconsumed; give every client the same subscriptions, or stop the "
+            "consumer that subscribes nothing.")).when(
             has("INCONSISTENT_SUBSCRIPTION") & _all_run(KAFKA_STRATEGIES), F.lit(
             "Members subscribe different topics: Kafka assigns each topic among its own "
             "subscribers, so none of it is left to a client that does not subscribe it, but "

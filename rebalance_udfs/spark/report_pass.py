@@ -74,8 +74,8 @@ from rebalance_udfs.spark.comparison import Plan, bucket_comparison
 from rebalance_udfs.spark.members import variant
 from rebalance_udfs.spark.rates import exact_rate
 from rebalance_udfs.spark.sticky import chain_claims
-from rebalance_udfs.sticky_chain import chained_members, claimed_subscriptions
-from vocabulary.columns import GROUP_KEYS, MODE_COLUMNS, OK, STICKY_STRATEGIES
+from rebalance_udfs.sticky_chain import chained_members
+from vocabulary.columns import MODE_COLUMNS, OK, STICKY_STRATEGIES
 from vocabulary.schemas import (
     ASSIGNED_ARROW_SCHEMA,
     ASSIGNED_SCHEMA,
@@ -435,9 +435,6 @@ def _chained(order: pa.Table) -> Assign:
         chained = chain_claims(queues.take(pa.array(part)), mine, prior_rows, order)
         chained = chained[chained["client_id"].notna() & (chained["status"] == OK)]
         keys = kernel_keys(queues, QUEUE_COLUMNS)
-        claimed = keys.iloc[part[claimed_rows(chained)]][[*GROUP_KEYS, "topic"]]
-        frame = claimed_subscriptions(frame, claimed.assign(
-            client_id=chained["client_id"].to_numpy(object)))
         layout = batch_layout(keys, frame)
         position = np.empty(len(keys), np.int64)
         position[layout.queues[ROW].to_numpy(np.int64)] = np.arange(len(keys))

@@ -234,13 +234,13 @@ def test_a_group_mixing_sticky_and_other_members_counts_each_queue_once(spark, t
         persist.release()
 
 
-def test_a_member_subscribing_nothing_takes_its_share_in_a_wholly_sticky_group(spark,
-                                                                                tmp_path):
+def test_a_member_subscribing_nothing_refuses_its_share_in_a_wholly_sticky_group(spark,
+                                                                                  tmp_path):
     """Group q: a and b read T (4 queues), member 0 subscribes nothing; all on sticky.
-    Upstream's HashMap meets 0 first, so its constrained path deals 0 queues 0 and 3
-    (Kafka's compiled assignors gave these): the pass gives 0 a call for T so its claims
-    count, every queue OK. Group m is the same with b on range: 0 takes no part there
-    (range counts T's subscribers only), and no queue is left unconsumed for it."""
+    Upstream's HashMap meets 0 first, so its constrained path deals 0 a share, which it
+    refuses and rejoins, until a round changes nothing: a holds 1 and 3, b 2, and queue 0
+    is nobody's. Group m is the same with b on range: 0 takes no part there (range counts
+    T's subscribers only), and no queue is left unconsumed for it."""
     queues = pd.DataFrame([
         {"snapshot_id": "s1", "cluster": "c", "topic": "T", "broker_name": None,
          "queue_id": i, "readable": True, "max_offset": 100, "in_rate": 1.0,
@@ -266,8 +266,8 @@ def test_a_member_subscribing_nothing_takes_its_share_in_a_wholly_sticky_group(s
         claims = {g: sorted(zip(r["queue_id"], r["client_id"].fillna("-"), r["status"],
                                 strict=True))
                   for g, r in rows.groupby("consumer_group")}
-        assert claims["q"] == [(0, "0", "OK"), (1, "a", "OK"), (2, "b", "OK"),
-                               (3, "0", "OK")]
+        assert claims["q"] == [(0, "-", "UNCONSUMED"), (1, "a", "OK"), (2, "b", "OK"),
+                               (3, "a", "OK")]
         assert "0" not in {c for _, c, _ in claims["m"]}
         assert "UNCONSUMED" not in {s for *_, s in claims["m"]}
     finally:

@@ -34,13 +34,15 @@ SCENARIOS = [
 
 
 def _subs(subscriptions: Mapping[str, list[str]]) -> dict[str, set[str]]:
-    """Each member's topics, as upstream's assignor takes them: on the constrained path
-    (`subscriptions_equal`) a member subscribing nothing takes the others' topics."""
-    subs = {m: set(ts) for m, ts in sorted(subscriptions.items(), key=lambda i: java_key(i[0]))}
-    if subscriptions_equal(list(subs), [frozenset(ts) for ts in subs.values()]):
-        common = set().union(*subs.values())
-        subs = {m: ts or set(common) for m, ts in subs.items()}
-    return subs
+    return {m: set(ts) for m, ts in subscriptions.items()}
+
+
+def _refusing(subscriptions: Mapping[str, list[str]]) -> bool:
+    """Whether upstream's constrained path deals a member subscribing nothing a share it
+    refuses (`sticky.sticky_owners`): those partitions are nobody's."""
+    ordered = sorted(subscriptions, key=java_key)
+    sets = [frozenset(subscriptions[m]) for m in ordered]
+    return any(sets) and not all(sets) and subscriptions_equal(ordered, sets)
 
 
 def validity_errors(
@@ -60,6 +62,8 @@ def validity_errors(
                 errors.append(f"{member} got nonexistent {topic}-{partition}")
     errors += [f"{tp} given {n} times" for tp, n in seen.items() if n > 1]
     subscribed = {t for ts in subs.values() for t in ts}
+    if _refusing(subscriptions):  # a refused share stays unassigned
+        subscribed = set()
     for topic in subscribed:
         for partition in range(max(partitions.get(topic, 0), 0)):
             if (topic, partition) not in seen:
@@ -92,12 +96,11 @@ def valid_previous_owner(
     other current member claimed it too.
     """
     claims: dict[tuple[str, int], set[str]] = {}
-    subs = _subs(subscriptions)
     for member, tps in (previous or {}).items():
-        if member not in subs:
+        if member not in subscriptions:
             continue
         for topic, partition in tps:
-            if topic in subs[member] and 0 <= partition < partitions.get(topic, 0):
+            if topic in subscriptions[member] and 0 <= partition < partitions.get(topic, 0):
                 claims.setdefault((topic, partition), set()).add(member)
     all_claims: Counter[tuple[str, int]] = Counter()
     for member, tps in (previous or {}).items():
@@ -270,9 +273,10 @@ def test_conflicting_claims_are_invalidated() -> None:
 def test_edges() -> None:
     assert sticky_assign({}, {"t": 3}) == {}
     # upstream's HashMap meets a (hash bucket 1) before b (2): a subscribing nothing does
-    # not break allSubscriptionsEqual, and the constrained path deals it a quota; met
-    # after b, c does break it, and the general path gives it nothing
-    assert sticky_assign({"a": [], "b": ["t"]}, {"t": 2}) == {"a": [("t", 0)], "b": [("t", 1)]}
+    # not break allSubscriptionsEqual, so the constrained path deals it t-0, which it
+    # refuses (and rejoins, and is dealt it again): t-0 is nobody's. Met after b, c does
+    # break it, and the general path gives b both
+    assert sticky_assign({"a": [], "b": ["t"]}, {"t": 2}) == {"a": [], "b": [("t", 1)]}
     assert sticky_assign({"c": [], "b": ["t"]}, {"t": 2}) == {"b": [("t", 0), ("t", 1)], "c": []}
     assert sticky_assign({"a": ["empty", "nope"]}, {"empty": 0}) == {"a": []}
     assert sticky_assign({"a": ["t"], "b": ["t"], "c": ["t"]}, {"t": 1}, {"c": [("t", 0)]}) == {
@@ -400,10 +404,9 @@ def balanced_assignments(draw: st.DrawFn) -> tuple[dict, dict, dict]:
     rng.shuffle(tps)
     assignment: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
     # fewest potential owners first, each to a random least-loaded subscriber
-    subs = _subs(subscriptions)  # as upstream takes them
-    tps.sort(key=lambda tp: sum(tp[0] in ts for ts in subs.values()))
+    tps.sort(key=lambda tp: sum(tp[0] in ts for ts in subscriptions.values()))
     for topic, partition in tps:
-        eligible = [m for m in members if topic in subs[m]]
+        eligible = [m for m in members if topic in subscriptions[m]]
         low = min(len(assignment[m]) for m in eligible)
         choice = rng.choice([m for m in eligible if len(assignment[m]) == low])
         assignment[choice].append((topic, partition))
@@ -418,6 +421,9 @@ def test_balanced_previous_is_kept_exactly(group: tuple[dict, dict, dict],
     subscriptions, partitions, previous = group
     if balance_errors(previous, subscriptions):
         event("greedy previous not balanced: skipped")
+        return
+    if _refusing(subscriptions):  # the refused share is taken from the balanced owners
+        event("a member refuses its share: skipped")
         return
     out = sticky_assign(subscriptions, partitions, previous, cooperative)
     assert _sorted(out) == _sorted(previous)

@@ -6,12 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rebalance_udfs.sticky_chain import (
-    MEMBER_SIDE,
-    chained_members,
-    claimed_subscriptions,
-    sticky_bucket,
-)
+from rebalance_udfs.sticky_chain import MEMBER_SIDE, chained_members, sticky_bucket
 
 COOP = "cooperative-sticky"
 
@@ -191,26 +186,28 @@ def test_a_bucket_is_its_groups_run_alone_whatever_the_row_order() -> None:
     pd.testing.assert_frame_equal(got, expected)
 
 
-def test_a_member_subscribing_nothing_met_first_is_dealt_a_quota_and_keeps_it() -> None:
+def test_a_member_subscribing_nothing_met_first_refuses_its_share() -> None:
     """Kafka's assignor gets every member that joined. Member "0" subscribes nothing and
     upstream's HashMap meets it first (bucket 0 before a's 1 and b's 2), so
     allSubscriptionsEqual holds and the constrained path deals T's 4 partitions among all
-    three: 0 gets 0 and 3, a 1, b 2 (upstream's compiled assignors gave these). In s2 c
-    joins: everyone keeps what it can at quota 1, and c takes 0's second partition."""
+    three: 0 gets 0 and 3, a 1, b 2 (upstream's compiled assignors gave these). 0 refuses
+    and rejoins; the next round starts from a's 1 and b's 2 and gives a 3, 0 queue 0
+    again; the one after changes nothing: queue 0 is nobody's. In s2 c joins at quota 1:
+    a keeps 1, b 2, c takes 3, and 0 is dealt queue 0 again."""
     queues, members = _frames([("s1", _topic(4)), ("s2", _topic(4))],
                               [*_members("s1", "ab"), ("s1", "0", None, "sticky", None),
                                *_members("s2", "abc"), ("s2", "0", None, "sticky", None)])
     assert _claims(queues, members) == [
-        ("s1", None, 0, "0", "sticky", "OK"), ("s1", None, 1, "a", "sticky", "OK"),
-        ("s1", None, 2, "b", "sticky", "OK"), ("s1", None, 3, "0", "sticky", "OK"),
-        ("s2", None, 0, "0", "sticky", "OK"), ("s2", None, 1, "a", "sticky", "OK"),
+        ("s1", None, 0, None, None, "UNCONSUMED"), ("s1", None, 1, "a", "sticky", "OK"),
+        ("s1", None, 2, "b", "sticky", "OK"), ("s1", None, 3, "a", "sticky", "OK"),
+        ("s2", None, 0, None, None, "UNCONSUMED"), ("s2", None, 1, "a", "sticky", "OK"),
         ("s2", None, 2, "b", "sticky", "OK"), ("s2", None, 3, "c", "sticky", "OK"),
     ]
 
 
-def test_a_member_subscribing_nothing_met_after_the_others_gets_nothing() -> None:
-    """"zz" hashes to bucket 0 as well, but "c" (bucket 3) is met after a subscriber:
-    the general path, where a member gets only partitions of topics it subscribes."""
+def test_a_member_subscribing_nothing_met_after_the_others_changes_nothing() -> None:
+    """"c" (bucket 3) is met after a subscriber: the general path, where a member gets
+    only partitions of topics it subscribes, and every queue is claimed."""
     queues, members = _frames([("s1", _topic(4))],
                               [*_members("s1", "ab"), ("s1", "c", None, "sticky", None)])
     assert {c for *_, c, _, _ in _claims(queues, members)} == {"a", "b"}
@@ -218,8 +215,7 @@ def test_a_member_subscribing_nothing_met_after_the_others_gets_nothing() -> Non
 
 def test_members_subscribing_nothing_join_the_chain_only_in_wholly_sticky_groups() -> None:
     """chained_members: the sticky rows, and a sticky member's row naming no topic only
-    where no clustering member runs another assignor; claimed_subscriptions gives a claim
-    of a member not subscribing the claimed topic a row subscribing it, copied."""
+    where no clustering member runs another assignor."""
     rows = pd.DataFrame([
         {"snapshot_id": "s", "cluster": "c", "consumer_group": g, "client_id": c,
          "topic": t, "strategy": st, "message_model": mm}
@@ -231,11 +227,3 @@ def test_members_subscribing_nothing_join_the_chain_only_in_wholly_sticky_groups
     taken = chained_members(rows)
     assert sorted(zip(taken["consumer_group"], taken["client_id"], strict=True)) == [
         ("mixed", "a"), ("whole", "0"), ("whole", "a")]
-    claims = pd.DataFrame({"snapshot_id": ["s", "s"], "cluster": ["c", "c"],
-                           "consumer_group": ["whole", "whole"], "topic": ["T", "T"],
-                           "client_id": ["0", "a"]})
-    out = claimed_subscriptions(taken, claims)
-    added = out.iloc[len(taken):]
-    assert added[["consumer_group", "client_id", "topic", "strategy"]].values.tolist() == [
-        ["whole", "0", "T", "sticky"]]
-    assert claimed_subscriptions(taken, claims.iloc[1:]) is taken
